@@ -1,0 +1,64 @@
+// Stage 2, one invocation per instance walking its bones parents-first: component-space
+// transforms and skinning matrices. CPU twin: src/cpu/hierarchy.rs.
+//
+// One invocation per instance needs no barriers and composes in exactly the CPU's order (TRS
+// composition is not associative under non-uniform scale, so pointer jumping would differ).
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> parents: array<i32>;
+@group(0) @binding(2) var<storage, read> inverse_bind: array<Mat3x4>;
+@group(0) @binding(3) var<storage, read> locals: array<Xform>;
+@group(0) @binding(4) var<storage, read_write> component: array<Xform>;
+@group(0) @binding(5) var<storage, read_write> skinning: array<Mat3x4>;
+
+// translate(T) · rotate(R) · scale(S) · B, with B an affine 3x4 matrix.
+fn skinning_matrix(x: Xform, b: Mat3x4) -> Mat3x4 {
+    let q = x.r;
+    let x2 = q.x + q.x;
+    let y2 = q.y + q.y;
+    let z2 = q.z + q.z;
+    let xx = q.x * x2;
+    let xy = q.x * y2;
+    let xz = q.x * z2;
+    let yy = q.y * y2;
+    let yz = q.y * z2;
+    let zz = q.z * z2;
+    let wx = q.w * x2;
+    let wy = q.w * y2;
+    let wz = q.w * z2;
+    // Rows of rotate(R) · scale(S).
+    let m0 = vec3<f32>(1.0 - (yy + zz), xy - wz, xz + wy) * x.s.xyz;
+    let m1 = vec3<f32>(xy + wz, 1.0 - (xx + zz), yz - wx) * x.s.xyz;
+    let m2 = vec3<f32>(xz - wy, yz + wx, 1.0 - (xx + yy)) * x.s.xyz;
+    let c0 = vec3<f32>(b.r0.x, b.r1.x, b.r2.x);
+    let c1 = vec3<f32>(b.r0.y, b.r1.y, b.r2.y);
+    let c2 = vec3<f32>(b.r0.z, b.r1.z, b.r2.z);
+    let c3 = vec3<f32>(b.r0.w, b.r1.w, b.r2.w);
+    return Mat3x4(
+        vec4<f32>(dot(m0, c0), dot(m0, c1), dot(m0, c2), dot(m0, c3) + x.t.x),
+        vec4<f32>(dot(m1, c0), dot(m1, c1), dot(m1, c2), dot(m1, c3) + x.t.y),
+        vec4<f32>(dot(m2, c0), dot(m2, c1), dot(m2, c2), dot(m2, c3) + x.t.z),
+    );
+}
+
+@compute @workgroup_size(64)
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) num_wg: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let instance = invocation_index(wg, num_wg, local_index);
+    if (instance >= params.instance_count) {
+        return;
+    }
+    let base = instance * params.bone_count;
+    for (var bone = 0u; bone < params.bone_count; bone++) {
+        var cs = locals[base + bone];
+        let parent = parents[bone];
+        if (parent >= 0) {
+            cs = compose(cs, component[base + u32(parent)]);
+        }
+        component[base + bone] = cs;
+        skinning[base + bone] = skinning_matrix(cs, inverse_bind[bone]);
+    }
+}

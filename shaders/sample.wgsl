@@ -1,0 +1,122 @@
+// Stage 1, one invocation per (instance, bone): the bone's local transform at the instance's
+// time. CPU twin: src/cpu/sample.rs.
+
+struct Instance {
+    clip_and_flags: u32,
+    time: f32,
+}
+
+struct ClipData {
+    duration: f32,
+    channel_base: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+struct ChannelData {
+    time_offset: u32,
+    value_offset: u32,
+    count: u32,
+    flags: u32,
+}
+
+const INSTANCE_LOOP: u32 = 0x80000000u;
+const CHANNEL_STEP: u32 = 1u;
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> instances: array<Instance>;
+@group(0) @binding(2) var<storage, read> clips: array<ClipData>;
+@group(0) @binding(3) var<storage, read> channels: array<ChannelData>;
+@group(0) @binding(4) var<storage, read> times: array<f32>;
+@group(0) @binding(5) var<storage, read> values: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> rest: array<Xform>;
+@group(0) @binding(7) var<storage, read_write> locals: array<Xform>;
+
+fn map_time(t: f32, duration: f32, looping: bool) -> f32 {
+    if (duration <= 0.0) {
+        return 0.0;
+    }
+    if (looping) {
+        let r = t - duration * floor(t / duration);
+        return select(0.0, r, r >= 0.0 && r < duration);
+    }
+    return clamp(t, 0.0, duration);
+}
+
+// The two keys around t (absolute value indices) and the blend factor between them.
+struct KeyPair {
+    a: u32,
+    b: u32,
+    alpha: f32,
+}
+
+fn find_keys(ch: ChannelData, t: f32) -> KeyPair {
+    let first = ch.time_offset;
+    let last = ch.count - 1u;
+    var pair = KeyPair(ch.value_offset, ch.value_offset, 0.0);
+    if (t <= times[first]) {
+        return pair;
+    }
+    if (t >= times[first + last]) {
+        pair.a = ch.value_offset + last;
+        pair.b = pair.a;
+        return pair;
+    }
+    var lo = 0u;
+    var hi = last;
+    while (hi - lo > 1u) {
+        let mid = (lo + hi) / 2u;
+        if (times[first + mid] <= t) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    pair.a = ch.value_offset + lo;
+    pair.b = ch.value_offset + hi;
+    if ((ch.flags & CHANNEL_STEP) == 0u) {
+        let t0 = times[first + lo];
+        pair.alpha = (t - t0) / (times[first + hi] - t0);
+    }
+    return pair;
+}
+
+@compute @workgroup_size(64)
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) num_wg: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let index = invocation_index(wg, num_wg, local_index);
+    if (index >= params.instance_count * params.bone_count) {
+        return;
+    }
+    let instance = instances[index / params.bone_count];
+    let bone = index % params.bone_count;
+    let clip = clips[instance.clip_and_flags & ~INSTANCE_LOOP];
+    let t = map_time(instance.time, clip.duration, (instance.clip_and_flags & INSTANCE_LOOP) != 0u);
+    let base = clip.channel_base + bone * 3u;
+
+    var out = rest[bone];
+    let ct = channels[base];
+    if (ct.count > 0u) {
+        let k = find_keys(ct, t);
+        out.t = vec4<f32>(values[k.a].xyz * (1.0 - k.alpha) + values[k.b].xyz * k.alpha, 0.0);
+    }
+    let cr = channels[base + 1u];
+    if (cr.count > 0u) {
+        let k = find_keys(cr, t);
+        let qa = values[k.a];
+        let qb = values[k.b];
+        let sign = select(-1.0, 1.0, dot(qa, qb) >= 0.0);
+        out.r = normalize_quat(qa * (1.0 - k.alpha) + qb * (k.alpha * sign));
+    } else {
+        out.r = normalize_quat(out.r);
+    }
+    let cs = channels[base + 2u];
+    if (cs.count > 0u) {
+        let k = find_keys(cs, t);
+        out.s = vec4<f32>(values[k.a].xyz * (1.0 - k.alpha) + values[k.b].xyz * k.alpha, 0.0);
+    }
+    locals[index] = out;
+}

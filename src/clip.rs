@@ -1,0 +1,200 @@
+//! Animation clips: per-bone keyframe tracks of translation, rotation and scale.
+
+use glam::{Quat, Vec3};
+
+use crate::error::{Error, Result};
+use crate::skeleton::Skeleton;
+
+/// How values between two keys are found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Interpolation {
+    /// Translation and scale linear; rotation `normalize(fastLerp)` (nlerp, shorter arc).
+    #[default]
+    Linear,
+    /// Hold the earlier key until the next key's time.
+    Step,
+}
+
+/// Keys of one channel: times (seconds, non-decreasing) and one value per time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Channel<T> {
+    pub times: Vec<f32>,
+    pub values: Vec<T>,
+    pub interpolation: Interpolation,
+}
+
+impl<T> Channel<T> {
+    pub fn new(times: Vec<f32>, values: Vec<T>, interpolation: Interpolation) -> Self {
+        Self {
+            times,
+            values,
+            interpolation,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.times.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.times.is_empty()
+    }
+
+    fn validate(&self, what: &str, mut check_value: impl FnMut(&T) -> Result<()>) -> Result<()> {
+        if self.times.is_empty() {
+            return Err(Error::EmptyChannel {
+                what: what.to_string(),
+            });
+        }
+        if self.times.len() != self.values.len() {
+            return Err(Error::KeyCountMismatch {
+                what: what.to_string(),
+                times: self.times.len(),
+                values: self.values.len(),
+            });
+        }
+        for (i, t) in self.times.iter().enumerate() {
+            if !t.is_finite() {
+                return Err(Error::NonFinite {
+                    what: format!("{what}, key time {i}"),
+                });
+            }
+            if i > 0 && *t < self.times[i - 1] {
+                return Err(Error::TimesDecrease {
+                    what: what.to_string(),
+                    index: i,
+                    prev: self.times[i - 1],
+                    next: *t,
+                });
+            }
+        }
+        self.values.iter().try_for_each(&mut check_value)
+    }
+}
+
+/// The keys of one bone. A missing channel keeps the reference value of the skeleton the clip
+/// plays on; a bone with no channel at all has no track.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BoneTrack {
+    pub translation: Option<Channel<Vec3>>,
+    pub rotation: Option<Channel<Quat>>,
+    pub scale: Option<Channel<Vec3>>,
+}
+
+impl BoneTrack {
+    /// True when the bone has at least one channel.
+    pub fn is_animated(&self) -> bool {
+        self.translation.is_some() || self.rotation.is_some() || self.scale.is_some()
+    }
+
+    fn times(&self) -> impl Iterator<Item = &f32> {
+        let t = self.translation.iter().flat_map(|c| &c.times);
+        let r = self.rotation.iter().flat_map(|c| &c.times);
+        let s = self.scale.iter().flat_map(|c| &c.times);
+        t.chain(r).chain(s)
+    }
+}
+
+/// An immutable, validated clip for one skeleton: one [`BoneTrack`] per bone, in the
+/// skeleton's (parents-first) order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clip {
+    name: String,
+    duration: f32,
+    key_count: usize,
+    tracks: Vec<BoneTrack>,
+}
+
+impl Clip {
+    /// Validates `tracks` (one per bone of `skeleton`): key counts, finite values, non-zero
+    /// quaternions, non-negative scales, non-decreasing times, and at least one key.
+    pub fn new(name: impl Into<String>, skeleton: &Skeleton, tracks: Vec<BoneTrack>) -> Result<Self> {
+        let name = name.into();
+        if tracks.len() != skeleton.len() {
+            return Err(Error::TrackCount {
+                clip: name,
+                expected: skeleton.len(),
+                got: tracks.len(),
+            });
+        }
+        for (bone, track) in tracks.iter().enumerate() {
+            let what = |ch: &str| format!("clip '{name}', bone '{}', {ch}", skeleton.names()[bone]);
+            if let Some(c) = &track.translation {
+                let w = what("translation");
+                c.validate(&w, |v| finite3(v, &w))?;
+            }
+            if let Some(c) = &track.rotation {
+                let w = what("rotation");
+                c.validate(&w, |q| {
+                    if !q.is_finite() {
+                        Err(Error::NonFinite { what: w.clone() })
+                    } else if q.length_squared() < 1e-12 {
+                        Err(Error::ZeroQuaternion { what: w.clone() })
+                    } else {
+                        Ok(())
+                    }
+                })?;
+            }
+            if let Some(c) = &track.scale {
+                let w = what("scale");
+                c.validate(&w, |v| {
+                    finite3(v, &w)?;
+                    match v.to_array().into_iter().find(|s| *s < 0.0) {
+                        Some(value) => Err(Error::NegativeScale {
+                            what: w.clone(),
+                            value,
+                        }),
+                        None => Ok(()),
+                    }
+                })?;
+            }
+        }
+        let mut times: Vec<f32> = tracks.iter().flat_map(BoneTrack::times).copied().collect();
+        if times.is_empty() {
+            return Err(Error::EmptyClip { clip: name });
+        }
+        times.sort_by(f32::total_cmp);
+        times.dedup();
+        Ok(Self {
+            name,
+            duration: times.last().copied().unwrap_or(0.0).max(0.0),
+            key_count: times.len(),
+            tracks,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The latest key time of any channel; the clip's range is `[0, duration]`.
+    pub fn duration(&self) -> f32 {
+        self.duration
+    }
+
+    /// The number of distinct key times over all channels ("frame N" lies at
+    /// `clamp(N / key_count, 0, 1) · duration`).
+    pub fn key_count(&self) -> usize {
+        self.key_count
+    }
+
+    pub fn tracks(&self) -> &[BoneTrack] {
+        &self.tracks
+    }
+
+    /// The time a requested time maps to: clamped to `[0, duration]`, or wrapped into
+    /// `[0, duration)` with a Euclidean remainder when looping.
+    pub fn map_time(&self, t: f32, looping: bool) -> f32 {
+        crate::cpu::sample::map_time(t, self.duration, looping)
+    }
+}
+
+fn finite3(v: &Vec3, what: &str) -> Result<()> {
+    if v.is_finite() {
+        Ok(())
+    } else {
+        Err(Error::NonFinite {
+            what: what.to_string(),
+        })
+    }
+}

@@ -1,0 +1,518 @@
+//! The GPU evaluator: assets uploaded once, a small instance buffer per frame, two compute
+//! passes (sampling, hierarchy) and output buffers a renderer binds directly.
+
+use bytemuck::{Pod, Zeroable};
+use wgpu::util::DeviceExt;
+
+use super::context::GpuContext;
+use super::shaders;
+use crate::error::{Error, Result};
+use crate::library::{AnimLibrary, Instance, Mat3x4, Xform};
+use crate::pose::Poses;
+
+const WORKGROUP_SIZE: u64 = 64;
+const XFORM_BYTES: u64 = std::mem::size_of::<Xform>() as u64;
+const MAT_BYTES: u64 = std::mem::size_of::<Mat3x4>() as u64;
+const INSTANCE_BYTES: u64 = std::mem::size_of::<Instance>() as u64;
+
+/// Limits below the device's, to force the splitting paths (tests use them), or to keep
+/// buffers small.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GpuOptions {
+    /// At most this many bytes per storage binding (and per output buffer).
+    pub max_binding_size: Option<u64>,
+    /// At most this many workgroups per dispatch dimension.
+    pub max_workgroups_per_dimension: Option<u32>,
+}
+
+/// GPU time of each pass, from timestamp queries.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PassTimes {
+    pub sample_ns: f64,
+    pub hierarchy_ns: f64,
+}
+
+impl PassTimes {
+    pub fn total_ns(&self) -> f64 {
+        self.sample_ns + self.hierarchy_ns
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct Params {
+    bone_count: u32,
+    instance_count: u32,
+    _pad: [u32; 2],
+}
+
+/// Instances `first .. first + count` live in one set of output buffers. Where a crowd exceeds
+/// a device limit (binding size, workgroups per dimension) it is split over several chunks.
+///
+/// Layouts, instance-major within the chunk (`[(instance - first) * bones + bone]`):
+/// `locals` and `component` are arrays of [`Xform`] (48 bytes), `skinning` an array of
+/// [`Mat3x4`] (48 bytes, three rows). All three have `STORAGE | COPY_SRC` usage.
+pub struct OutputChunk {
+    pub first: usize,
+    /// Instances evaluated in the last frame.
+    pub count: usize,
+    /// Instances the buffers hold room for.
+    pub capacity: usize,
+    pub locals: wgpu::Buffer,
+    pub component: wgpu::Buffer,
+    pub skinning: wgpu::Buffer,
+    instances: wgpu::Buffer,
+    params: wgpu::Buffer,
+    sample_group: wgpu::BindGroup,
+    hierarchy_group: wgpu::BindGroup,
+}
+
+struct Assets {
+    clips: wgpu::Buffer,
+    channels: wgpu::Buffer,
+    times: wgpu::Buffer,
+    values: wgpu::Buffer,
+    rest: wgpu::Buffer,
+    parents: wgpu::Buffer,
+    inverse_bind: wgpu::Buffer,
+}
+
+struct Timer {
+    queries: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    period_ns: f64,
+}
+
+/// Evaluates a crowd of instances of one [`AnimLibrary`] on the GPU.
+pub struct GpuEvaluator {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    lib: AnimLibrary,
+    assets: Assets,
+    sample_pipeline: wgpu::ComputePipeline,
+    hierarchy_pipeline: wgpu::ComputePipeline,
+    chunks: Vec<OutputChunk>,
+    instances_per_chunk: usize,
+    max_workgroups: u32,
+    timer: Option<Timer>,
+}
+
+impl GpuEvaluator {
+    /// Uploads `lib` and creates output buffers for `capacity` instances (grown on demand).
+    pub fn new(
+        ctx: &GpuContext,
+        lib: &AnimLibrary,
+        capacity: usize,
+        options: &GpuOptions,
+    ) -> Result<Self> {
+        let device = ctx.device.clone();
+        let limits = device.limits();
+        let max_binding = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+            .min(options.max_binding_size.unwrap_or(u64::MAX));
+        let max_workgroups = limits
+            .max_compute_workgroups_per_dimension
+            .min(options.max_workgroups_per_dimension.unwrap_or(u32::MAX))
+            .max(1);
+        let bones = lib.bone_count() as u64;
+        let per_instance = bones * XFORM_BYTES.max(MAT_BYTES);
+        if per_instance > max_binding {
+            return Err(Error::TooLarge {
+                what: format!("one instance's output ({bones} bones)"),
+                size: per_instance,
+                limit: max_binding,
+                limit_name: "max_storage_buffer_binding_size",
+            });
+        }
+        // The sampling pass runs `instances * bones` invocations over a 2D grid of workgroups.
+        let max_invocations = u64::from(max_workgroups).pow(2) * WORKGROUP_SIZE;
+        let instances_per_chunk = (max_binding / per_instance)
+            .min(max_invocations / bones)
+            .min(u64::from(u32::MAX) / bones)
+            .max(1) as usize;
+
+        let scope = ErrorScope::push(&device);
+        let storage = |label: &str, bytes: &[u8]| -> Result<wgpu::Buffer> {
+            if bytes.len() as u64 > max_binding {
+                return Err(Error::TooLarge {
+                    what: format!("the {label} buffer"),
+                    size: bytes.len() as u64,
+                    limit: max_binding,
+                    limit_name: "max_storage_buffer_binding_size",
+                });
+            }
+            // Bindings may not be empty: a library without clips still binds 16 bytes.
+            let mut padded = bytes.to_vec();
+            padded.resize(bytes.len().max(16), 0);
+            Ok(device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: &padded,
+                usage: wgpu::BufferUsages::STORAGE,
+            }))
+        };
+        let assets = Assets {
+            clips: storage("clips", bytemuck::cast_slice(&lib.clips))?,
+            channels: storage("channels", bytemuck::cast_slice(&lib.channels))?,
+            times: storage("key times", bytemuck::cast_slice(&lib.times))?,
+            values: storage("key values", bytemuck::cast_slice(&lib.values))?,
+            rest: storage("reference pose", bytemuck::cast_slice(&lib.rest))?,
+            parents: storage("parents", bytemuck::cast_slice(&lib.parents))?,
+            inverse_bind: storage("inverse bind", bytemuck::cast_slice(&lib.inverse_bind))?,
+        };
+        let pipeline = |stage: &str| {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(stage),
+                source: wgpu::ShaderSource::Wgsl(shaders::source(stage).into()),
+            });
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(stage),
+                layout: None,
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        let sample_pipeline = pipeline("sample");
+        let hierarchy_pipeline = pipeline("hierarchy");
+        let timer = ctx.has_timestamps().then(|| Timer::new(&device, &ctx.queue));
+        scope.pop()?;
+
+        let mut evaluator = Self {
+            device,
+            queue: ctx.queue.clone(),
+            lib: lib.clone(),
+            assets,
+            sample_pipeline,
+            hierarchy_pipeline,
+            chunks: Vec::new(),
+            instances_per_chunk,
+            max_workgroups,
+            timer,
+        };
+        evaluator.reserve(capacity.max(1))?;
+        Ok(evaluator)
+    }
+
+    /// The library this evaluator plays.
+    pub fn library(&self) -> &AnimLibrary {
+        &self.lib
+    }
+
+    /// Output buffers, one chunk per range of instances.
+    pub fn chunks(&self) -> &[OutputChunk] {
+        &self.chunks
+    }
+
+    /// The most instances one chunk holds on this device.
+    pub fn instances_per_chunk(&self) -> usize {
+        self.instances_per_chunk
+    }
+
+    /// Instances there is room for without new buffers.
+    pub fn capacity(&self) -> usize {
+        self.chunks.iter().map(|c| c.capacity).sum()
+    }
+
+    /// Makes room for at least `instances` instances.
+    pub fn reserve(&mut self, instances: usize) -> Result<()> {
+        let scope = ErrorScope::push(&self.device);
+        while self.capacity() < instances {
+            let first = self.capacity();
+            let capacity = (instances - first).min(self.instances_per_chunk);
+            let chunk = self.create_chunk(first, capacity);
+            self.chunks.push(chunk);
+        }
+        scope.pop()
+    }
+
+    fn create_chunk(&self, first: usize, capacity: usize) -> OutputChunk {
+        let bones = self.lib.bone_count() as u64;
+        let n = capacity as u64;
+        let output = |label: &str, bytes: u64| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            })
+        };
+        let locals = output("locals", n * bones * XFORM_BYTES);
+        let component = output("component", n * bones * XFORM_BYTES);
+        let skinning = output("skinning", n * bones * MAT_BYTES);
+        let instances = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("instances"),
+            size: (n * INSTANCE_BYTES).max(16),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let params = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("params"),
+            size: std::mem::size_of::<Params>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let a = &self.assets;
+        let group = |pipeline: &wgpu::ComputePipeline, buffers: &[&wgpu::Buffer]| {
+            let entries: Vec<_> = buffers
+                .iter()
+                .enumerate()
+                .map(|(i, b)| wgpu::BindGroupEntry {
+                    binding: i as u32,
+                    resource: b.as_entire_binding(),
+                })
+                .collect();
+            self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &pipeline.get_bind_group_layout(0),
+                entries: &entries,
+            })
+        };
+        let sample_group = group(
+            &self.sample_pipeline,
+            &[
+                &params,
+                &instances,
+                &a.clips,
+                &a.channels,
+                &a.times,
+                &a.values,
+                &a.rest,
+                &locals,
+            ],
+        );
+        let hierarchy_group = group(
+            &self.hierarchy_pipeline,
+            &[
+                &params,
+                &a.parents,
+                &a.inverse_bind,
+                &locals,
+                &component,
+                &skinning,
+            ],
+        );
+        OutputChunk {
+            first,
+            count: 0,
+            capacity,
+            locals,
+            component,
+            skinning,
+            instances,
+            params,
+            sample_group,
+            hierarchy_group,
+        }
+    }
+
+    /// Uploads this frame's instances (validated first), growing the buffers if needed.
+    pub fn write_instances(&mut self, instances: &[Instance]) -> Result<()> {
+        self.lib.validate_instances(instances)?;
+        self.reserve(instances.len())?;
+        let bones = self.lib.bone_count() as u32;
+        for chunk in &mut self.chunks {
+            let end = (chunk.first + chunk.capacity).min(instances.len());
+            chunk.count = end.saturating_sub(chunk.first);
+            if chunk.count > 0 {
+                let slice = &instances[chunk.first..end];
+                self.queue
+                    .write_buffer(&chunk.instances, 0, bytemuck::cast_slice(slice));
+            }
+            let params = Params {
+                bone_count: bones,
+                instance_count: chunk.count as u32,
+                _pad: [0; 2],
+            };
+            self.queue
+                .write_buffer(&chunk.params, 0, bytemuck::bytes_of(&params));
+        }
+        Ok(())
+    }
+
+    /// Records the sampling and hierarchy passes for the instances last written. A renderer may
+    /// record its draw after this in the same encoder: wgpu orders the storage writes before
+    /// the vertex reads.
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
+        self.encode_passes(encoder, None);
+    }
+
+    fn encode_passes(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&Timer>) {
+        let bones = self.lib.bone_count() as u64;
+        let stages: [(&str, &wgpu::ComputePipeline, u64); 2] = [
+            ("sample", &self.sample_pipeline, bones),
+            ("hierarchy", &self.hierarchy_pipeline, 1),
+        ];
+        for (k, (label, pipeline, per_instance)) in stages.into_iter().enumerate() {
+            let timestamp_writes = timer.map(|t| wgpu::ComputePassTimestampWrites {
+                query_set: &t.queries,
+                beginning_of_pass_write_index: Some(2 * k as u32),
+                end_of_pass_write_index: Some(2 * k as u32 + 1),
+            });
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(label),
+                timestamp_writes,
+            });
+            pass.set_pipeline(pipeline);
+            for chunk in self.chunks.iter().filter(|c| c.count > 0) {
+                let group = if k == 0 {
+                    &chunk.sample_group
+                } else {
+                    &chunk.hierarchy_group
+                };
+                let invocations = chunk.count as u64 * per_instance;
+                let (x, y) = grid(invocations.div_ceil(WORKGROUP_SIZE), self.max_workgroups);
+                pass.set_bind_group(0, group, &[]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        }
+    }
+
+    /// Writes `instances`, evaluates them and submits the work (without waiting for it).
+    pub fn evaluate(&mut self, instances: &[Instance]) -> Result<()> {
+        self.write_instances(instances)?;
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        self.encode(&mut encoder);
+        self.queue.submit([encoder.finish()]);
+        Ok(())
+    }
+
+    /// Like [`GpuEvaluator::evaluate`], then waits and returns each pass's GPU time; `None`
+    /// where the adapter has no timestamp queries.
+    pub fn evaluate_timed(&mut self, instances: &[Instance]) -> Result<Option<PassTimes>> {
+        self.write_instances(instances)?;
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        self.encode_passes(&mut encoder, self.timer.as_ref());
+        if let Some(t) = &self.timer {
+            encoder.resolve_query_set(&t.queries, 0..4, &t.resolve, 0);
+            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.readback, 0, 32);
+        }
+        self.queue.submit([encoder.finish()]);
+        let Some(t) = &self.timer else {
+            self.wait()?;
+            return Ok(None);
+        };
+        let bytes = read_mapped(&self.device, &t.readback)?;
+        let ticks: &[u64] = bytemuck::cast_slice(&bytes);
+        let span = |a: usize| ticks[a + 1].saturating_sub(ticks[a]) as f64 * t.period_ns;
+        Ok(Some(PassTimes {
+            sample_ns: span(0),
+            hierarchy_ns: span(2),
+        }))
+    }
+
+    /// Blocks until all submitted work is done.
+    pub fn wait(&self) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| Error::Gpu(format!("waiting for the device: {e}")))
+    }
+
+    /// Copies the last frame's outputs back to host memory (blocking).
+    pub fn read_back(&self) -> Result<Poses> {
+        let bones = self.lib.bone_count();
+        let total: usize = self.chunks.iter().map(|c| c.count).sum();
+        let mut poses = Poses::default();
+        poses.resize(bones, total);
+        for chunk in self.chunks.iter().filter(|c| c.count > 0) {
+            let r = chunk.first * bones..(chunk.first + chunk.count) * bones;
+            let n = (chunk.count * bones) as u64;
+            let locals = self.download(&chunk.locals, n * XFORM_BYTES)?;
+            let component = self.download(&chunk.component, n * XFORM_BYTES)?;
+            let skinning = self.download(&chunk.skinning, n * MAT_BYTES)?;
+            poses.locals[r.clone()].copy_from_slice(bytemuck::cast_slice(&locals));
+            poses.component[r.clone()].copy_from_slice(bytemuck::cast_slice(&component));
+            poses.skinning[r].copy_from_slice(bytemuck::cast_slice(&skinning));
+        }
+        Ok(poses)
+    }
+
+    fn download(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>> {
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+        self.queue.submit([encoder.finish()]);
+        read_mapped(&self.device, &staging)
+    }
+}
+
+impl Timer {
+    fn new(device: &wgpu::Device, queue: &wgpu::Queue) -> Self {
+        let buffer = |usage| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamps"),
+                size: 32,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        Self {
+            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("pass timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 4,
+            }),
+            resolve: buffer(wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
+            readback: buffer(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
+            period_ns: f64::from(queue.get_timestamp_period()),
+        }
+    }
+}
+
+/// Workgroups laid out as `x * y ≥ workgroups` with `x` within the per-dimension limit.
+fn grid(workgroups: u64, max: u32) -> (u32, u32) {
+    let x = workgroups.min(u64::from(max)).max(1);
+    (x as u32, workgroups.div_ceil(x) as u32)
+}
+
+/// Maps a `MAP_READ` buffer after the queue's work, copies it out and unmaps it.
+fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Gpu(format!("waiting for the device: {e}")))?;
+    rx.recv()
+        .map_err(|e| Error::Gpu(format!("mapping a buffer: {e}")))?
+        .map_err(|e| Error::Gpu(format!("mapping a buffer: {e}")))?;
+    let bytes = buffer
+        .get_mapped_range(..)
+        .map_err(|e| Error::Gpu(format!("reading a mapped buffer: {e}")))?
+        .to_vec();
+    buffer.unmap();
+    Ok(bytes)
+}
+
+/// Turns wgpu's validation and out-of-memory errors into [`Error::Gpu`] instead of the
+/// default handler's panic.
+struct ErrorScope {
+    validation: wgpu::ErrorScopeGuard,
+    memory: wgpu::ErrorScopeGuard,
+}
+
+impl ErrorScope {
+    fn push(device: &wgpu::Device) -> Self {
+        let memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        Self { validation, memory }
+    }
+
+    fn pop(self) -> Result<()> {
+        let validation = pollster::block_on(self.validation.pop());
+        let memory = pollster::block_on(self.memory.pop());
+        match validation.or(memory) {
+            Some(e) => Err(Error::Gpu(e.to_string())),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! Reading skeletons and clips from files: glTF 2.0 and BVH.
+
+mod bvh;
+mod gltf;
+
+use std::path::Path;
+
+use crate::clip::Clip;
+use crate::error::{Error, Result};
+use crate::skeleton::Skeleton;
+
+pub use self::bvh::{load_bvh, parse_bvh};
+pub use self::gltf::load_gltf;
+
+/// A skeleton and the clips that animate it, as read from a file.
+#[derive(Clone, Debug)]
+pub struct Asset {
+    pub skeleton: Skeleton,
+    pub clips: Vec<Clip>,
+}
+
+/// Loads a `.glb`/`.gltf` (the first skin) or a `.bvh` file, by extension.
+pub fn load(path: impl AsRef<Path>) -> Result<Asset> {
+    let path = path.as_ref();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("glb" | "gltf") => load_gltf(path),
+        Some("bvh") => load_bvh(path),
+        _ => Err(Error::UnknownFormat {
+            path: path.to_path_buf(),
+        }),
+    }
+}

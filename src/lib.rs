@@ -1,0 +1,36 @@
+//! posegpu: skeletal animation poses for huge crowds, evaluated with wgpu compute shaders, with
+//! a CPU twin of every GPU stage.
+//!
+//! ```no_run
+//! use posegpu::{AnimLibrary, GpuContext, GpuEvaluator, GpuOptions, Instance};
+//!
+//! let asset = posegpu::import::load("character.glb")?;
+//! let lib = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
+//! let ctx = GpuContext::new()?;
+//! let mut gpu = GpuEvaluator::new(&ctx, &lib, 10_000, &GpuOptions::default())?;
+//! let crowd: Vec<Instance> = (0..10_000).map(|i| Instance::new(0, i as f32 * 0.01, true)).collect();
+//! gpu.evaluate(&crowd)?; // skinning matrices now in gpu.chunks()[k].skinning
+//! let poses = gpu.read_back()?; // only when the host needs them
+//! # Ok::<(), posegpu::Error>(())
+//! ```
+
+pub mod clip;
+pub mod cpu;
+pub mod error;
+pub mod gpu;
+pub mod import;
+pub mod library;
+pub mod math;
+pub mod pose;
+pub mod procedural;
+pub mod skeleton;
+
+pub use clip::{BoneTrack, Channel, Clip, Interpolation};
+pub use cpu::CpuEvaluator;
+pub use error::{Error, Result};
+pub use gpu::{GpuContext, GpuEvaluator, GpuOptions, OutputChunk, PassTimes};
+pub use import::Asset;
+pub use library::{AnimLibrary, Instance, Mat3x4, Xform};
+pub use math::Transform;
+pub use pose::{Deviation, Poses};
+pub use skeleton::{Bone, ReferencePose, Skeleton};

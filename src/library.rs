@@ -1,0 +1,282 @@
+//! The packed form of a skeleton and its clips: flat arrays laid out exactly as the GPU storage
+//! buffers, read by the shaders and by their CPU twins alike.
+
+use std::collections::HashMap;
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Mat4, Quat, Vec3, Vec4};
+
+use crate::clip::{Channel, Clip, Interpolation};
+use crate::error::{Error, Result};
+use crate::math::{affine_rows, Transform};
+use crate::skeleton::Skeleton;
+
+/// A transform as stored in buffers: 48 bytes, `vec4` rotation (x, y, z, w), then translation
+/// and scale as `vec4`s whose `w` is 0. WGSL: `struct Xform { r: vec4f, t: vec4f, s: vec4f }`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Xform {
+    pub rotation: [f32; 4],
+    pub translation: [f32; 4],
+    pub scale: [f32; 4],
+}
+
+impl From<Transform> for Xform {
+    fn from(t: Transform) -> Self {
+        Self {
+            rotation: t.rotation.to_array(),
+            translation: t.translation.extend(0.0).to_array(),
+            scale: t.scale.extend(0.0).to_array(),
+        }
+    }
+}
+
+impl From<Xform> for Transform {
+    fn from(x: Xform) -> Self {
+        Transform {
+            rotation: Quat::from_array(x.rotation),
+            translation: Vec4::from(x.translation).truncate(),
+            scale: Vec4::from(x.scale).truncate(),
+        }
+    }
+}
+
+/// A 3x4 affine matrix, three rows `[r0 | tx]`, `[r1 | ty]`, `[r2 | tz]`: 48 bytes.
+/// A vertex shader applies it as `vec3(dot(m[0], p), dot(m[1], p), dot(m[2], p))` with
+/// `p = vec4(position, 1)`.
+pub type Mat3x4 = [f32; 12];
+
+/// One channel's place in the key arrays; `count == 0` means the channel is absent.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ChannelData {
+    pub time_offset: u32,
+    pub value_offset: u32,
+    pub count: u32,
+    /// Bit 0: STEP interpolation.
+    pub flags: u32,
+}
+
+pub const CHANNEL_STEP: u32 = 1;
+
+/// Per clip: its duration and where its channels start (`channel_base + bone * 3 + {0: T,
+/// 1: R, 2: S}`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ClipData {
+    pub duration: f32,
+    pub channel_base: u32,
+    pub _pad: [u32; 2],
+}
+
+/// What one instance plays this frame: 8 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Instance {
+    /// Clip index in the low 31 bits; bit 31 set when the clip loops.
+    pub clip_and_flags: u32,
+    /// Time in seconds; clamped to the clip's range, or wrapped when looping.
+    pub time: f32,
+}
+
+pub const INSTANCE_LOOP: u32 = 1 << 31;
+
+impl Instance {
+    pub fn new(clip: u32, time: f32, looping: bool) -> Self {
+        debug_assert!(clip < INSTANCE_LOOP);
+        Self {
+            clip_and_flags: clip | if looping { INSTANCE_LOOP } else { 0 },
+            time,
+        }
+    }
+
+    pub fn clip(&self) -> u32 {
+        self.clip_and_flags & !INSTANCE_LOOP
+    }
+
+    pub fn looping(&self) -> bool {
+        self.clip_and_flags & INSTANCE_LOOP != 0
+    }
+}
+
+/// A skeleton and its clips packed for evaluation. Immutable; built once and uploaded once.
+#[derive(Clone, Debug)]
+pub struct AnimLibrary {
+    pub(crate) skeleton: Skeleton,
+    pub(crate) clip_names: Vec<String>,
+    pub(crate) parents: Vec<i32>,
+    pub(crate) rest: Vec<Xform>,
+    pub(crate) inverse_bind: Vec<Mat3x4>,
+    pub(crate) clips: Vec<ClipData>,
+    pub(crate) channels: Vec<ChannelData>,
+    pub(crate) times: Vec<f32>,
+    pub(crate) values: Vec<[f32; 4]>,
+}
+
+impl AnimLibrary {
+    /// Packs `clips` (validated clips of `skeleton`). Key-time arrays shared by several channels
+    /// (as glTF samplers often share them) are stored once.
+    pub fn new(skeleton: &Skeleton, clips: &[Clip]) -> Result<Self> {
+        let mut lib = Self {
+            skeleton: skeleton.clone(),
+            clip_names: Vec::with_capacity(clips.len()),
+            parents: skeleton.parents().to_vec(),
+            rest: skeleton.rest().iter().map(|&t| t.into()).collect(),
+            inverse_bind: skeleton
+                .inverse_bind()
+                .iter()
+                .map(|m| affine_rows(&m.unwrap_or(Mat4::IDENTITY)))
+                .collect(),
+            clips: Vec::with_capacity(clips.len()),
+            channels: Vec::new(),
+            times: Vec::new(),
+            values: Vec::new(),
+        };
+        let mut shared_times: HashMap<Vec<u32>, u32> = HashMap::new();
+        for clip in clips {
+            if clip.tracks().len() != skeleton.len() {
+                return Err(Error::TrackCount {
+                    clip: clip.name().to_string(),
+                    expected: skeleton.len(),
+                    got: clip.tracks().len(),
+                });
+            }
+            lib.clip_names.push(clip.name().to_string());
+            lib.clips.push(ClipData {
+                duration: clip.duration(),
+                channel_base: to_u32(lib.channels.len(), "channel table")?,
+                _pad: [0; 2],
+            });
+            for track in clip.tracks() {
+                let t = lib.push_channel(&mut shared_times, track.translation.as_ref(), |v| {
+                    v.extend(0.0).to_array()
+                })?;
+                let r = lib.push_channel(&mut shared_times, track.rotation.as_ref(), |q| {
+                    q.to_array()
+                })?;
+                let s = lib.push_channel(&mut shared_times, track.scale.as_ref(), |v| {
+                    v.extend(0.0).to_array()
+                })?;
+                lib.channels.extend([t, r, s]);
+            }
+        }
+        Ok(lib)
+    }
+
+    fn push_channel<T>(
+        &mut self,
+        shared_times: &mut HashMap<Vec<u32>, u32>,
+        channel: Option<&Channel<T>>,
+        to_vec4: impl Fn(&T) -> [f32; 4],
+    ) -> Result<ChannelData> {
+        let Some(c) = channel else {
+            return Ok(ChannelData::default());
+        };
+        let key: Vec<u32> = c.times.iter().map(|t| t.to_bits()).collect();
+        let time_offset = match shared_times.get(&key) {
+            Some(&o) => o,
+            None => {
+                let o = to_u32(self.times.len(), "key times")?;
+                self.times.extend_from_slice(&c.times);
+                shared_times.insert(key, o);
+                o
+            }
+        };
+        let value_offset = to_u32(self.values.len(), "key values")?;
+        self.values.extend(c.values.iter().map(to_vec4));
+        Ok(ChannelData {
+            time_offset,
+            value_offset,
+            count: to_u32(c.len(), "key count")?,
+            flags: match c.interpolation {
+                Interpolation::Linear => 0,
+                Interpolation::Step => CHANNEL_STEP,
+            },
+        })
+    }
+
+    pub fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    pub fn bone_count(&self) -> usize {
+        self.parents.len()
+    }
+
+    pub fn clip_count(&self) -> usize {
+        self.clips.len()
+    }
+
+    pub fn clip_names(&self) -> &[String] {
+        &self.clip_names
+    }
+
+    pub fn clip_duration(&self, clip: usize) -> f32 {
+        self.clips[clip].duration
+    }
+
+    /// Finds a clip by name, or by index when `name` is a number.
+    pub fn find_clip(&self, name: &str) -> Result<usize> {
+        if let Some(i) = self.clip_names.iter().position(|n| n == name) {
+            return Ok(i);
+        }
+        match name.parse::<usize>() {
+            Ok(i) if i < self.clip_names.len() => Ok(i),
+            _ => Err(Error::UnknownAnimation {
+                name: name.to_string(),
+                available: self.clip_names.join(", "),
+            }),
+        }
+    }
+
+    /// Checks a batch of instances: a clip index in range and a finite time.
+    pub fn validate_instances(&self, instances: &[Instance]) -> Result<()> {
+        for (i, inst) in instances.iter().enumerate() {
+            if inst.clip() as usize >= self.clips.len() {
+                return Err(Error::BadInstance {
+                    instance: i,
+                    what: format!(
+                        "clip {} does not exist (the library has {} clips)",
+                        inst.clip(),
+                        self.clips.len()
+                    ),
+                });
+            }
+            if !inst.time.is_finite() {
+                return Err(Error::BadInstance {
+                    instance: i,
+                    what: format!("time {} is not finite", inst.time),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes of the asset buffers (what is uploaded once).
+    pub fn asset_bytes(&self) -> u64 {
+        (std::mem::size_of_val(self.parents.as_slice())
+            + std::mem::size_of_val(self.rest.as_slice())
+            + std::mem::size_of_val(self.inverse_bind.as_slice())
+            + std::mem::size_of_val(self.clips.as_slice())
+            + std::mem::size_of_val(self.channels.as_slice())
+            + std::mem::size_of_val(self.times.as_slice())
+            + std::mem::size_of_val(self.values.as_slice())) as u64
+    }
+
+    pub(crate) fn value3(&self, i: u32) -> Vec3 {
+        Vec4::from(self.values[i as usize]).truncate()
+    }
+
+    pub(crate) fn value4(&self, i: u32) -> Vec4 {
+        Vec4::from(self.values[i as usize])
+    }
+}
+
+fn to_u32(n: usize, what: &str) -> Result<u32> {
+    u32::try_from(n).map_err(|_| Error::TooLarge {
+        what: what.to_string(),
+        size: n as u64,
+        limit: u32::MAX as u64,
+        limit_name: "32-bit index",
+    })
+}

@@ -1,0 +1,141 @@
+//! Transforms and the formulas of `docs/pose-math.md` (UE's TRS conventions).
+//!
+//! Every function here has a WGSL twin in `shaders/`; keep the operation order identical so
+//! that the GPU and the CPU agree to rounding.
+
+use glam::{Mat4, Quat, Vec3, Vec4};
+
+/// Below this, a reciprocal is taken as 0 (`safeRecip` in the spec).
+pub const TINY: f32 = 1e-8;
+
+/// A rotation, translation and per-axis scale (UE's `FTransform`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Transform {
+    pub rotation: Quat,
+    pub translation: Vec3,
+    pub scale: Vec3,
+}
+
+impl Default for Transform {
+    fn default() -> Self {
+        Self::IDENTITY
+    }
+}
+
+impl Transform {
+    pub const IDENTITY: Self = Self {
+        rotation: Quat::IDENTITY,
+        translation: Vec3::ZERO,
+        scale: Vec3::ONE,
+    };
+
+    pub fn new(translation: Vec3, rotation: Quat, scale: Vec3) -> Self {
+        Self {
+            rotation,
+            translation,
+            scale,
+        }
+    }
+
+    /// `compose(child, parent)`: the child expressed in the parent's space, then the parent
+    /// applied (UE's `child * parent`). TRS composition: a parent's non-uniform scale does not
+    /// shear a rotated child, unlike a chain of 4x4 matrices.
+    pub fn compose(child: &Self, parent: &Self) -> Self {
+        Self {
+            rotation: parent.rotation * child.rotation,
+            scale: child.scale * parent.scale,
+            translation: parent.rotation * (parent.scale * child.translation) + parent.translation,
+        }
+    }
+
+    /// `relative(a, b)`: `a` expressed in `b`'s space (UE's `A.GetRelativeTransform(B)`).
+    pub fn relative(a: &Self, b: &Self) -> Self {
+        let inv_r = b.rotation.conjugate();
+        let inv_s = safe_recip(b.scale);
+        Self {
+            rotation: inv_r * a.rotation,
+            scale: a.scale * inv_s,
+            translation: (inv_r * (a.translation - b.translation)) * inv_s,
+        }
+    }
+
+    /// `translate(T) · rotate(R) · scale(S)`, column vectors.
+    pub fn to_matrix(&self) -> Mat4 {
+        Mat4::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
+    }
+
+    /// True when every component is finite.
+    pub fn is_finite(&self) -> bool {
+        self.rotation.is_finite() && self.translation.is_finite() && self.scale.is_finite()
+    }
+}
+
+/// `0` where `|x| ≤ 1e-8`, else `1/x`, per component.
+pub fn safe_recip(v: Vec3) -> Vec3 {
+    let r = |x: f32| if x.abs() <= TINY { 0.0 } else { 1.0 / x };
+    Vec3::new(r(v.x), r(v.y), r(v.z))
+}
+
+/// `(1−α)·a + α·sign(a·b)·b`, not normalized: interpolation along the shorter arc.
+/// `sign(0)` is taken as `+1`.
+pub fn fast_lerp(a: Quat, b: Quat, alpha: f32) -> Vec4 {
+    let a = Vec4::from(a);
+    let b = Vec4::from(b);
+    let sign = if a.dot(b) >= 0.0 { 1.0 } else { -1.0 };
+    a * (1.0 - alpha) + b * (alpha * sign)
+}
+
+/// Normalizes a quaternion given as a 4-vector; the same expression the shaders use.
+pub fn normalize_quat(v: Vec4) -> Quat {
+    Quat::from_vec4(v * v.dot(v).sqrt().recip())
+}
+
+/// `normalize(fastLerp(a, b, α))`: the rotation interpolation of the spec (nlerp).
+pub fn nlerp(a: Quat, b: Quat, alpha: f32) -> Quat {
+    normalize_quat(fast_lerp(a, b, alpha))
+}
+
+/// Linear interpolation in the form the shaders use (`mix`).
+pub fn lerp3(a: Vec3, b: Vec3, alpha: f32) -> Vec3 {
+    a * (1.0 - alpha) + b * alpha
+}
+
+/// An affine matrix as three rows `[m00 m01 m02 tx | m10 .. ty | m20 .. tz]`: the 3x4 layout of
+/// posegpu's skinning-matrix buffers.
+pub fn affine_rows(m: &Mat4) -> [f32; 12] {
+    let r = m.transpose();
+    let (a, b, c) = (r.x_axis, r.y_axis, r.z_axis);
+    [a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w, c.x, c.y, c.z, c.w]
+}
+
+/// The inverse of [`affine_rows`]: a 4x4 matrix with last row `0 0 0 1`.
+pub fn rows_to_mat4(r: &[f32; 12]) -> Mat4 {
+    Mat4::from_cols_array(&[
+        r[0], r[4], r[8], 0.0, r[1], r[5], r[9], 0.0, r[2], r[6], r[10], 0.0, r[3], r[7], r[11],
+        1.0,
+    ])
+}
+
+/// Rotation angle between two rotations, in radians, up to the sign of the quaternion.
+pub fn angle_between(a: Quat, b: Quat) -> f32 {
+    let d = Vec4::from(a).dot(Vec4::from(b)).abs().min(1.0);
+    2.0 * d.acos()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affine_rows_round_trip() {
+        let t = Transform::new(
+            Vec3::new(1.0, 2.0, 3.0),
+            Quat::from_rotation_y(0.3),
+            Vec3::new(1.0, 2.0, 0.5),
+        );
+        let m = t.to_matrix();
+        let back = rows_to_mat4(&affine_rows(&m));
+        assert!(m.abs_diff_eq(back, 0.0));
+        assert_eq!(affine_rows(&m)[3], 1.0);
+    }
+}
