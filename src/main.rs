@@ -1,1 +1,57 @@
-fn main() {}
+//! The `posegpu` command line: a crowd demo on the embedded humanoid, `info`, `eval`, `bench`.
+
+mod cli;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(version, about = "Skeletal animation poses for huge crowds on the GPU")]
+struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The embedded demo (also what runs with no arguments): a crowd of procedural humanoids
+    /// evaluated on the GPU and checked against the CPU twin.
+    Demo(cli::demo::DemoArgs),
+    /// Print a file's bone tree and clips.
+    Info {
+        /// A .glb, .gltf or .bvh file.
+        file: PathBuf,
+    },
+    /// Evaluate a model's animation at given times and write JSON.
+    Eval(cli::eval::EvalArgs),
+    /// Measure instances x frames on a backend, with per-pass GPU times.
+    Bench(cli::bench::BenchArgs),
+}
+
+/// Where poses are evaluated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    Cpu,
+    Gpu,
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let args = Args::parse();
+    let result = match args.command {
+        None => cli::demo::run(&cli::demo::DemoArgs::default()),
+        Some(Command::Demo(a)) => cli::demo::run(&a),
+        Some(Command::Info { file }) => cli::info::run(&file),
+        Some(Command::Eval(a)) => cli::eval::run(&a),
+        Some(Command::Bench(a)) => cli::bench::run(&a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

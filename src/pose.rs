@@ -37,10 +37,27 @@ impl Poses {
     pub fn skinning(&self, instance: usize, bone: usize) -> &Mat3x4 {
         &self.skinning[instance * self.bone_count + bone]
     }
+
+    /// The poses of the chosen instances, in the order given.
+    pub fn select(&self, instances: &[usize]) -> Poses {
+        let b = self.bone_count;
+        let mut out = Poses {
+            bone_count: b,
+            ..Default::default()
+        };
+        for &i in instances {
+            let r = i * b..(i + 1) * b;
+            out.locals.extend_from_slice(&self.locals[r.clone()]);
+            out.component.extend_from_slice(&self.component[r.clone()]);
+            out.skinning.extend_from_slice(&self.skinning[r]);
+        }
+        out
+    }
 }
 
-/// The largest difference between two sets of poses: translations and matrix entries in
-/// absolute units, rotations as a quaternion distance (up to sign), scales absolute.
+/// The largest difference between two sets of poses: translations in absolute units, rotations
+/// as a quaternion distance (up to sign), scales absolute, skinning-matrix entries relative to
+/// the matrix's largest entry (at least 1), since inverse bind matrices may carry unit scales.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Deviation {
     pub translation: f32,
@@ -58,8 +75,9 @@ impl Deviation {
             d.add_xform(x, y);
         }
         for (x, y) in a.skinning.iter().zip(&b.skinning) {
+            let size = x.iter().fold(1.0f32, |m, v| m.max(v.abs()));
             for (p, q) in x.iter().zip(y) {
-                d.matrix = d.matrix.max((p - q).abs());
+                d.matrix = d.matrix.max((p - q).abs() / size);
             }
         }
         d
@@ -77,12 +95,11 @@ impl Deviation {
         self.scale = self.scale.max(diff(&x.scale, &y.scale));
     }
 
-    /// The largest deviation relative to a length (translations and matrix translations are
-    /// divided by `extent`; rotation and scale are unitless).
+    /// The largest deviation, translations taken relative to `extent` (the skeleton's size).
     pub fn relative(&self, extent: f32) -> f32 {
         (self.translation / extent)
             .max(self.rotation)
             .max(self.scale)
-            .max(self.matrix / extent.max(1.0))
+            .max(self.matrix)
     }
 }

@@ -20,12 +20,19 @@ impl GpuContext {
     }
 
     pub async fn new_async() -> Result<Self> {
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
-        let adapter = adapters
-            .into_iter()
-            .min_by_key(|a| rank(&a.get_info()))
-            .ok_or(Error::NoAdapter)?;
+        // Native APIs first; GL only where they find nothing (probing GL/EGL is slow and noisy).
+        let mut adapter = None;
+        for backends in [wgpu::Backends::PRIMARY, wgpu::Backends::SECONDARY] {
+            let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+            desc.backends = wgpu::Backends::from_env().unwrap_or(backends);
+            let instance = wgpu::Instance::new(desc);
+            let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
+            adapter = adapters.into_iter().min_by_key(|a| rank(&a.get_info()));
+            if adapter.is_some() {
+                break;
+            }
+        }
+        let adapter = adapter.ok_or(Error::NoAdapter)?;
         let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {

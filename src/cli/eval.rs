@@ -1,0 +1,146 @@
+//! `posegpu eval`: a model's animation at given times, as JSON (the contract in the README).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use posegpu::{
+    AnimLibrary, BoneTrack, Channel, Clip, CpuEvaluator, Error, GpuEvaluator, GpuOptions,
+    Instance, Interpolation, Poses, Skeleton, Transform,
+};
+use serde::Serialize;
+
+use crate::Backend;
+
+#[derive(clap::Args)]
+pub struct EvalArgs {
+    /// A .glb/.gltf (the skeleton is the first skin) or .bvh file.
+    model: PathBuf,
+    /// Clip name or index; default the first. A model without clips evaluates its reference pose.
+    #[arg(long)]
+    animation: Option<String>,
+    /// Times in seconds, comma-separated (negative ones too: `--times=-0.5,0,1.25`).
+    #[arg(long, required = true, value_delimiter = ',', allow_negative_numbers = true)]
+    times: Vec<f32>,
+    /// Where to evaluate.
+    #[arg(long, value_enum, default_value = "cpu")]
+    backend: Backend,
+    /// Wrap times into the clip's range instead of clamping them.
+    #[arg(long = "loop")]
+    looping: bool,
+    /// Write the JSON here instead of to standard output.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct Output<'a> {
+    bones: &'a [String],
+    parents: &'a [i32],
+    frames: Vec<Frame>,
+}
+
+/// `[tx, ty, tz, qx, qy, qz, qw, sx, sy, sz]` per bone.
+#[derive(Serialize)]
+struct Frame {
+    time: f32,
+    local: Vec<[f32; 10]>,
+    component: Vec<[f32; 10]>,
+}
+
+pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
+    let asset = posegpu::import::load(&args.model)?;
+    let skeleton = &asset.skeleton;
+    let (clips, clip) = if asset.clips.is_empty() {
+        if let Some(name) = &args.animation {
+            return Err(Error::UnknownAnimation {
+                name: name.clone(),
+                available: "none: the model has no animations".into(),
+            });
+        }
+        (vec![reference_pose_clip(skeleton)?], 0)
+    } else {
+        let lib = AnimLibrary::new(skeleton, &asset.clips)?;
+        let clip = match &args.animation {
+            Some(name) => lib.find_clip(name)?,
+            None => 0,
+        };
+        (asset.clips, clip)
+    };
+    let lib = AnimLibrary::new(skeleton, &clips)?;
+    let instances: Vec<Instance> = args
+        .times
+        .iter()
+        .map(|&t| Instance::new(clip as u32, t, args.looping))
+        .collect();
+    let poses = evaluate(&lib, &instances, args.backend)?;
+
+    let frames = args
+        .times
+        .iter()
+        .enumerate()
+        .map(|(i, &time)| Frame {
+            time,
+            local: (0..skeleton.len()).map(|b| flat(&poses.local(i, b))).collect(),
+            component: (0..skeleton.len())
+                .map(|b| flat(&poses.component(i, b)))
+                .collect(),
+        })
+        .collect();
+    let output = Output {
+        bones: skeleton.names(),
+        parents: skeleton.parents(),
+        frames,
+    };
+    let json = serde_json::to_string(&output).expect("poses serialize");
+    match &args.out {
+        Some(path) => std::fs::write(path, json + "\n").map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{json}").map_err(|source| Error::Io {
+                path: "<stdout>".into(),
+                source,
+            })?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn evaluate(lib: &AnimLibrary, instances: &[Instance], backend: Backend) -> Result<Poses, Error> {
+    match backend {
+        Backend::Cpu => {
+            let mut poses = Poses::default();
+            CpuEvaluator::new(lib).evaluate(instances, &mut poses)?;
+            Ok(poses)
+        }
+        Backend::Gpu => {
+            let ctx = super::open_gpu()?.ok_or(Error::NoAdapter)?;
+            let mut gpu = GpuEvaluator::new(&ctx, lib, instances.len(), &GpuOptions::default())?;
+            gpu.evaluate(instances)?;
+            gpu.read_back()
+        }
+    }
+}
+
+/// A clip of single keys holding the reference pose: what a model without animations plays.
+fn reference_pose_clip(skeleton: &Skeleton) -> Result<Clip, Error> {
+    let key = |v| Some(Channel::new(vec![0.0], vec![v], Interpolation::Linear));
+    let tracks = skeleton
+        .rest()
+        .iter()
+        .map(|t| BoneTrack {
+            translation: key(t.translation),
+            rotation: Some(Channel::new(vec![0.0], vec![t.rotation], Interpolation::Linear)),
+            scale: key(t.scale),
+        })
+        .collect();
+    Clip::new("reference pose", skeleton, tracks)
+}
+
+fn flat(t: &Transform) -> [f32; 10] {
+    let (p, q, s) = (t.translation, t.rotation, t.scale);
+    [p.x, p.y, p.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z]
+}

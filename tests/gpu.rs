@@ -1,0 +1,109 @@
+//! The GPU stages against their CPU twins: generated skeletons, every real file, the paths that
+//! split work past device limits. In CI these run on lavapipe; under CI=true a missing adapter
+//! fails.
+
+mod common;
+
+use common::{assert_gpu_matches_cpu, cpu_eval, gpu, gpu_eval, spread_instances, TOLERANCE};
+use posegpu::{AnimLibrary, Deviation, Error, GpuEvaluator, GpuOptions, Instance};
+
+#[test]
+fn generated_skeletons_match_the_cpu() {
+    let Some(ctx) = gpu() else { return };
+    for (seed, bones) in [(1, 1), (2, 2), (3, 17), (4, 67), (5, 150)] {
+        let asset = posegpu::procedural::random_asset(seed, bones, 4);
+        let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+        assert_gpu_matches_cpu(&ctx, &lib, &spread_instances(&lib, 9), &format!("random skeleton {bones} bones"));
+    }
+    let asset = posegpu::procedural::humanoid_asset();
+    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    assert_gpu_matches_cpu(&ctx, &lib, &spread_instances(&lib, 25), "humanoid");
+}
+
+#[test]
+fn every_real_file_matches_the_cpu() {
+    let Some(ctx) = gpu() else { return };
+    let mut checked = 0;
+    for path in common::anim_files() {
+        let asset = posegpu::import::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        if asset.clips.is_empty() {
+            continue;
+        }
+        let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+        let d = assert_gpu_matches_cpu(&ctx, &lib, &spread_instances(&lib, 7), &path.display().to_string());
+        eprintln!("{}: {} clips, deviation {d:.1e}", path.display(), lib.clip_count());
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} animated files found");
+}
+
+#[test]
+fn work_past_the_limits_is_split_not_refused() {
+    let Some(ctx) = gpu() else { return };
+    let asset = posegpu::procedural::humanoid_asset();
+    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let instances = spread_instances(&lib, 60); // 480 instances
+    let per_instance = (lib.bone_count() * 48) as u64;
+    let options = GpuOptions {
+        // 37 instances per buffer, and at most 3 x 3 workgroups per dispatch.
+        max_binding_size: Some(per_instance * 37 + 5),
+        max_workgroups_per_dimension: Some(3),
+    };
+    let mut gpu = GpuEvaluator::new(&ctx, &lib, 10, &options).unwrap();
+    gpu.evaluate(&instances).unwrap();
+    let per_chunk = gpu.instances_per_chunk();
+    assert!(per_chunk <= 37 && per_chunk * lib.bone_count() <= 9 * 64, "{per_chunk}");
+    assert!(gpu.chunks().len() >= instances.len() / per_chunk, "{} chunks", gpu.chunks().len());
+    let split = gpu.read_back().unwrap();
+    let whole = gpu_eval(&ctx, &lib, &instances, &GpuOptions::default());
+    let cpu = cpu_eval(&lib, &instances);
+    let extent = lib.skeleton().extent();
+    assert!(Deviation::between(&split, &cpu).relative(extent) <= TOLERANCE);
+    assert_eq!(split, whole, "splitting must not change a single bit");
+
+    // Fewer instances the next frame: the later chunks fall idle, the result stays right.
+    let few = &instances[..50];
+    gpu.evaluate(few).unwrap();
+    let again = gpu.read_back().unwrap();
+    assert_eq!(again.instance_count(), 50);
+    assert_eq!(again, gpu_eval(&ctx, &lib, few, &GpuOptions::default()));
+}
+
+#[test]
+fn one_instance_past_the_binding_limit_is_a_typed_error() {
+    let Some(ctx) = gpu() else { return };
+    let asset = posegpu::procedural::humanoid_asset();
+    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let options = GpuOptions { max_binding_size: Some(1024), ..Default::default() };
+    let err = GpuEvaluator::new(&ctx, &lib, 1, &options).err().expect("must fail");
+    assert!(matches!(err, Error::TooLarge { .. }), "{err}");
+    assert!(err.to_string().contains("max_storage_buffer_binding_size"), "{err}");
+}
+
+#[test]
+fn bad_instances_are_refused_before_upload() {
+    let Some(ctx) = gpu() else { return };
+    let asset = posegpu::procedural::humanoid_asset();
+    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let mut gpu = GpuEvaluator::new(&ctx, &lib, 4, &GpuOptions::default()).unwrap();
+    let bad = [Instance::new(0, 0.0, false), Instance::new(99, 0.0, false)];
+    assert!(matches!(gpu.evaluate(&bad), Err(Error::BadInstance { instance: 1, .. })));
+    let bad = [Instance::new(0, f32::INFINITY, false)];
+    assert!(matches!(gpu.evaluate(&bad), Err(Error::BadInstance { instance: 0, .. })));
+}
+
+#[test]
+fn timestamps_are_reported_where_the_adapter_has_them() {
+    let Some(ctx) = gpu() else { return };
+    let asset = posegpu::procedural::humanoid_asset();
+    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let mut gpu = GpuEvaluator::new(&ctx, &lib, 1000, &GpuOptions::default()).unwrap();
+    let instances = spread_instances(&lib, 100);
+    let times = gpu.evaluate_timed(&instances).unwrap();
+    assert_eq!(times.is_some(), ctx.has_timestamps());
+    if let Some(t) = times {
+        assert!(t.sample_ns > 0.0 && t.hierarchy_ns > 0.0, "{t:?}");
+    }
+    // The timed path computes the same poses.
+    assert!(Deviation::between(&gpu.read_back().unwrap(), &cpu_eval(&lib, &instances)).relative(1.0) <= TOLERANCE);
+}

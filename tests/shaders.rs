@@ -1,0 +1,33 @@
+//! Every WGSL stage parses and validates with naga, without a GPU.
+
+use posegpu::gpu::shaders;
+
+#[test]
+fn every_stage_validates_with_naga() {
+    for (stage, _) in shaders::STAGES {
+        let module = shaders::validate(stage).unwrap_or_else(|e| panic!("{stage}.wgsl:\n{e}"));
+        assert!(
+            module.entry_points.iter().any(|e| e.name == "main"),
+            "{stage}.wgsl has no `main` entry point"
+        );
+    }
+}
+
+#[test]
+fn every_shader_file_is_a_known_stage() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/shaders");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let stage = name.strip_suffix(".wgsl").expect("only .wgsl files in shaders/");
+        assert!(
+            stage == "common" || shaders::STAGES.iter().any(|(s, _)| *s == stage),
+            "shaders/{name} is not listed in posegpu::gpu::shaders::STAGES"
+        );
+    }
+}
+
+#[test]
+fn a_broken_shader_is_reported_not_accepted() {
+    let src = format!("{}\nfn broken() -> f32 {{ return undefined_name; }}", shaders::COMMON);
+    assert!(naga::front::wgsl::parse_str(&src).is_err());
+}
