@@ -108,7 +108,11 @@ pub struct Clip {
 impl Clip {
     /// Validates `tracks` (one per bone of `skeleton`): key counts, finite values, non-zero
     /// quaternions, non-negative scales, non-decreasing times, and at least one key.
-    pub fn new(name: impl Into<String>, skeleton: &Skeleton, tracks: Vec<BoneTrack>) -> Result<Self> {
+    pub fn new(
+        name: impl Into<String>,
+        skeleton: &Skeleton,
+        tracks: Vec<BoneTrack>,
+    ) -> Result<Self> {
         let name = name.into();
         if tracks.len() != skeleton.len() {
             return Err(Error::TrackCount {

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 pub enum Error {
     #[error("skeleton has no bones")]
     EmptySkeleton,
-    #[error("bone {bone} '{name}': parent {parent} does not exist (the skeleton has {count} bones)")]
+    #[error(
+        "bone {bone} '{name}': parent {parent} does not exist (the skeleton has {count} bones)"
+    )]
     ParentOutOfRange {
         bone: usize,
         name: String,

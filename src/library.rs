@@ -151,9 +151,8 @@ impl AnimLibrary {
                 let t = lib.push_channel(&mut shared_times, track.translation.as_ref(), |v| {
                     v.extend(0.0).to_array()
                 })?;
-                let r = lib.push_channel(&mut shared_times, track.rotation.as_ref(), |q| {
-                    q.to_array()
-                })?;
+                let r =
+                    lib.push_channel(&mut shared_times, track.rotation.as_ref(), |q| q.to_array())?;
                 let s = lib.push_channel(&mut shared_times, track.scale.as_ref(), |v| {
                     v.extend(0.0).to_array()
                 })?;

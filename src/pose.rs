@@ -71,7 +71,12 @@ impl Deviation {
     pub fn between(a: &Poses, b: &Poses) -> Self {
         assert_eq!(a.locals.len(), b.locals.len(), "pose sets differ in size");
         let mut d = Self::default();
-        for (x, y) in a.locals.iter().zip(&b.locals).chain(a.component.iter().zip(&b.component)) {
+        for (x, y) in a
+            .locals
+            .iter()
+            .zip(&b.locals)
+            .chain(a.component.iter().zip(&b.component))
+        {
             d.add_xform(x, y);
         }
         for (x, y) in a.skinning.iter().zip(&b.skinning) {
@@ -85,7 +90,10 @@ impl Deviation {
 
     fn add_xform(&mut self, x: &Xform, y: &Xform) {
         let diff = |a: &[f32; 4], b: &[f32; 4]| {
-            a.iter().zip(b).map(|(p, q)| (p - q).abs()).fold(0.0f32, f32::max)
+            a.iter()
+                .zip(b)
+                .map(|(p, q)| (p - q).abs())
+                .fold(0.0f32, f32::max)
         };
         let neg = y.rotation.map(|v| -v);
         self.translation = self.translation.max(diff(&x.translation, &y.translation));

@@ -151,7 +151,10 @@ impl Skeleton {
             });
         }
         for (i, t) in locals.iter().enumerate() {
-            check_transform(t, &format!("reference pose '{name}', bone '{}'", self.names[i]))?;
+            check_transform(
+                t,
+                &format!("reference pose '{name}', bone '{}'", self.names[i]),
+            )?;
         }
         self.alternatives.push(ReferencePose { name, locals });
         Ok(self)

@@ -13,7 +13,12 @@ fn generated_skeletons_match_the_cpu() {
     for (seed, bones) in [(1, 1), (2, 2), (3, 17), (4, 67), (5, 150)] {
         let asset = posegpu::procedural::random_asset(seed, bones, 4);
         let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
-        assert_gpu_matches_cpu(&ctx, &lib, &spread_instances(&lib, 9), &format!("random skeleton {bones} bones"));
+        assert_gpu_matches_cpu(
+            &ctx,
+            &lib,
+            &spread_instances(&lib, 9),
+            &format!("random skeleton {bones} bones"),
+        );
     }
     let asset = posegpu::procedural::humanoid_asset();
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
@@ -30,8 +35,17 @@ fn every_real_file_matches_the_cpu() {
             continue;
         }
         let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
-        let d = assert_gpu_matches_cpu(&ctx, &lib, &spread_instances(&lib, 7), &path.display().to_string());
-        eprintln!("{}: {} clips, deviation {d:.1e}", path.display(), lib.clip_count());
+        let d = assert_gpu_matches_cpu(
+            &ctx,
+            &lib,
+            &spread_instances(&lib, 7),
+            &path.display().to_string(),
+        );
+        eprintln!(
+            "{}: {} clips, deviation {d:.1e}",
+            path.display(),
+            lib.clip_count()
+        );
         checked += 1;
     }
     assert!(checked >= 10, "only {checked} animated files found");
@@ -52,8 +66,15 @@ fn work_past_the_limits_is_split_not_refused() {
     let mut gpu = GpuEvaluator::new(&ctx, &lib, 10, &options).unwrap();
     gpu.evaluate(&instances).unwrap();
     let per_chunk = gpu.instances_per_chunk();
-    assert!(per_chunk <= 37 && per_chunk * lib.bone_count() <= 9 * 64, "{per_chunk}");
-    assert!(gpu.chunks().len() >= instances.len() / per_chunk, "{} chunks", gpu.chunks().len());
+    assert!(
+        per_chunk <= 37 && per_chunk * lib.bone_count() <= 9 * 64,
+        "{per_chunk}"
+    );
+    assert!(
+        gpu.chunks().len() >= instances.len() / per_chunk,
+        "{} chunks",
+        gpu.chunks().len()
+    );
     let split = gpu.read_back().unwrap();
     let whole = gpu_eval(&ctx, &lib, &instances, &GpuOptions::default());
     let cpu = cpu_eval(&lib, &instances);
@@ -74,10 +95,18 @@ fn one_instance_past_the_binding_limit_is_a_typed_error() {
     let Some(ctx) = gpu() else { return };
     let asset = posegpu::procedural::humanoid_asset();
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
-    let options = GpuOptions { max_binding_size: Some(1024), ..Default::default() };
-    let err = GpuEvaluator::new(&ctx, &lib, 1, &options).err().expect("must fail");
+    let options = GpuOptions {
+        max_binding_size: Some(1024),
+        ..Default::default()
+    };
+    let err = GpuEvaluator::new(&ctx, &lib, 1, &options)
+        .err()
+        .expect("must fail");
     assert!(matches!(err, Error::TooLarge { .. }), "{err}");
-    assert!(err.to_string().contains("max_storage_buffer_binding_size"), "{err}");
+    assert!(
+        err.to_string().contains("max_storage_buffer_binding_size"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -87,9 +116,15 @@ fn bad_instances_are_refused_before_upload() {
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
     let mut gpu = GpuEvaluator::new(&ctx, &lib, 4, &GpuOptions::default()).unwrap();
     let bad = [Instance::new(0, 0.0, false), Instance::new(99, 0.0, false)];
-    assert!(matches!(gpu.evaluate(&bad), Err(Error::BadInstance { instance: 1, .. })));
+    assert!(matches!(
+        gpu.evaluate(&bad),
+        Err(Error::BadInstance { instance: 1, .. })
+    ));
     let bad = [Instance::new(0, f32::INFINITY, false)];
-    assert!(matches!(gpu.evaluate(&bad), Err(Error::BadInstance { instance: 0, .. })));
+    assert!(matches!(
+        gpu.evaluate(&bad),
+        Err(Error::BadInstance { instance: 0, .. })
+    ));
 }
 
 #[test]
@@ -105,5 +140,8 @@ fn timestamps_are_reported_where_the_adapter_has_them() {
         assert!(t.sample_ns > 0.0 && t.hierarchy_ns > 0.0, "{t:?}");
     }
     // The timed path computes the same poses.
-    assert!(Deviation::between(&gpu.read_back().unwrap(), &cpu_eval(&lib, &instances)).relative(1.0) <= TOLERANCE);
+    assert!(
+        Deviation::between(&gpu.read_back().unwrap(), &cpu_eval(&lib, &instances)).relative(1.0)
+            <= TOLERANCE
+    );
 }

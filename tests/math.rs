@@ -25,7 +25,11 @@ fn assert_quat(a: Quat, b: Quat, what: &str) {
 
 #[test]
 fn compose_follows_ue_trs() {
-    let parent = Transform::new(Vec3::new(0.0, 0.0, 1.0), Quat::from_rotation_z(FRAC_PI_2), Vec3::splat(2.0));
+    let parent = Transform::new(
+        Vec3::new(0.0, 0.0, 1.0),
+        Quat::from_rotation_z(FRAC_PI_2),
+        Vec3::splat(2.0),
+    );
     let child = Transform::new(Vec3::X, Quat::IDENTITY, Vec3::ONE);
     let cs = Transform::compose(&child, &parent);
     // T = Rp·(Sp∘Tc) + Tp = Rz90·(2,0,0) + (0,0,1)
@@ -56,8 +60,16 @@ fn compose_drops_the_shear_a_matrix_chain_keeps() {
 
 #[test]
 fn relative_inverts_compose_and_uses_safe_recip() {
-    let a = Transform::new(Vec3::new(0.0, 2.0, 1.0), Quat::from_rotation_z(FRAC_PI_2), Vec3::splat(2.0));
-    let b = Transform::new(Vec3::new(0.0, 0.0, 1.0), Quat::from_rotation_z(FRAC_PI_2), Vec3::splat(2.0));
+    let a = Transform::new(
+        Vec3::new(0.0, 2.0, 1.0),
+        Quat::from_rotation_z(FRAC_PI_2),
+        Vec3::splat(2.0),
+    );
+    let b = Transform::new(
+        Vec3::new(0.0, 0.0, 1.0),
+        Quat::from_rotation_z(FRAC_PI_2),
+        Vec3::splat(2.0),
+    );
     let r = Transform::relative(&a, &b);
     // R = I; S = 1; T = (Rz90⁻¹·(0,2,0)) / 2 = (1,0,0)
     assert_quat(r.rotation, Quat::IDENTITY, "R");
@@ -68,7 +80,10 @@ fn relative_inverts_compose_and_uses_safe_recip() {
     let r = Transform::relative(&Transform::new(Vec3::ONE, Quat::IDENTITY, Vec3::ONE), &b0);
     assert_vec(r.scale, Vec3::new(0.0, 1.0, 0.25), "S with zero");
     assert_vec(r.translation, Vec3::new(0.0, 1.0, 0.25), "T with zero");
-    assert_eq!(safe_recip(Vec3::new(1e-9, -1e-8, 2.0)), Vec3::new(0.0, 0.0, 0.5));
+    assert_eq!(
+        safe_recip(Vec3::new(1e-9, -1e-8, 2.0)),
+        Vec3::new(0.0, 0.0, 0.5)
+    );
 }
 
 #[test]
@@ -77,37 +92,67 @@ fn fast_lerp_flips_to_the_shorter_arc() {
     let b = -Quat::from_rotation_z(FRAC_PI_2); // the same rotation, the other hemisphere
     let raw = fast_lerp(a, b, 0.5);
     // (1−α)·a + α·sign(a·b)·b with sign = −1: (0, 0, 0.35355, 0.85355)
-    assert!(raw.abs_diff_eq(glam::Vec4::new(0.0, 0.0, 0.353_553_4, 0.853_553_4), EPS), "{raw}");
-    assert_quat(nlerp(a, b, 0.5), Quat::from_rotation_z(FRAC_PI_2 / 2.0), "halfway");
+    assert!(
+        raw.abs_diff_eq(glam::Vec4::new(0.0, 0.0, 0.353_553_4, 0.853_553_4), EPS),
+        "{raw}"
+    );
+    assert_quat(
+        nlerp(a, b, 0.5),
+        Quat::from_rotation_z(FRAC_PI_2 / 2.0),
+        "halfway",
+    );
 }
 
 /// One root bone and one child with rest T = (0,1,0), S = 2.
 fn two_bones() -> Skeleton {
-    let mut child = Bone::new("child", Some(0), Transform::new(Vec3::Y, Quat::IDENTITY, Vec3::splat(2.0)));
+    let mut child = Bone::new(
+        "child",
+        Some(0),
+        Transform::new(Vec3::Y, Quat::IDENTITY, Vec3::splat(2.0)),
+    );
     child.inverse_bind = Some(Mat4::from_translation(-Vec3::Y));
     Skeleton::new(vec![Bone::new("root", None, Transform::IDENTITY), child]).unwrap()
 }
 
 fn channel(times: &[f32], values: &[f32], interpolation: Interpolation) -> Channel<Vec3> {
-    Channel::new(times.to_vec(), values.iter().map(|&v| Vec3::new(v, 0.0, 0.0)).collect(), interpolation)
+    Channel::new(
+        times.to_vec(),
+        values.iter().map(|&v| Vec3::new(v, 0.0, 0.0)).collect(),
+        interpolation,
+    )
 }
 
 /// Samples the root translation's x of a one-clip library at `t`.
 fn root_x(clip: &Clip, skeleton: &Skeleton, t: f32, looping: bool) -> f32 {
     let lib = AnimLibrary::new(skeleton, std::slice::from_ref(clip)).unwrap();
-    common::cpu_eval(&lib, &[Instance::new(0, t, looping)]).local(0, 0).translation.x
+    common::cpu_eval(&lib, &[Instance::new(0, t, looping)])
+        .local(0, 0)
+        .translation
+        .x
 }
 
 fn root_clip(c: Channel<Vec3>, s: &Skeleton) -> Clip {
-    let tracks = vec![BoneTrack { translation: Some(c), ..Default::default() }, BoneTrack::default()];
+    let tracks = vec![
+        BoneTrack {
+            translation: Some(c),
+            ..Default::default()
+        },
+        BoneTrack::default(),
+    ];
     Clip::new("c", s, tracks).unwrap()
 }
 
 #[test]
 fn linear_and_step_sampling() {
     let s = two_bones();
-    let linear = root_clip(channel(&[0.0, 1.0, 2.0], &[0.0, 10.0, 20.0], Interpolation::Linear), &s);
-    let step = root_clip(channel(&[0.0, 1.0, 2.0], &[0.0, 10.0, 20.0], Interpolation::Step), &s);
+    let linear = root_clip(
+        channel(&[0.0, 1.0, 2.0], &[0.0, 10.0, 20.0], Interpolation::Linear),
+        &s,
+    );
+    let step = root_clip(
+        channel(&[0.0, 1.0, 2.0], &[0.0, 10.0, 20.0], Interpolation::Step),
+        &s,
+    );
     assert!((root_x(&linear, &s, 1.5, false) - 15.0).abs() < EPS);
     assert!((root_x(&linear, &s, 0.25, false) - 2.5).abs() < EPS);
     assert_eq!(root_x(&step, &s, 1.5, false), 10.0);
@@ -119,7 +164,10 @@ fn linear_and_step_sampling() {
 #[test]
 fn clamping_and_looping() {
     let s = two_bones();
-    let c = root_clip(channel(&[0.0, 1.0, 2.0], &[0.0, 10.0, 20.0], Interpolation::Linear), &s);
+    let c = root_clip(
+        channel(&[0.0, 1.0, 2.0], &[0.0, 10.0, 20.0], Interpolation::Linear),
+        &s,
+    );
     assert_eq!(c.duration(), 2.0);
     assert_eq!(root_x(&c, &s, -1.0, false), 0.0);
     assert_eq!(root_x(&c, &s, 5.0, false), 20.0);
@@ -159,14 +207,22 @@ fn absent_channels_keep_the_reference_pose() {
     let tracks = vec![
         BoneTrack::default(),
         BoneTrack {
-            rotation: Some(Channel::new(vec![0.0, 1.0], vec![rot, rot], Interpolation::Linear)),
+            rotation: Some(Channel::new(
+                vec![0.0, 1.0],
+                vec![rot, rot],
+                Interpolation::Linear,
+            )),
             ..Default::default()
         },
     ];
     let clip = Clip::new("c", &s, tracks).unwrap();
     let lib = AnimLibrary::new(&s, &[clip]).unwrap();
     let poses = common::cpu_eval(&lib, &[Instance::new(0, 0.5, false)]);
-    assert_eq!(poses.local(0, 0), Transform::IDENTITY, "a bone without a track");
+    assert_eq!(
+        poses.local(0, 0),
+        Transform::IDENTITY,
+        "a bone without a track"
+    );
     let child = poses.local(0, 1);
     assert_vec(child.translation, Vec3::Y, "absent translation");
     assert_vec(child.scale, Vec3::splat(2.0), "absent scale");
@@ -179,7 +235,11 @@ fn hierarchy_and_skinning_matrices() {
     let tracks = vec![
         BoneTrack {
             translation: Some(channel(&[0.0], &[1.0], Interpolation::Linear)),
-            rotation: Some(Channel::new(vec![0.0], vec![Quat::from_rotation_z(FRAC_PI_2)], Interpolation::Linear)),
+            rotation: Some(Channel::new(
+                vec![0.0],
+                vec![Quat::from_rotation_z(FRAC_PI_2)],
+                Interpolation::Linear,
+            )),
             ..Default::default()
         },
         BoneTrack::default(),
@@ -202,8 +262,18 @@ fn hierarchy_and_skinning_matrices() {
 fn duration_and_key_count_span_all_channels() {
     let s = two_bones();
     let tracks = vec![
-        BoneTrack { translation: Some(channel(&[0.0, 1.0], &[0.0, 1.0], Interpolation::Linear)), ..Default::default() },
-        BoneTrack { scale: Some(channel(&[0.5, 1.0, 3.0], &[1.0, 1.0, 2.0], Interpolation::Linear)), ..Default::default() },
+        BoneTrack {
+            translation: Some(channel(&[0.0, 1.0], &[0.0, 1.0], Interpolation::Linear)),
+            ..Default::default()
+        },
+        BoneTrack {
+            scale: Some(channel(
+                &[0.5, 1.0, 3.0],
+                &[1.0, 1.0, 2.0],
+                Interpolation::Linear,
+            )),
+            ..Default::default()
+        },
     ];
     let clip = Clip::new("c", &s, tracks).unwrap();
     assert_eq!(clip.duration(), 3.0);

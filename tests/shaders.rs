@@ -18,7 +18,9 @@ fn every_shader_file_is_a_known_stage() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/shaders");
     for entry in std::fs::read_dir(dir).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
-        let stage = name.strip_suffix(".wgsl").expect("only .wgsl files in shaders/");
+        let stage = name
+            .strip_suffix(".wgsl")
+            .expect("only .wgsl files in shaders/");
         assert!(
             stage == "common" || shaders::STAGES.iter().any(|(s, _)| *s == stage),
             "shaders/{name} is not listed in posegpu::gpu::shaders::STAGES"
@@ -28,6 +30,9 @@ fn every_shader_file_is_a_known_stage() {
 
 #[test]
 fn a_broken_shader_is_reported_not_accepted() {
-    let src = format!("{}\nfn broken() -> f32 {{ return undefined_name; }}", shaders::COMMON);
+    let src = format!(
+        "{}\nfn broken() -> f32 {{ return undefined_name; }}",
+        shaders::COMMON
+    );
     assert!(naga::front::wgsl::parse_str(&src).is_err());
 }

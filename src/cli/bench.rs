@@ -52,13 +52,19 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
             })
             .collect()
     };
-    println!("{bones} bones, {} clips, {frames} frames per size", lib.clip_count());
+    println!(
+        "{bones} bones, {} clips, {frames} frames per size",
+        lib.clip_count()
+    );
     match args.backend {
         Backend::Cpu => {
             let cpu = CpuEvaluator::new(&lib);
             let mut poses = Poses::default();
             println!("CPU, {} threads", rayon::current_num_threads());
-            println!("{:>10} {:>12} {:>16} {:>12}", "instances", "ms/frame", "rate", "us/instance");
+            println!(
+                "{:>10} {:>12} {:>16} {:>12}",
+                "instances", "ms/frame", "rate", "us/instance"
+            );
             for &n in &args.instances {
                 let mut times = Vec::new();
                 for f in 0..frames {

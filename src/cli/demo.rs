@@ -4,7 +4,9 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use posegpu::{AnimLibrary, CpuEvaluator, Deviation, Error, GpuEvaluator, GpuOptions, Instance, Poses};
+use posegpu::{
+    AnimLibrary, CpuEvaluator, Deviation, Error, GpuEvaluator, GpuOptions, Instance, Poses,
+};
 
 use super::{open_gpu, rate};
 

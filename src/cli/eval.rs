@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use posegpu::{
-    AnimLibrary, BoneTrack, Channel, Clip, CpuEvaluator, Error, GpuEvaluator, GpuOptions,
-    Instance, Interpolation, Poses, Skeleton, Transform,
+    AnimLibrary, BoneTrack, Channel, Clip, CpuEvaluator, Error, GpuEvaluator, GpuOptions, Instance,
+    Interpolation, Poses, Skeleton, Transform,
 };
 use serde::Serialize;
 
@@ -20,7 +20,12 @@ pub struct EvalArgs {
     #[arg(long)]
     animation: Option<String>,
     /// Times in seconds, comma-separated (negative ones too: `--times=-0.5,0,1.25`).
-    #[arg(long, required = true, value_delimiter = ',', allow_negative_numbers = true)]
+    #[arg(
+        long,
+        required = true,
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
     times: Vec<f32>,
     /// Where to evaluate.
     #[arg(long, value_enum, default_value = "cpu")]
@@ -81,7 +86,9 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
         .enumerate()
         .map(|(i, &time)| Frame {
             time,
-            local: (0..skeleton.len()).map(|b| flat(&poses.local(i, b))).collect(),
+            local: (0..skeleton.len())
+                .map(|b| flat(&poses.local(i, b)))
+                .collect(),
             component: (0..skeleton.len())
                 .map(|b| flat(&poses.component(i, b)))
                 .collect(),
@@ -133,7 +140,11 @@ fn reference_pose_clip(skeleton: &Skeleton) -> Result<Clip, Error> {
         .iter()
         .map(|t| BoneTrack {
             translation: key(t.translation),
-            rotation: Some(Channel::new(vec![0.0], vec![t.rotation], Interpolation::Linear)),
+            rotation: Some(Channel::new(
+                vec![0.0],
+                vec![t.rotation],
+                Interpolation::Linear,
+            )),
             scale: key(t.scale),
         })
         .collect();

@@ -55,8 +55,16 @@ fn sample_channel(lib: &AnimLibrary, ch: &ChannelData, t: f32) -> Option<(u32, u
     let start = ch.time_offset as usize;
     let times = &lib.times[start..start + ch.count as usize];
     let (k0, k1, alpha) = find_keys(times, t);
-    let alpha = if ch.flags & CHANNEL_STEP != 0 { 0.0 } else { alpha };
-    Some((ch.value_offset + k0 as u32, ch.value_offset + k1 as u32, alpha))
+    let alpha = if ch.flags & CHANNEL_STEP != 0 {
+        0.0
+    } else {
+        alpha
+    };
+    Some((
+        ch.value_offset + k0 as u32,
+        ch.value_offset + k1 as u32,
+        alpha,
+    ))
 }
 
 /// The local transform of `bone` in `clip` at an already mapped time.

@@ -146,11 +146,13 @@ impl GpuEvaluator {
             // Bindings may not be empty: a library without clips still binds 16 bytes.
             let mut padded = bytes.to_vec();
             padded.resize(bytes.len().max(16), 0);
-            Ok(device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents: &padded,
-                usage: wgpu::BufferUsages::STORAGE,
-            }))
+            Ok(
+                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents: &padded,
+                    usage: wgpu::BufferUsages::STORAGE,
+                }),
+            )
         };
         let assets = Assets {
             clips: storage("clips", bytemuck::cast_slice(&lib.clips))?,
@@ -177,7 +179,9 @@ impl GpuEvaluator {
         };
         let sample_pipeline = pipeline("sample");
         let hierarchy_pipeline = pipeline("hierarchy");
-        let timer = ctx.has_timestamps().then(|| Timer::new(&device, &ctx.queue));
+        let timer = ctx
+            .has_timestamps()
+            .then(|| Timer::new(&device, &ctx.queue));
         scope.pop()?;
 
         let mut evaluator = Self {

@@ -90,7 +90,8 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
     }
     // Bones: the joints in skin order, then the non-joint nodes between two joints.
     let mut bone_nodes = joints.clone();
-    let mut bone_of: HashMap<usize, usize> = joints.iter().enumerate().map(|(b, &n)| (n, b)).collect();
+    let mut bone_of: HashMap<usize, usize> =
+        joints.iter().enumerate().map(|(b, &n)| (n, b)).collect();
     if bone_of.len() != joints.len() {
         return Err("the skin lists a joint twice".to_string().into());
     }
@@ -116,7 +117,9 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
     let ibms: Vec<Mat4> = match skin.reader(get).read_inverse_bind_matrices() {
         Some(iter) => iter.map(|m| Mat4::from_cols_array_2d(&m)).collect(),
         None if skin.inverse_bind_matrices().is_some() => {
-            return Err("inverse bind matrices: buffer data missing".to_string().into())
+            return Err("inverse bind matrices: buffer data missing"
+                .to_string()
+                .into())
         }
         None => Vec::new(),
     };

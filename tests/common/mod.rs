@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use posegpu::{AnimLibrary, CpuEvaluator, Deviation, GpuContext, GpuEvaluator, GpuOptions, Instance, Poses};
+use posegpu::{
+    AnimLibrary, CpuEvaluator, Deviation, GpuContext, GpuEvaluator, GpuOptions, Instance, Poses,
+};
 
 /// GPU-vs-CPU tolerance, relative to the skeleton's size.
 pub const TOLERANCE: f32 = 1e-4;
@@ -48,7 +50,9 @@ pub fn gpu() -> Option<GpuContext> {
         Ok(ctx) => Some(ctx),
         Err(e) => {
             if std::env::var("CI").is_ok_and(|v| v == "true") {
-                panic!("CI=true but no GPU adapter: {e} (install mesa-vulkan-drivers and libvulkan1)");
+                panic!(
+                    "CI=true but no GPU adapter: {e} (install mesa-vulkan-drivers and libvulkan1)"
+                );
             }
             eprintln!("skipping a GPU test: {e}");
             None
@@ -58,22 +62,37 @@ pub fn gpu() -> Option<GpuContext> {
 
 pub fn cpu_eval(lib: &AnimLibrary, instances: &[Instance]) -> Poses {
     let mut poses = Poses::default();
-    CpuEvaluator::new(lib).evaluate(instances, &mut poses).unwrap();
+    CpuEvaluator::new(lib)
+        .evaluate(instances, &mut poses)
+        .unwrap();
     poses
 }
 
-pub fn gpu_eval(ctx: &GpuContext, lib: &AnimLibrary, instances: &[Instance], options: &GpuOptions) -> Poses {
+pub fn gpu_eval(
+    ctx: &GpuContext,
+    lib: &AnimLibrary,
+    instances: &[Instance],
+    options: &GpuOptions,
+) -> Poses {
     let mut gpu = GpuEvaluator::new(ctx, lib, instances.len(), options).unwrap();
     gpu.evaluate(instances).unwrap();
     gpu.read_back().unwrap()
 }
 
 /// Evaluates on both backends and asserts that they agree within [`TOLERANCE`].
-pub fn assert_gpu_matches_cpu(ctx: &GpuContext, lib: &AnimLibrary, instances: &[Instance], what: &str) -> f32 {
+pub fn assert_gpu_matches_cpu(
+    ctx: &GpuContext,
+    lib: &AnimLibrary,
+    instances: &[Instance],
+    what: &str,
+) -> f32 {
     let cpu = cpu_eval(lib, instances);
     let gpu = gpu_eval(ctx, lib, instances, &GpuOptions::default());
     let d = Deviation::between(&gpu, &cpu).relative(lib.skeleton().extent());
-    assert!(d <= TOLERANCE, "{what}: GPU and CPU differ by {d:e} (relative), over {TOLERANCE:e}");
+    assert!(
+        d <= TOLERANCE,
+        "{what}: GPU and CPU differ by {d:e} (relative), over {TOLERANCE:e}"
+    );
     d
 }
 
