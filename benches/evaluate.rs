@@ -8,17 +8,7 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use posegpu::{AnimLibrary, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions, Instance, Poses};
-
-fn crowd(lib: &AnimLibrary, n: usize, frame: u64) -> Vec<Instance> {
-    (0..n)
-        .map(|i| {
-            let clip = i % lib.clip_count();
-            let t = (i as f32 * 0.618_034).fract() * lib.clip_duration(clip);
-            Instance::new(clip as u32, t + frame as f32 / 60.0, true)
-        })
-        .collect()
-}
+use posegpu::{AnimLibrary, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions, Poses};
 
 fn libraries() -> Vec<(&'static str, AnimLibrary)> {
     let mut out = Vec::new();
@@ -67,12 +57,13 @@ fn evaluate(c: &mut Criterion) {
                 let mut frame = 0;
                 b.iter(|| {
                     frame += 1;
-                    cpu.evaluate(&crowd(&lib, n, frame), &mut poses).unwrap();
+                    cpu.evaluate(&lib.crowd(n, frame as f32 / 60.0), &mut poses)
+                        .unwrap();
                 })
             });
             if n <= 10_000 {
                 group.bench_function(BenchmarkId::new("cpu_one_core", n), |b| {
-                    let inst = crowd(&lib, n, 1);
+                    let inst = lib.crowd(n, 1.0 / 60.0);
                     b.iter(|| cpu.evaluate_single_thread(&inst, &mut poses).unwrap())
                 });
             }
@@ -82,7 +73,7 @@ fn evaluate(c: &mut Criterion) {
                 b.iter_custom(|iters| {
                     let mut total = Duration::ZERO;
                     for frame in 0..iters {
-                        let inst = crowd(&lib, n, frame);
+                        let inst = lib.crowd(n, frame as f32 / 60.0);
                         let start = Instant::now();
                         let timed = gpu.evaluate_timed(&inst).unwrap();
                         total += match timed {

@@ -43,24 +43,31 @@ fn map_time(t: f32, duration: f32, looping: bool) -> f32 {
     return clamp(t, 0.0, duration);
 }
 
-// The two keys around t (absolute value indices) and the blend factor between them.
-struct KeyPair {
-    a: u32,
-    b: u32,
+// The last key search, reused by the next channel with the same key times (channels that share
+// times share one stored array). count == 0 matches no channel that is searched.
+struct KeySearch {
+    time_offset: u32,
+    count: u32,
+    lo: u32,
+    hi: u32,
     alpha: f32,
 }
 
-fn find_keys(ch: ChannelData, t: f32) -> KeyPair {
+// times[lo] <= t < times[hi], or lo == hi before the first key and after the last.
+fn search_keys(search: ptr<function, KeySearch>, ch: ChannelData, t: f32) {
+    if ((*search).time_offset == ch.time_offset && (*search).count == ch.count) {
+        return;
+    }
     let first = ch.time_offset;
     let last = ch.count - 1u;
-    var pair = KeyPair(ch.value_offset, ch.value_offset, 0.0);
+    *search = KeySearch(ch.time_offset, ch.count, 0u, 0u, 0.0);
     if (t <= times[first]) {
-        return pair;
+        return;
     }
     if (t >= times[first + last]) {
-        pair.a = ch.value_offset + last;
-        pair.b = pair.a;
-        return pair;
+        (*search).lo = last;
+        (*search).hi = last;
+        return;
     }
     var lo = 0u;
     var hi = last;
@@ -72,13 +79,23 @@ fn find_keys(ch: ChannelData, t: f32) -> KeyPair {
             hi = mid;
         }
     }
-    pair.a = ch.value_offset + lo;
-    pair.b = ch.value_offset + hi;
-    if ((ch.flags & CHANNEL_STEP) == 0u) {
-        let t0 = times[first + lo];
-        pair.alpha = (t - t0) / (times[first + hi] - t0);
-    }
-    return pair;
+    let t0 = times[first + lo];
+    (*search).lo = lo;
+    (*search).hi = hi;
+    (*search).alpha = (t - t0) / (times[first + hi] - t0);
+}
+
+// The two keys of a channel around t (absolute value indices) and the blend factor.
+struct KeyPair {
+    a: u32,
+    b: u32,
+    alpha: f32,
+}
+
+fn channel_keys(search: ptr<function, KeySearch>, ch: ChannelData, t: f32) -> KeyPair {
+    search_keys(search, ch, t);
+    let step = (ch.flags & CHANNEL_STEP) != 0u;
+    return KeyPair(ch.value_offset + (*search).lo, ch.value_offset + (*search).hi, select((*search).alpha, 0.0, step));
 }
 
 @compute @workgroup_size(64)
@@ -98,14 +115,15 @@ fn main(
     let base = clip.channel_base + bone * 3u;
 
     var out = rest[bone];
+    var search = KeySearch(0u, 0u, 0u, 0u, 0.0);
     let ct = channels[base];
     if (ct.count > 0u) {
-        let k = find_keys(ct, t);
+        let k = channel_keys(&search, ct, t);
         out.t = vec4<f32>(values[k.a].xyz * (1.0 - k.alpha) + values[k.b].xyz * k.alpha, 0.0);
     }
     let cr = channels[base + 1u];
     if (cr.count > 0u) {
-        let k = find_keys(cr, t);
+        let k = channel_keys(&search, cr, t);
         let qa = values[k.a];
         let qb = values[k.b];
         let sign = select(-1.0, 1.0, dot(qa, qb) >= 0.0);
@@ -115,7 +133,7 @@ fn main(
     }
     let cs = channels[base + 2u];
     if (cs.count > 0u) {
-        let k = find_keys(cs, t);
+        let k = channel_keys(&search, cs, t);
         out.s = vec4<f32>(values[k.a].xyz * (1.0 - k.alpha) + values[k.b].xyz * k.alpha, 0.0);
     }
     locals[index] = out;

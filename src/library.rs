@@ -228,6 +228,21 @@ impl AnimLibrary {
         }
     }
 
+    /// A crowd of `count` looping instances, clips dealt round-robin, phases spread evenly over
+    /// each clip (a golden-ratio sequence), all advanced by `time` seconds: the workload of the
+    /// demo and the benchmarks.
+    pub fn crowd(&self, count: usize, time: f32) -> Vec<Instance> {
+        let clips = self.clips.len().max(1);
+        (0..count)
+            .map(|i| {
+                let clip = i % clips;
+                let duration = self.clips.get(clip).map_or(0.0, |c| c.duration);
+                let phase = (i as f32 * 0.618_034).fract() * duration;
+                Instance::new(clip as u32, phase + time, true)
+            })
+            .collect()
+    }
+
     /// Checks a batch of instances: a clip index in range and a finite time.
     pub fn validate_instances(&self, instances: &[Instance]) -> Result<()> {
         for (i, inst) in instances.iter().enumerate() {

@@ -17,6 +17,18 @@ fn data(rel: &str) -> String {
     common::anim_data().join(rel).display().to_string()
 }
 
+/// The largest difference between two JSON arrays of `[f64; 10]` rows.
+fn max_abs_diff(a: &Value, b: &Value) -> f64 {
+    let rows = |v: &Value| v.as_array().unwrap().clone();
+    let mut max = 0.0f64;
+    for (x, y) in rows(a).iter().zip(rows(b).iter()) {
+        for (p, q) in rows(x).iter().zip(rows(y).iter()) {
+            max = max.max((p.as_f64().unwrap() - q.as_f64().unwrap()).abs());
+        }
+    }
+    max
+}
+
 fn eval_json(args: &[&str]) -> Value {
     let out = posegpu(args);
     assert!(
@@ -92,19 +104,7 @@ fn eval_selects_loops_and_matches_across_backends() {
         &by_name["frames"][0]["component"],
         &looped["frames"][0]["component"],
     );
-    let max_diff = a
-        .as_array()
-        .unwrap()
-        .iter()
-        .zip(b.as_array().unwrap())
-        .flat_map(|(x, y)| {
-            x.as_array()
-                .unwrap()
-                .iter()
-                .zip(y.as_array().unwrap())
-                .map(|(p, q)| (p.as_f64().unwrap() - q.as_f64().unwrap()).abs())
-        })
-        .fold(0.0, f64::max);
+    let max_diff = max_abs_diff(a, b);
     assert!(max_diff < 1e-4, "loop: {max_diff}");
 
     if common::gpu().is_some() {
@@ -122,19 +122,7 @@ fn eval_selects_loops_and_matches_across_backends() {
             &by_name["frames"][0]["component"],
             &gpu["frames"][0]["component"],
         );
-        let diff = a
-            .as_array()
-            .unwrap()
-            .iter()
-            .zip(b.as_array().unwrap())
-            .flat_map(|(x, y)| {
-                x.as_array()
-                    .unwrap()
-                    .iter()
-                    .zip(y.as_array().unwrap())
-                    .map(|(p, q)| (p.as_f64().unwrap() - q.as_f64().unwrap()).abs())
-            })
-            .fold(0.0, f64::max);
+        let diff = max_abs_diff(a, b);
         assert!(diff < 1e-3, "gpu vs cpu: {diff}");
     }
 }

@@ -43,15 +43,6 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
     let bones = lib.bone_count();
     let frames = args.frames.max(1);
-    let crowd = |n: usize, f: usize| -> Vec<Instance> {
-        (0..n)
-            .map(|i| {
-                let clip = i % lib.clip_count();
-                let t = (i as f32 * 0.618_034).fract() * lib.clip_duration(clip);
-                Instance::new(clip as u32, t + f as f32 / 60.0, true)
-            })
-            .collect()
-    };
     println!(
         "{bones} bones, {} clips, {frames} frames per size",
         lib.clip_count()
@@ -68,7 +59,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
             for &n in &args.instances {
                 let mut times = Vec::new();
                 for f in 0..frames {
-                    let inst = crowd(n, f);
+                    let inst = lib.crowd(n, f as f32 / 60.0);
                     let start = Instant::now();
                     cpu.evaluate(&inst, &mut poses)?;
                     times.push(start.elapsed().as_secs_f64());
@@ -95,9 +86,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
             let mut gpu = GpuEvaluator::new(&ctx, &lib, 1, &GpuOptions::default())?;
             for &n in &args.instances {
                 let (mut sample, mut hierarchy, mut wall) = (Vec::new(), Vec::new(), Vec::new());
-                gpu.evaluate_timed(&crowd(n, 0))?; // warm-up, buffers grown
+                gpu.evaluate_timed(&lib.crowd(n, 0.0))?; // warm-up, buffers grown
                 for f in 0..frames {
-                    let inst = crowd(n, f);
+                    let inst = lib.crowd(n, f as f32 / 60.0);
                     let start = Instant::now();
                     let t = gpu.evaluate_timed(&inst)?.unwrap_or_default();
                     wall.push(start.elapsed().as_secs_f64());

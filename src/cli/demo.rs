@@ -36,18 +36,6 @@ impl Default for DemoArgs {
     }
 }
 
-/// Instance `i` at frame `f`: clips spread over the crowd, each with its own phase.
-fn crowd(lib: &AnimLibrary, n: usize, frame: usize) -> Vec<Instance> {
-    (0..n)
-        .map(|i| {
-            let clip = i % lib.clip_count();
-            // A golden-ratio sequence spreads the phases evenly.
-            let phase = (i as f32 * 0.618_034).fract() * lib.clip_duration(clip);
-            Instance::new(clip as u32, phase + frame as f32 / 60.0, true)
-        })
-        .collect()
-}
-
 pub fn run(args: &DemoArgs) -> Result<ExitCode, Error> {
     let asset = posegpu::procedural::humanoid_asset();
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
@@ -63,7 +51,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Error> {
     let mut cpu_poses = Poses::default();
     let start = Instant::now();
     for f in 0..frames {
-        cpu.evaluate(&crowd(&lib, n, f), &mut cpu_poses)?;
+        cpu.evaluate(&lib.crowd(n, f as f32 / 60.0), &mut cpu_poses)?;
     }
     let cpu_s = start.elapsed().as_secs_f64();
     println!(
@@ -82,7 +70,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Error> {
     let mut gpu_ns = 0.0;
     let start = Instant::now();
     for f in 0..frames {
-        match gpu.evaluate_timed(&crowd(&lib, n, f))? {
+        match gpu.evaluate_timed(&lib.crowd(n, f as f32 / 60.0))? {
             Some(t) => gpu_ns += t.total_ns(),
             None => gpu_ns = f64::NAN,
         }
@@ -102,7 +90,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Error> {
     );
 
     // Check a sample of the last frame's instances against the CPU twin.
-    let last = crowd(&lib, n, frames - 1);
+    let last = lib.crowd(n, (frames - 1) as f32 / 60.0);
     let step = (n / args.check.clamp(1, n)).max(1);
     let sample: Vec<usize> = (0..n).step_by(step).collect();
     let gpu_poses = gpu.read_back()?;

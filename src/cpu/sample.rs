@@ -47,14 +47,37 @@ pub fn find_keys(times: &[f32], t: f32) -> (usize, usize, f32) {
     (lo, hi, (t - times[lo]) / (times[hi] - times[lo]))
 }
 
-/// Samples one channel; `None` when the channel is absent.
-fn sample_channel(lib: &AnimLibrary, ch: &ChannelData, t: f32) -> Option<(u32, u32, f32)> {
+/// The last key search, reused by the next channel with the same key times: glTF samplers
+/// often share them, and the library stores identical time arrays once.
+#[derive(Clone, Copy, Default)]
+pub struct KeySearch {
+    time_offset: u32,
+    count: u32,
+    found: (usize, usize, f32),
+}
+
+impl KeySearch {
+    fn find(&mut self, lib: &AnimLibrary, ch: &ChannelData, t: f32) -> (usize, usize, f32) {
+        if (self.time_offset, self.count) != (ch.time_offset, ch.count) {
+            let start = ch.time_offset as usize;
+            self.found = find_keys(&lib.times[start..start + ch.count as usize], t);
+            (self.time_offset, self.count) = (ch.time_offset, ch.count);
+        }
+        self.found
+    }
+}
+
+/// Samples one channel: absolute value indices and blend factor; `None` when it is absent.
+fn sample_channel(
+    lib: &AnimLibrary,
+    ch: &ChannelData,
+    t: f32,
+    search: &mut KeySearch,
+) -> Option<(u32, u32, f32)> {
     if ch.count == 0 {
         return None;
     }
-    let start = ch.time_offset as usize;
-    let times = &lib.times[start..start + ch.count as usize];
-    let (k0, k1, alpha) = find_keys(times, t);
+    let (k0, k1, alpha) = search.find(lib, ch, t);
     let alpha = if ch.flags & CHANNEL_STEP != 0 {
         0.0
     } else {
@@ -67,21 +90,29 @@ fn sample_channel(lib: &AnimLibrary, ch: &ChannelData, t: f32) -> Option<(u32, u
     ))
 }
 
-/// The local transform of `bone` in `clip` at an already mapped time.
-pub fn sample_bone(lib: &AnimLibrary, clip: usize, bone: usize, t: f32) -> Transform {
+/// The local transform of `bone` in `clip` at an already mapped time. `search` carries the
+/// last key search over from the previous call at the same time (a fresh
+/// `KeySearch::default()` otherwise).
+pub fn sample_bone(
+    lib: &AnimLibrary,
+    clip: usize,
+    bone: usize,
+    t: f32,
+    search: &mut KeySearch,
+) -> Transform {
     let base = lib.clips[clip].channel_base as usize + bone * 3;
     let mut out: Transform = lib.rest[bone].into();
-    if let Some((a, b, alpha)) = sample_channel(lib, &lib.channels[base], t) {
+    if let Some((a, b, alpha)) = sample_channel(lib, &lib.channels[base], t, search) {
         out.translation = lerp3(lib.value3(a), lib.value3(b), alpha);
     }
-    if let Some((a, b, alpha)) = sample_channel(lib, &lib.channels[base + 1], t) {
+    if let Some((a, b, alpha)) = sample_channel(lib, &lib.channels[base + 1], t, search) {
         let (qa, qb) = (lib.value4(a), lib.value4(b));
         let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
         out.rotation = normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign));
     } else {
         out.rotation = normalize_quat(Vec4::from(out.rotation));
     }
-    if let Some((a, b, alpha)) = sample_channel(lib, &lib.channels[base + 2], t) {
+    if let Some((a, b, alpha)) = sample_channel(lib, &lib.channels[base + 2], t, search) {
         out.scale = lerp3(lib.value3(a), lib.value3(b), alpha);
     }
     out
@@ -91,8 +122,9 @@ pub fn sample_bone(lib: &AnimLibrary, clip: usize, bone: usize, t: f32) -> Trans
 pub fn sample_instance(lib: &AnimLibrary, inst: &Instance, out: &mut [Xform]) {
     let clip = inst.clip() as usize;
     let t = map_time(inst.time, lib.clips[clip].duration, inst.looping());
+    let mut search = KeySearch::default();
     for (bone, o) in out.iter_mut().enumerate() {
-        *o = sample_bone(lib, clip, bone, t).into();
+        *o = sample_bone(lib, clip, bone, t, &mut search).into();
     }
 }
 
