@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use posegpu::{AnimLibrary, CpuEvaluator, Error, GpuEvaluator, GpuOptions, Instance, Poses};
+use posegpu::{AnimLibrary, CpuEvaluator, Error, GpuEvaluator, GpuOptions, Poses};
 
 use super::{open_gpu, rate};
 use crate::Backend;
