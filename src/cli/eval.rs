@@ -56,23 +56,22 @@ struct Frame {
 pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
     let asset = posegpu::import::load(&args.model)?;
     let skeleton = &asset.skeleton;
-    let (clips, clip) = if asset.clips.is_empty() {
+    let clips = if asset.clips.is_empty() {
         if let Some(name) = &args.animation {
             return Err(Error::UnknownAnimation {
                 name: name.clone(),
                 available: "none: the model has no animations".into(),
             });
         }
-        (vec![reference_pose_clip(skeleton)?], 0)
+        vec![reference_pose_clip(skeleton)?]
     } else {
-        let lib = AnimLibrary::new(skeleton, &asset.clips)?;
-        let clip = match &args.animation {
-            Some(name) => lib.find_clip(name)?,
-            None => 0,
-        };
-        (asset.clips, clip)
+        asset.clips
     };
     let lib = AnimLibrary::new(skeleton, &clips)?;
+    let clip = match &args.animation {
+        Some(name) => lib.find_clip(name)?,
+        None => 0,
+    };
     let instances: Vec<Instance> = args
         .times
         .iter()

@@ -399,7 +399,7 @@ impl GpuEvaluator {
             return Ok(None);
         };
         let bytes = read_mapped(&self.device, &t.readback)?;
-        let ticks: &[u64] = bytemuck::cast_slice(&bytes);
+        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
         let span = |a: usize| ticks[a + 1].saturating_sub(ticks[a]) as f64 * t.period_ns;
         Ok(Some(PassTimes {
             sample_ns: span(0),
@@ -415,36 +415,50 @@ impl GpuEvaluator {
             .map_err(|e| Error::Gpu(format!("waiting for the device: {e}")))
     }
 
-    /// Copies the last frame's outputs back to host memory (blocking).
+    /// Copies the last frame's outputs back to host memory (blocking): one submission for all
+    /// the copies, then one map per buffer.
     pub fn read_back(&self) -> Result<Poses> {
         let bones = self.lib.bone_count();
         let total: usize = self.chunks.iter().map(|c| c.count).sum();
         let mut poses = Poses::default();
         poses.resize(bones, total);
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        let mut staged = Vec::new();
         for chunk in self.chunks.iter().filter(|c| c.count > 0) {
-            let r = chunk.first * bones..(chunk.first + chunk.count) * bones;
             let n = (chunk.count * bones) as u64;
-            let locals = self.download(&chunk.locals, n * XFORM_BYTES)?;
-            let component = self.download(&chunk.component, n * XFORM_BYTES)?;
-            let skinning = self.download(&chunk.skinning, n * MAT_BYTES)?;
-            poses.locals[r.clone()].copy_from_slice(bytemuck::cast_slice(&locals));
-            poses.component[r.clone()].copy_from_slice(bytemuck::cast_slice(&component));
-            poses.skinning[r].copy_from_slice(bytemuck::cast_slice(&skinning));
+            let mut stage = |buffer: &wgpu::Buffer, size: u64| {
+                let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("readback"),
+                    size,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+                staging
+            };
+            let buffers = [
+                stage(&chunk.locals, n * XFORM_BYTES),
+                stage(&chunk.component, n * XFORM_BYTES),
+                stage(&chunk.skinning, n * MAT_BYTES),
+            ];
+            staged.push((
+                chunk.first * bones..(chunk.first + chunk.count) * bones,
+                buffers,
+            ));
+        }
+        self.queue.submit([encoder.finish()]);
+        for (range, [locals, component, skinning]) in staged {
+            let r = range;
+            poses.locals[r.clone()]
+                .copy_from_slice(bytemuck::cast_slice(&read_mapped(&self.device, &locals)?));
+            poses.component[r.clone()].copy_from_slice(bytemuck::cast_slice(&read_mapped(
+                &self.device,
+                &component,
+            )?));
+            poses.skinning[r]
+                .copy_from_slice(bytemuck::cast_slice(&read_mapped(&self.device, &skinning)?));
         }
         Ok(poses)
-    }
-
-    fn download(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>> {
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = self.device.create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
-        self.queue.submit([encoder.finish()]);
-        read_mapped(&self.device, &staging)
     }
 }
 
