@@ -229,3 +229,132 @@ fn a_missing_file_and_an_unknown_extension() {
     let err = posegpu::import::load("model.fbx").unwrap_err();
     assert!(matches!(err, Error::UnknownFormat { .. }), "{err}");
 }
+
+/// A glTF whose skin lists a child joint before its parent, with a non-joint node between the
+/// two joints, an armature node above them, a channel on a node outside the skeleton, and the
+/// given interpolation on the joint's rotation channel.
+fn synthetic_gltf(name: &str, interpolation: &str) -> PathBuf {
+    let floats: Vec<f32> = [
+        // inverse bind matrices (column-major): hand at (0,2,1), hips at (0,0,1)
+        [
+            1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0., 0., -2., -1., 1.,
+        ]
+        .as_slice(),
+        &[
+            1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0., 0., 0., -1., 1.,
+        ],
+        &[0., 1.],                                           // key times
+        &[0., 0., 0., 1., 0., 0., 0.707_106_8, 0.707_106_8], // rotations: identity, Rz90
+        &[0., 0., 0., 5., 0., 0.],                           // the prop's translations
+    ]
+    .concat();
+    let bytes: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
+    let dir = std::env::temp_dir().join(format!("posegpu-synthetic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.bin")), &bytes).unwrap();
+    let json = format!(
+        r#"{{
+  "asset": {{"version": "2.0"}},
+  "scene": 0, "scenes": [{{"nodes": [0, 4]}}],
+  "nodes": [
+    {{"name": "armature", "rotation": [0.7071068, 0, 0, 0.7071068], "children": [3]}},
+    {{"name": "hand", "translation": [0, 1, 0]}},
+    {{"name": "mid", "translation": [0, 1, 0], "children": [1]}},
+    {{"name": "hips", "translation": [0, 0, 1], "children": [2]}},
+    {{"name": "prop"}}
+  ],
+  "skins": [{{"joints": [1, 3], "inverseBindMatrices": 0}}],
+  "buffers": [{{"uri": "{name}.bin", "byteLength": 192}}],
+  "bufferViews": [
+    {{"buffer": 0, "byteOffset": 0, "byteLength": 128}},
+    {{"buffer": 0, "byteOffset": 128, "byteLength": 8}},
+    {{"buffer": 0, "byteOffset": 136, "byteLength": 32}},
+    {{"buffer": 0, "byteOffset": 168, "byteLength": 24}}
+  ],
+  "accessors": [
+    {{"bufferView": 0, "componentType": 5126, "count": 2, "type": "MAT4"}},
+    {{"bufferView": 1, "componentType": 5126, "count": 2, "type": "SCALAR", "min": [0], "max": [1]}},
+    {{"bufferView": 2, "componentType": 5126, "count": 2, "type": "VEC4"}},
+    {{"bufferView": 3, "componentType": 5126, "count": 2, "type": "VEC3"}}
+  ],
+  "animations": [{{
+    "name": "wave",
+    "samplers": [
+      {{"input": 1, "output": 2, "interpolation": "{interpolation}"}},
+      {{"input": 1, "output": 3}}
+    ],
+    "channels": [
+      {{"sampler": 0, "target": {{"node": 1, "path": "rotation"}}}},
+      {{"sampler": 1, "target": {{"node": 4, "path": "translation"}}}}
+    ]
+  }}]
+}}"#
+    );
+    let path = dir.join(format!("{name}.gltf"));
+    std::fs::write(&path, json).unwrap();
+    path
+}
+
+#[test]
+fn joints_are_reordered_with_their_tracks_and_binds() {
+    let asset = posegpu::import::load(synthetic_gltf("reorder", "LINEAR")).unwrap();
+    let s = &asset.skeleton;
+    assert_eq!(
+        s.names(),
+        ["hips", "mid", "hand"],
+        "parents-first, the non-joint node kept"
+    );
+    assert_eq!(s.parents(), [-1, 0, 1]);
+    assert_eq!(
+        s.source_index(),
+        [1, 2, 0],
+        "hips is skin joint 1, hand joint 0, mid no joint"
+    );
+    let lib = AnimLibrary::new(s, &asset.clips).unwrap();
+    assert_eq!(lib.clip_names(), ["wave"]);
+    let poses = common::cpu_eval(
+        &lib,
+        &[Instance::new(0, 0.0, false), Instance::new(0, 1.0, false)],
+    );
+    // The armature's rotation is not applied: component space is the space above the hips.
+    let hand = poses.component(1, 2);
+    assert!(
+        hand.translation
+            .abs_diff_eq(glam::Vec3::new(0.0, 2.0, 1.0), 1e-6),
+        "{}",
+        hand.translation
+    );
+    assert!(hand.rotation.abs_diff_eq(
+        glam::Quat::from_rotation_z(std::f32::consts::FRAC_PI_2),
+        1e-6
+    ));
+    // The rest pose skins to identity: each joint got its own inverse bind matrix.
+    for bone in 0..3 {
+        let m = posegpu::math::rows_to_mat4(poses.skinning(0, bone));
+        let expected = if bone == 1 {
+            glam::Mat4::from_translation(glam::Vec3::new(0.0, 1.0, 1.0))
+        } else {
+            glam::Mat4::IDENTITY
+        };
+        assert!(m.abs_diff_eq(expected, 1e-6), "bone {bone}: {m}");
+    }
+    // The prop's channel was skipped; only the hand is animated.
+    assert!(asset.clips[0].tracks()[2].rotation.is_some());
+    assert!(asset.clips[0].tracks()[..2]
+        .iter()
+        .all(|t| !t.is_animated()));
+}
+
+#[test]
+fn cubic_spline_channels_are_refused_by_name() {
+    let err = posegpu::import::load(synthetic_gltf("cubic", "CUBICSPLINE")).unwrap_err();
+    assert!(
+        matches!(err, Error::UnsupportedInterpolation { .. }),
+        "{err}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("CUBICSPLINE") && msg.contains("wave") && msg.contains("hand"),
+        "{msg}"
+    );
+}
