@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::f32::consts::FRAC_1_SQRT_2;
 use std::path::{Path, PathBuf};
 
 use posegpu::{AnimLibrary, Error, Instance, Interpolation};
@@ -243,9 +244,9 @@ fn synthetic_gltf(name: &str, interpolation: &str) -> PathBuf {
         &[
             1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0., 0., 0., -1., 1.,
         ],
-        &[0., 1.],                                           // key times
-        &[0., 0., 0., 1., 0., 0., 0.707_106_8, 0.707_106_8], // rotations: identity, Rz90
-        &[0., 0., 0., 5., 0., 0.],                           // the prop's translations
+        &[0., 1.],                                               // key times
+        &[0., 0., 0., 1., 0., 0., FRAC_1_SQRT_2, FRAC_1_SQRT_2], // rotations: identity, Rz90
+        &[0., 0., 0., 5., 0., 0.],                               // the prop's translations
     ]
     .concat();
     let bytes: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
