@@ -41,7 +41,7 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let args = Args::parse();
     let result = match args.command {
-        None => cli::demo::run(&cli::demo::DemoArgs::default()),
+        None => cli::demo::run(&cli::demo::DemoArgs::DEFAULT),
         Some(Command::Demo(a)) => cli::demo::run(&a),
         Some(Command::Info { file }) => cli::info::run(&file),
         Some(Command::Eval(a)) => cli::eval::run(&a),

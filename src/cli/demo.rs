@@ -13,27 +13,26 @@ use super::{open_gpu, rate};
 /// Largest GPU-vs-CPU deviation accepted, relative to the skeleton's size.
 const TOLERANCE: f32 = 1e-4;
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone, Copy)]
 pub struct DemoArgs {
     /// Crowd size.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = DemoArgs::DEFAULT.instances)]
     instances: usize,
     /// Frames to evaluate (at 60 Hz).
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = DemoArgs::DEFAULT.frames)]
     frames: usize,
     /// Instances checked against the CPU twin.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = DemoArgs::DEFAULT.check)]
     check: usize,
 }
 
-impl Default for DemoArgs {
-    fn default() -> Self {
-        Self {
-            instances: 10_000,
-            frames: 60,
-            check: 256,
-        }
-    }
+impl DemoArgs {
+    /// What `posegpu` with no arguments runs; also the flags' defaults.
+    pub const DEFAULT: Self = Self {
+        instances: 10_000,
+        frames: 60,
+        check: 256,
+    };
 }
 
 pub fn run(args: &DemoArgs) -> Result<ExitCode, Error> {

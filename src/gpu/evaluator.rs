@@ -447,16 +447,14 @@ impl GpuEvaluator {
             ));
         }
         self.queue.submit([encoder.finish()]);
-        for (range, [locals, component, skinning]) in staged {
-            let r = range;
-            poses.locals[r.clone()]
-                .copy_from_slice(bytemuck::cast_slice(&read_mapped(&self.device, &locals)?));
-            poses.component[r.clone()].copy_from_slice(bytemuck::cast_slice(&read_mapped(
-                &self.device,
-                &component,
-            )?));
-            poses.skinning[r]
-                .copy_from_slice(bytemuck::cast_slice(&read_mapped(&self.device, &skinning)?));
+        // Cast the aligned destination to bytes: the mapped copy has no alignment promise.
+        for (r, [locals, component, skinning]) in staged {
+            bytemuck::cast_slice_mut(&mut poses.locals[r.clone()])
+                .copy_from_slice(&read_mapped(&self.device, &locals)?);
+            bytemuck::cast_slice_mut(&mut poses.component[r.clone()])
+                .copy_from_slice(&read_mapped(&self.device, &component)?);
+            bytemuck::cast_slice_mut(&mut poses.skinning[r])
+                .copy_from_slice(&read_mapped(&self.device, &skinning)?);
         }
         Ok(poses)
     }
