@@ -1,5 +1,6 @@
 // Stage 1, one invocation per (instance, bone): the bone's local transform at the instance's
-// time. CPU twin: src/cpu/sample.rs.
+// time, retargeted when the clip was authored on another skeleton. CPU twins:
+// src/cpu/sample.rs and src/retarget/runtime.rs.
 
 struct Instance {
     clip_and_flags: u32,
@@ -9,8 +10,8 @@ struct Instance {
 struct ClipData {
     duration: f32,
     channel_base: u32,
-    _pad0: u32,
-    _pad1: u32,
+    retarget_base: u32,
+    flags: u32,
 }
 
 struct ChannelData {
@@ -20,8 +21,29 @@ struct ChannelData {
     flags: u32,
 }
 
+// Per (retarget source, target bone), built once on the host (BoneRetarget in Rust).
+struct BoneRetarget {
+    source: i32,
+    mode: u32,
+    flags: u32,
+    length_ratio: f32,
+    source_ref: Xform,
+    target_ref: Xform,
+    relative: Xform,
+    orient_rotation: vec4<f32>,
+    orient_source: vec4<f32>,
+    orient_target: vec4<f32>,
+}
+
 const INSTANCE_LOOP: u32 = 0x80000000u;
 const CHANNEL_STEP: u32 = 1u;
+const CLIP_ADDITIVE: u32 = 1u;
+const RETARGET_ORIENT: u32 = 1u;
+const MODE_SKELETON: u32 = 1u;
+const MODE_ANIMATION_SCALED: u32 = 2u;
+const MODE_ANIMATION_RELATIVE: u32 = 3u;
+const MODE_ORIENT_AND_SCALE: u32 = 4u;
+const ORIENT_PRECISION: f32 = 1e-3;
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> instances: array<Instance>;
@@ -29,7 +51,7 @@ const CHANNEL_STEP: u32 = 1u;
 @group(0) @binding(3) var<storage, read> channels: array<ChannelData>;
 @group(0) @binding(4) var<storage, read> times: array<f32>;
 @group(0) @binding(5) var<storage, read> values: array<vec4<f32>>;
-@group(0) @binding(6) var<storage, read> rest: array<Xform>;
+@group(0) @binding(6) var<storage, read> retarget: array<BoneRetarget>;
 @group(0) @binding(7) var<storage, read_write> locals: array<Xform>;
 
 fn map_time(t: f32, duration: f32, looping: bool) -> f32 {
@@ -98,6 +120,34 @@ fn channel_keys(search: ptr<function, KeySearch>, ch: ChannelData, t: f32) -> Ke
     return KeyPair(ch.value_offset + (*search).lo, ch.value_offset + (*search).hi, select((*search).alpha, 0.0, step));
 }
 
+const IDENTITY = Xform(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), vec4<f32>(1.0, 1.0, 1.0, 0.0));
+
+// The translation retargeting modes, exactly as retarget_bone in src/retarget/runtime.rs.
+fn retarget_bone(x: Xform, index: u32, additive: bool) -> Xform {
+    var out = x;
+    let mode = retarget[index].mode;
+    if (mode == MODE_SKELETON) {
+        out.t = select(retarget[index].target_ref.t, vec4<f32>(0.0), additive);
+    } else if (mode == MODE_ANIMATION_SCALED) {
+        out.t = vec4<f32>(x.t.xyz * retarget[index].length_ratio, 0.0);
+    } else if (mode == MODE_ANIMATION_RELATIVE && !additive) {
+        let rel = retarget[index].relative;
+        out.r = normalize_quat(quat_mul(x.r, rel.r));
+        out.t = vec4<f32>(x.t.xyz + rel.t.xyz, 0.0);
+        out.s = vec4<f32>(x.s.xyz * rel.s.xyz, 0.0);
+    } else if (mode == MODE_ORIENT_AND_SCALE && !additive
+        && (retarget[index].flags & RETARGET_ORIENT) != 0u) {
+        let s = retarget[index].orient_source;
+        let d = abs(x.t.xyz - s.xyz);
+        if (max(d.x, max(d.y, d.z)) <= ORIENT_PRECISION) {
+            out.t = retarget[index].orient_target;
+        } else {
+            out.t = vec4<f32>(s.w * quat_rotate(retarget[index].orient_rotation, x.t.xyz), 0.0);
+        }
+    }
+    return out;
+}
+
 @compute @workgroup_size(64)
 fn main(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -112,16 +162,39 @@ fn main(
     let bone = index % params.bone_count;
     let clip = clips[instance.clip_and_flags & ~INSTANCE_LOOP];
     let t = map_time(instance.time, clip.duration, (instance.clip_and_flags & INSTANCE_LOOP) != 0u);
-    let base = clip.channel_base + bone * 3u;
+    let additive = (clip.flags & CLIP_ADDITIVE) != 0u;
+    let r = clip.retarget_base + bone;
+    let source = retarget[r].source;
 
-    var out = rest[bone];
+    // A bone with no source bone, or whose source bone has no track, keeps its reference.
+    var ct = ChannelData(0u, 0u, 0u, 0u);
+    var cr = ct;
+    var cs = ct;
+    if (source >= 0) {
+        let base = clip.channel_base + u32(source) * 3u;
+        ct = channels[base];
+        cr = channels[base + 1u];
+        cs = channels[base + 2u];
+    }
+    if (ct.count == 0u && cr.count == 0u && cs.count == 0u) {
+        var out = IDENTITY;
+        if (!additive) {
+            out = retarget[r].target_ref;
+        }
+        out.r = normalize_quat(out.r);
+        locals[index] = out;
+        return;
+    }
+
+    var out = IDENTITY;
+    if (!additive) {
+        out = retarget[r].source_ref;
+    }
     var search = KeySearch(0u, 0u, 0u, 0u, 0.0);
-    let ct = channels[base];
     if (ct.count > 0u) {
         let k = channel_keys(&search, ct, t);
         out.t = vec4<f32>(values[k.a].xyz * (1.0 - k.alpha) + values[k.b].xyz * k.alpha, 0.0);
     }
-    let cr = channels[base + 1u];
     if (cr.count > 0u) {
         let k = channel_keys(&search, cr, t);
         let qa = values[k.a];
@@ -131,10 +204,9 @@ fn main(
     } else {
         out.r = normalize_quat(out.r);
     }
-    let cs = channels[base + 2u];
     if (cs.count > 0u) {
         let k = channel_keys(&search, cs, t);
         out.s = vec4<f32>(values[k.a].xyz * (1.0 - k.alpha) + values[k.b].xyz * k.alpha, 0.0);
     }
-    locals[index] = out;
+    locals[index] = retarget_bone(out, r, additive);
 }

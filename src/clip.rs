@@ -3,6 +3,7 @@
 use glam::{Quat, Vec3};
 
 use crate::error::{Error, Result};
+use crate::math::{lerp3, nlerp, Transform};
 use crate::skeleton::Skeleton;
 
 /// How values between two keys are found.
@@ -93,6 +94,46 @@ impl BoneTrack {
         let s = self.scale.iter().flat_map(|c| &c.times);
         t.chain(r).chain(s)
     }
+
+    /// The local transform at time `t` (no wrapping), as the sampling stage computes it;
+    /// channels the track lacks take their value from `fill`.
+    pub fn sample(&self, t: f32, fill: &Transform) -> Transform {
+        let mut out = *fill;
+        if let Some(c) = &self.translation {
+            let (a, b, alpha) = c.keys(t);
+            out.translation = lerp3(c.values[a], c.values[b], alpha);
+        }
+        if let Some(c) = &self.rotation {
+            let (a, b, alpha) = c.keys(t);
+            out.rotation = nlerp(c.values[a], c.values[b], alpha);
+        }
+        if let Some(c) = &self.scale {
+            let (a, b, alpha) = c.keys(t);
+            out.scale = lerp3(c.values[a], c.values[b], alpha);
+        }
+        out
+    }
+
+    /// True when every channel present holds its keys (STEP).
+    pub fn is_step(&self) -> bool {
+        let step = |i: Interpolation| i == Interpolation::Step;
+        self.translation
+            .as_ref()
+            .is_none_or(|c| step(c.interpolation))
+            && self.rotation.as_ref().is_none_or(|c| step(c.interpolation))
+            && self.scale.as_ref().is_none_or(|c| step(c.interpolation))
+    }
+}
+
+impl<T> Channel<T> {
+    /// The two keys around `t` and the blend factor (0 under STEP).
+    fn keys(&self, t: f32) -> (usize, usize, f32) {
+        let (a, b, alpha) = crate::cpu::sample::find_keys(&self.times, t);
+        match self.interpolation {
+            Interpolation::Linear => (a, b, alpha),
+            Interpolation::Step => (a, b, 0.0),
+        }
+    }
 }
 
 /// An immutable, validated clip for one skeleton: one [`BoneTrack`] per bone, in the
@@ -103,6 +144,7 @@ pub struct Clip {
     duration: f32,
     key_count: usize,
     tracks: Vec<BoneTrack>,
+    additive: bool,
 }
 
 impl Clip {
@@ -164,6 +206,7 @@ impl Clip {
             duration: times.last().copied().unwrap_or(0.0).max(0.0),
             key_count: times.len(),
             tracks,
+            additive: false,
         })
     }
 
@@ -184,6 +227,30 @@ impl Clip {
 
     pub fn tracks(&self) -> &[BoneTrack] {
         &self.tracks
+    }
+
+    /// Marks the clip's keys as deltas to add onto a base pose (an additive clip): channels it
+    /// lacks are the identity, and retargeting follows the additive rules of the spec.
+    pub fn with_additive(mut self, additive: bool) -> Self {
+        self.additive = additive;
+        self
+    }
+
+    pub fn is_additive(&self) -> bool {
+        self.additive
+    }
+
+    /// Every distinct key time of every channel, ascending.
+    pub fn key_times(&self) -> Vec<f32> {
+        let mut times: Vec<f32> = self
+            .tracks
+            .iter()
+            .flat_map(BoneTrack::times)
+            .copied()
+            .collect();
+        times.sort_by(f32::total_cmp);
+        times.dedup();
+        times
     }
 
     /// The time a requested time maps to: clamped to `[0, duration]`, or wrapped into

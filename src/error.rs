@@ -77,6 +77,25 @@ pub enum Error {
     },
     #[error("no animation named or numbered '{name}' (available: {available})")]
     UnknownAnimation { name: String, available: String },
+    #[error("rig {origin}: {message}")]
+    Rig { origin: String, message: String },
+    #[error("{what}: no bone named '{name}' in the {skeleton} skeleton")]
+    UnknownBone {
+        what: String,
+        name: String,
+        skeleton: &'static str,
+    },
+    #[error(
+        "bone map: target bone '{target}' is mapped to '{mapped}' but its name already matches \
+         source bone '{matched}'; names match first, so remove the entry or rename"
+    )]
+    MapShadowed {
+        target: String,
+        mapped: String,
+        matched: String,
+    },
+    #[error("no reference pose named '{name}' (available: {available})")]
+    UnknownReferencePose { name: String, available: String },
     #[error("instance {instance}: {what}")]
     BadInstance { instance: usize, what: String },
     #[error("{what} needs {size} bytes, over the device limit of {limit} bytes ({limit_name})")]

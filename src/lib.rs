@@ -23,6 +23,7 @@ pub mod library;
 pub mod math;
 pub mod pose;
 pub mod procedural;
+pub mod retarget;
 pub mod skeleton;
 
 pub use clip::{BoneTrack, Channel, Clip, Interpolation};
@@ -30,7 +31,8 @@ pub use cpu::CpuEvaluator;
 pub use error::{Error, Result};
 pub use gpu::{GpuContext, GpuEvaluator, GpuOptions, OutputChunk, PassTimes};
 pub use import::Asset;
-pub use library::{AnimLibrary, Instance, Mat3x4, Xform};
+pub use library::{AnimLibrary, Instance, LibraryBuilder, Mat3x4, RetargetSource, SourceId, Xform};
 pub use math::Transform;
 pub use pose::{Deviation, Poses};
+pub use retarget::{BoneMapping, Rig, TranslationMode};
 pub use skeleton::{Bone, ReferencePose, Skeleton};

@@ -9,6 +9,7 @@ use glam::{Mat4, Quat, Vec3, Vec4};
 use crate::clip::{Channel, Clip, Interpolation};
 use crate::error::{Error, Result};
 use crate::math::{affine_rows, Transform};
+use crate::retarget::{BoneMapping, BoneRetarget, Rig, TranslationMode};
 use crate::skeleton::Skeleton;
 
 /// A transform as stored in buffers: 48 bytes, `vec4` rotation (x, y, z, w), then translation
@@ -59,15 +60,20 @@ pub struct ChannelData {
 
 pub const CHANNEL_STEP: u32 = 1;
 
-/// Per clip: its duration and where its channels start (`channel_base + bone * 3 + {0: T,
-/// 1: R, 2: S}`).
+/// Per clip: its duration, where its channels start (`channel_base + source_bone * 3 + {0: T,
+/// 1: R, 2: S}`, indexed by the bones of the skeleton it was authored on) and where the retarget
+/// cache of its source starts (`retarget_base + target_bone`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct ClipData {
     pub duration: f32,
     pub channel_base: u32,
-    pub _pad: [u32; 2],
+    pub retarget_base: u32,
+    /// Bit 0 ([`CLIP_ADDITIVE`]): the keys are additive deltas.
+    pub flags: u32,
 }
+
+pub const CLIP_ADDITIVE: u32 = 1;
 
 /// What one instance plays this frame: 8 bytes.
 #[repr(C)]
@@ -99,69 +105,188 @@ impl Instance {
     }
 }
 
-/// A skeleton and its clips packed for evaluation. Immutable; built once and uploaded once.
+/// Names a retarget source of a library: the skeleton a set of clips was authored on and the
+/// reference pose they are retargeted from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SourceId(pub usize);
+
+impl SourceId {
+    /// The library's own skeleton: clips play unchanged.
+    pub const TARGET: Self = Self(0);
+}
+
+/// One retarget source of a library and how its bones drive the target's.
+#[derive(Clone, Debug)]
+pub struct RetargetSource {
+    /// A label for reports (a file name, say).
+    pub name: String,
+    pub skeleton: Skeleton,
+    /// The named alternative reference pose used as the retarget source; `None` for the
+    /// skeleton's own.
+    pub pose: Option<String>,
+    pub mapping: BoneMapping,
+    /// The translation retargeting mode of each target bone.
+    pub modes: Vec<TranslationMode>,
+    /// Where this source's per-target-bone caches start in the retarget table.
+    pub retarget_base: usize,
+}
+
+/// A target skeleton and the clips that play on it, packed for evaluation: clips of the
+/// skeleton itself and clips of other skeletons through their retarget caches. Immutable;
+/// built once ([`AnimLibrary::builder`]) and uploaded once.
 #[derive(Clone, Debug)]
 pub struct AnimLibrary {
     pub(crate) skeleton: Skeleton,
     pub(crate) clip_names: Vec<String>,
+    pub(crate) clip_sources: Vec<SourceId>,
+    pub(crate) sources: Vec<RetargetSource>,
     pub(crate) parents: Vec<i32>,
-    pub(crate) rest: Vec<Xform>,
     pub(crate) inverse_bind: Vec<Mat3x4>,
     pub(crate) clips: Vec<ClipData>,
     pub(crate) channels: Vec<ChannelData>,
     pub(crate) times: Vec<f32>,
     pub(crate) values: Vec<[f32; 4]>,
+    pub(crate) retarget: Vec<BoneRetarget>,
+}
+
+/// Builds an [`AnimLibrary`]: sources and clips in, one packed library out.
+pub struct LibraryBuilder {
+    lib: AnimLibrary,
+    shared_times: HashMap<Vec<u32>, u32>,
 }
 
 impl AnimLibrary {
-    /// Packs `clips` (validated clips of `skeleton`). Key-time arrays shared by several channels
-    /// (as glTF samplers often share them) are stored once.
+    /// Packs `clips` (validated clips of `skeleton`), which play unchanged.
     pub fn new(skeleton: &Skeleton, clips: &[Clip]) -> Result<Self> {
-        let mut lib = Self {
-            skeleton: skeleton.clone(),
-            clip_names: Vec::with_capacity(clips.len()),
-            parents: skeleton.parents().to_vec(),
-            rest: skeleton.rest().iter().map(|&t| t.into()).collect(),
-            inverse_bind: skeleton
-                .inverse_bind()
-                .iter()
-                .map(|m| affine_rows(&m.unwrap_or(Mat4::IDENTITY)))
-                .collect(),
-            clips: Vec::with_capacity(clips.len()),
-            channels: Vec::new(),
-            times: Vec::new(),
-            values: Vec::new(),
+        let mut builder = Self::builder(skeleton);
+        builder.add_clips(clips)?;
+        Ok(builder.build())
+    }
+
+    /// Starts a library whose instances all have `target`'s bones.
+    pub fn builder(target: &Skeleton) -> LibraryBuilder {
+        let own = RetargetSource {
+            name: "(the target itself)".to_string(),
+            skeleton: target.clone(),
+            pose: None,
+            mapping: BoneMapping::identity(target),
+            modes: vec![TranslationMode::Animation; target.len()],
+            retarget_base: 0,
         };
-        let mut shared_times: HashMap<Vec<u32>, u32> = HashMap::new();
+        LibraryBuilder {
+            lib: Self {
+                skeleton: target.clone(),
+                clip_names: Vec::new(),
+                clip_sources: Vec::new(),
+                sources: vec![own],
+                parents: target.parents().to_vec(),
+                inverse_bind: target
+                    .inverse_bind()
+                    .iter()
+                    .map(|m| affine_rows(&m.unwrap_or(Mat4::IDENTITY)))
+                    .collect(),
+                clips: Vec::new(),
+                channels: Vec::new(),
+                times: Vec::new(),
+                values: Vec::new(),
+                retarget: BoneRetarget::identity(target),
+            },
+            shared_times: HashMap::new(),
+        }
+    }
+}
+
+impl LibraryBuilder {
+    /// Adds clips of the target skeleton itself.
+    pub fn add_clips(&mut self, clips: &[Clip]) -> Result<&mut Self> {
+        self.add_clips_from(SourceId::TARGET, clips)
+    }
+
+    /// Adds a retarget source: clips authored on `skeleton` will play on the target, retargeted
+    /// from `skeleton`'s reference pose (or its alternative named `pose`) with `rig`'s bone
+    /// correspondence and modes. The caches are built here, once.
+    pub fn add_source(
+        &mut self,
+        name: &str,
+        skeleton: &Skeleton,
+        pose: Option<&str>,
+        rig: &Rig,
+    ) -> Result<SourceId> {
+        let target = &self.lib.skeleton;
+        let source_pose = match pose {
+            None => skeleton.rest(),
+            Some(p) => skeleton
+                .reference_pose(p)
+                .ok_or_else(|| Error::UnknownReferencePose {
+                    name: p.to_string(),
+                    available: skeleton
+                        .alternatives()
+                        .iter()
+                        .map(|a| a.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })?,
+        };
+        let mapping = BoneMapping::new(skeleton, target, rig)?;
+        let modes = rig.modes(target)?;
+        let retarget_base = self.lib.retarget.len();
+        self.lib
+            .retarget
+            .extend(BoneRetarget::build(source_pose, target, &mapping, &modes));
+        self.lib.sources.push(RetargetSource {
+            name: name.to_string(),
+            skeleton: skeleton.clone(),
+            pose: pose.map(str::to_string),
+            mapping,
+            modes,
+            retarget_base,
+        });
+        Ok(SourceId(self.lib.sources.len() - 1))
+    }
+
+    /// Adds clips authored on `source`'s skeleton.
+    pub fn add_clips_from(&mut self, source: SourceId, clips: &[Clip]) -> Result<&mut Self> {
+        let src = &self.lib.sources[source.0];
+        let (bones, retarget_base) = (src.skeleton.len(), src.retarget_base);
         for clip in clips {
-            if clip.tracks().len() != skeleton.len() {
+            if clip.tracks().len() != bones {
                 return Err(Error::TrackCount {
                     clip: clip.name().to_string(),
-                    expected: skeleton.len(),
+                    expected: bones,
                     got: clip.tracks().len(),
                 });
             }
+        }
+        let lib = &mut self.lib;
+        for clip in clips {
             lib.clip_names.push(clip.name().to_string());
+            lib.clip_sources.push(source);
             lib.clips.push(ClipData {
                 duration: clip.duration(),
                 channel_base: to_u32(lib.channels.len(), "channel table")?,
-                _pad: [0; 2],
+                retarget_base: to_u32(retarget_base, "retarget table")?,
+                flags: if clip.is_additive() { CLIP_ADDITIVE } else { 0 },
             });
             for track in clip.tracks() {
-                let t = lib.push_channel(&mut shared_times, track.translation.as_ref(), |v| {
+                let shared = &mut self.shared_times;
+                let t = lib.push_channel(shared, track.translation.as_ref(), |v| {
                     v.extend(0.0).to_array()
                 })?;
-                let r =
-                    lib.push_channel(&mut shared_times, track.rotation.as_ref(), |q| q.to_array())?;
-                let s = lib.push_channel(&mut shared_times, track.scale.as_ref(), |v| {
-                    v.extend(0.0).to_array()
-                })?;
+                let r = lib.push_channel(shared, track.rotation.as_ref(), |q| q.to_array())?;
+                let s =
+                    lib.push_channel(shared, track.scale.as_ref(), |v| v.extend(0.0).to_array())?;
                 lib.channels.extend([t, r, s]);
             }
         }
-        Ok(lib)
+        Ok(self)
     }
 
+    pub fn build(self) -> AnimLibrary {
+        self.lib
+    }
+}
+
+impl AnimLibrary {
     fn push_channel<T>(
         &mut self,
         shared_times: &mut HashMap<Vec<u32>, u32>,
@@ -212,6 +337,22 @@ impl AnimLibrary {
 
     pub fn clip_duration(&self, clip: usize) -> f32 {
         self.clips[clip].duration
+    }
+
+    /// The retarget source a clip plays through.
+    pub fn clip_source(&self, clip: usize) -> SourceId {
+        self.clip_sources[clip]
+    }
+
+    /// The retarget sources; [`SourceId::TARGET`] (index 0) is the target itself.
+    pub fn sources(&self) -> &[RetargetSource] {
+        &self.sources
+    }
+
+    /// The per-target-bone caches of one source (what the GPU reads).
+    pub fn retarget_table(&self, source: SourceId) -> &[BoneRetarget] {
+        let base = self.sources[source.0].retarget_base;
+        &self.retarget[base..base + self.bone_count()]
     }
 
     /// Finds a clip by name, or by index when `name` is a number.
@@ -269,7 +410,7 @@ impl AnimLibrary {
     /// Bytes of the asset buffers (what is uploaded once).
     pub fn asset_bytes(&self) -> u64 {
         (std::mem::size_of_val(self.parents.as_slice())
-            + std::mem::size_of_val(self.rest.as_slice())
+            + std::mem::size_of_val(self.retarget.as_slice())
             + std::mem::size_of_val(self.inverse_bind.as_slice())
             + std::mem::size_of_val(self.clips.as_slice())
             + std::mem::size_of_val(self.channels.as_slice())

@@ -7,6 +7,10 @@ use glam::{Mat4, Quat, Vec3, Vec4};
 
 /// Below this, a reciprocal is taken as 0 (`safeRecip` in the spec).
 pub const TINY: f32 = 1e-8;
+/// UE's `KINDA_SMALL_NUMBER`: shorter translations are not rescaled.
+pub const SMALL: f32 = 1e-4;
+/// Per-component tolerance of OrientAndScale retargeting.
+pub const ORIENT_PRECISION: f32 = 1e-3;
 
 /// A rotation, translation and per-axis scale (UE's `FTransform`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -114,6 +118,20 @@ pub fn rows_to_mat4(r: &[f32; 12]) -> Mat4 {
         r[0], r[4], r[8], 0.0, r[1], r[5], r[9], 0.0, r[2], r[6], r[10], 0.0, r[3], r[7], r[11],
         1.0,
     ])
+}
+
+/// The rotation taking unit vector `a` to unit vector `b` (`findBetweenNormals` in the spec).
+/// For opposite vectors, a half turn about an axis perpendicular to `a`.
+pub fn find_between_normals(a: Vec3, b: Vec3) -> Quat {
+    let w = 1.0 + a.dot(b);
+    let q = if w >= 1e-6 {
+        a.cross(b).extend(w)
+    } else if a.x.abs() > a.y.abs() {
+        Vec4::new(-a.z, 0.0, a.x, 0.0)
+    } else {
+        Vec4::new(0.0, -a.z, a.y, 0.0)
+    };
+    normalize_quat(q)
 }
 
 /// Rotation angle between two rotations, in radians, up to the sign of the quaternion.

@@ -1,10 +1,11 @@
 //! CPU twin of `shaders/sample.wgsl`: per (instance, bone), the local transform at the
-//! instance's time.
+//! instance's time, retargeted when the clip comes from another skeleton.
 
 use glam::Vec4;
 
-use crate::library::{AnimLibrary, ChannelData, Instance, Xform, CHANNEL_STEP};
+use crate::library::{AnimLibrary, ChannelData, Instance, Xform, CHANNEL_STEP, CLIP_ADDITIVE};
 use crate::math::{lerp3, normalize_quat, Transform};
+use crate::retarget::retarget_bone;
 
 /// Clamps `t` to `[0, duration]`, or wraps it into `[0, duration)` when looping (a Euclidean
 /// remainder, negative times included). A zero-length clip maps every time to 0.
@@ -90,9 +91,11 @@ fn sample_channel(
     ))
 }
 
-/// The local transform of `bone` in `clip` at an already mapped time. `search` carries the
-/// last key search over from the previous call at the same time (a fresh
-/// `KeySearch::default()` otherwise).
+/// The local transform of target bone `bone` in `clip` at an already mapped time: its source
+/// bone's channels sampled (channels the clip lacks take the retarget source's reference
+/// value), then retargeted; a bone with no source bone or no track keeps its target reference
+/// (the identity for additive clips). `search` carries the last key search over from the
+/// previous call at the same time (a fresh `KeySearch::default()` otherwise).
 pub fn sample_bone(
     lib: &AnimLibrary,
     clip: usize,
@@ -100,22 +103,40 @@ pub fn sample_bone(
     t: f32,
     search: &mut KeySearch,
 ) -> Transform {
-    let base = lib.clips[clip].channel_base as usize + bone * 3;
-    let mut out: Transform = lib.rest[bone].into();
-    if let Some((a, b, alpha)) = sample_channel(lib, &lib.channels[base], t, search) {
+    let c = &lib.clips[clip];
+    let r = &lib.retarget[c.retarget_base as usize + bone];
+    let additive = c.flags & CLIP_ADDITIVE != 0;
+    let reference = |x: &Xform| -> Transform {
+        if additive {
+            Transform::IDENTITY
+        } else {
+            (*x).into()
+        }
+    };
+    let channels = (r.source >= 0).then(|| {
+        let base = c.channel_base as usize + r.source as usize * 3;
+        &lib.channels[base..base + 3]
+    });
+    let Some(channels) = channels.filter(|ch| ch.iter().any(|c| c.count > 0)) else {
+        let mut out = reference(&r.target_ref);
+        out.rotation = normalize_quat(Vec4::from(out.rotation));
+        return out;
+    };
+    let mut out = reference(&r.source_ref);
+    if let Some((a, b, alpha)) = sample_channel(lib, &channels[0], t, search) {
         out.translation = lerp3(lib.value3(a), lib.value3(b), alpha);
     }
-    if let Some((a, b, alpha)) = sample_channel(lib, &lib.channels[base + 1], t, search) {
+    if let Some((a, b, alpha)) = sample_channel(lib, &channels[1], t, search) {
         let (qa, qb) = (lib.value4(a), lib.value4(b));
         let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
         out.rotation = normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign));
     } else {
         out.rotation = normalize_quat(Vec4::from(out.rotation));
     }
-    if let Some((a, b, alpha)) = sample_channel(lib, &lib.channels[base + 2], t, search) {
+    if let Some((a, b, alpha)) = sample_channel(lib, &channels[2], t, search) {
         out.scale = lerp3(lib.value3(a), lib.value3(b), alpha);
     }
-    out
+    retarget_bone(out, r, additive)
 }
 
 /// Samples every bone of one instance into `out` (one entry per bone).

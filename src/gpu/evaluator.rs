@@ -72,7 +72,7 @@ struct Assets {
     channels: wgpu::Buffer,
     times: wgpu::Buffer,
     values: wgpu::Buffer,
-    rest: wgpu::Buffer,
+    retarget: wgpu::Buffer,
     parents: wgpu::Buffer,
     inverse_bind: wgpu::Buffer,
 }
@@ -159,7 +159,7 @@ impl GpuEvaluator {
             channels: storage("channels", bytemuck::cast_slice(&lib.channels))?,
             times: storage("key times", bytemuck::cast_slice(&lib.times))?,
             values: storage("key values", bytemuck::cast_slice(&lib.values))?,
-            rest: storage("reference pose", bytemuck::cast_slice(&lib.rest))?,
+            retarget: storage("retarget caches", bytemuck::cast_slice(&lib.retarget))?,
             parents: storage("parents", bytemuck::cast_slice(&lib.parents))?,
             inverse_bind: storage("inverse bind", bytemuck::cast_slice(&lib.inverse_bind))?,
         };
@@ -283,7 +283,7 @@ impl GpuEvaluator {
                 &a.channels,
                 &a.times,
                 &a.values,
-                &a.rest,
+                &a.retarget,
                 &locals,
             ],
         );
