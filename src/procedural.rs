@@ -196,6 +196,30 @@ fn skeleton_with_binds(
     Skeleton::new(bones).expect("bones are built parents-first with finite rest poses")
 }
 
+/// [`humanoid`] with other proportions and rest orientations, a retargeting target: every
+/// bone's reference translation scaled by a factor in [0.7, 1.4] drawn once per bone and its
+/// reference rotation turned by up to 15° about a random axis (seeded, deterministic). Names
+/// and hierarchy are the humanoid's; inverse binds match the new reference pose.
+pub fn humanoid_variant(seed: u64) -> Skeleton {
+    let base = humanoid();
+    let mut rng = Rng(seed);
+    let parents: Vec<Option<usize>> = (0..base.len()).map(|i| base.parent(i)).collect();
+    let locals = base
+        .rest()
+        .iter()
+        .map(|r| {
+            let axis = rng.vec3(-1.0, 1.0).try_normalize().unwrap_or(Vec3::X);
+            let tilt = Quat::from_axis_angle(axis, rng.range(0.0, 15f32.to_radians()));
+            Transform::new(
+                r.translation * rng.range(0.7, 1.4),
+                (r.rotation * tilt).normalize(),
+                r.scale,
+            )
+        })
+        .collect();
+    skeleton_with_binds(base.names().to_vec(), &parents, locals, |_| true)
+}
+
 /// Procedural clips for [`humanoid`]: "idle" (2 s), "walk" (1 s cycle, 1.4 m/s), "run" (0.7 s
 /// cycle, 3.5 m/s) and "wave" (2 s), keyed at 30 fps. Every channel's last key equals its first,
 /// so the clips loop, except the root translation of "walk" and "run": root motion along +Z.
