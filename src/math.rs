@@ -135,9 +135,10 @@ pub fn find_between_normals(a: Vec3, b: Vec3) -> Quat {
 }
 
 /// Rotation angle between two rotations, in radians, up to the sign of the quaternion.
+/// Through `atan2` rather than `acos`, which loses precision near zero.
 pub fn angle_between(a: Quat, b: Quat) -> f32 {
-    let d = Vec4::from(a).dot(Vec4::from(b)).abs().min(1.0);
-    2.0 * d.acos()
+    let d = a.conjugate() * b;
+    2.0 * d.xyz().length().atan2(d.w.abs())
 }
 
 #[cfg(test)]
