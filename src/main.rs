@@ -2,7 +2,6 @@
 
 mod cli;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -19,11 +18,8 @@ enum Command {
     /// The embedded demo (also what runs with no arguments): a crowd of procedural humanoids
     /// evaluated on the GPU and checked against the CPU twin.
     Demo(cli::demo::DemoArgs),
-    /// Print a file's bone tree and clips.
-    Info {
-        /// A .glb, .gltf or .bvh file.
-        file: PathBuf,
-    },
+    /// Print a file's bone tree and clips, or how another file's bones drive it.
+    Info(cli::info::InfoArgs),
     /// Evaluate a model's animation at given times and write JSON.
     Eval(cli::eval::EvalArgs),
     /// Measure instances x frames on a backend, with per-pass GPU times.
@@ -43,7 +39,7 @@ fn main() -> ExitCode {
     let result = match args.command {
         None => cli::demo::run(&cli::demo::DemoArgs::DEFAULT),
         Some(Command::Demo(a)) => cli::demo::run(&a),
-        Some(Command::Info { file }) => cli::info::run(&file),
+        Some(Command::Info(a)) => cli::info::run(&a),
         Some(Command::Eval(a)) => cli::eval::run(&a),
         Some(Command::Bench(a)) => cli::bench::run(&a),
     };

@@ -1,12 +1,12 @@
 //! `posegpu eval`: a model's animation at given times, as JSON (the contract in the README).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use posegpu::{
-    AnimLibrary, BoneTrack, Channel, Clip, CpuEvaluator, Error, GpuEvaluator, GpuOptions, Instance,
-    Interpolation, Poses, Skeleton, Transform,
+    AnimLibrary, Asset, BoneTrack, Channel, Clip, CpuEvaluator, Error, GpuEvaluator, GpuOptions,
+    Instance, Interpolation, Poses, Rig, Skeleton, Transform,
 };
 use serde::Serialize;
 
@@ -19,6 +19,14 @@ pub struct EvalArgs {
     /// Clip name or index; default the first. A model without clips evaluates its reference pose.
     #[arg(long)]
     animation: Option<String>,
+    /// Play a clip of this file (.glb/.gltf/.bvh) on MODEL, retargeted from its reference pose.
+    #[arg(long, value_name = "SOURCE")]
+    animation_from: Option<PathBuf>,
+    /// With --animation-from: a rig JSON file, the preset `humanoid` (the default), or a mode
+    /// name for every bone (`animation`, `skeleton`, `animation_scaled`, `animation_relative`,
+    /// `orient_and_scale`).
+    #[arg(long, requires = "animation_from")]
+    rig: Option<String>,
     /// Times in seconds, comma-separated (negative ones too: `--times=-0.5,0,1.25`).
     #[arg(
         long,
@@ -55,19 +63,11 @@ struct Frame {
 
 pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
     let asset = posegpu::import::load(&args.model)?;
-    let skeleton = &asset.skeleton;
-    let clips = if asset.clips.is_empty() {
-        if let Some(name) = &args.animation {
-            return Err(Error::UnknownAnimation {
-                name: name.clone(),
-                available: "none: the model has no animations".into(),
-            });
-        }
-        vec![reference_pose_clip(skeleton)?]
-    } else {
-        asset.clips
+    let lib = match &args.animation_from {
+        Some(source) => retargeted(&asset.skeleton, source, args.rig.as_deref())?,
+        None => own(asset, args.animation.as_deref())?,
     };
-    let lib = AnimLibrary::new(skeleton, &clips)?;
+    let skeleton = lib.skeleton();
     let clip = match &args.animation {
         Some(name) => lib.find_clip(name)?,
         None => 0,
@@ -113,6 +113,38 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The model's own clips, or its reference pose when it has none.
+fn own(asset: Asset, animation: Option<&str>) -> Result<AnimLibrary, Error> {
+    let clips = if asset.clips.is_empty() {
+        if let Some(name) = animation {
+            return Err(Error::UnknownAnimation {
+                name: name.to_string(),
+                available: "none: the model has no animations".into(),
+            });
+        }
+        vec![reference_pose_clip(&asset.skeleton)?]
+    } else {
+        asset.clips
+    };
+    AnimLibrary::new(&asset.skeleton, &clips)
+}
+
+/// The clips of `source` on `target`, through `rig` (the humanoid preset by default).
+fn retargeted(target: &Skeleton, source: &Path, rig: Option<&str>) -> Result<AnimLibrary, Error> {
+    let rig = Rig::from_arg(rig.unwrap_or("humanoid"))?;
+    let asset = posegpu::import::load(source)?;
+    if asset.clips.is_empty() {
+        return Err(Error::UnknownAnimation {
+            name: "(any)".into(),
+            available: format!("none: {} has no animations", source.display()),
+        });
+    }
+    let mut builder = AnimLibrary::builder(target);
+    let id = builder.add_source(&source.display().to_string(), &asset.skeleton, None, &rig)?;
+    builder.add_clips_from(id, &asset.clips)?;
+    Ok(builder.build())
 }
 
 fn evaluate(lib: &AnimLibrary, instances: &[Instance], backend: Backend) -> Result<Poses, Error> {

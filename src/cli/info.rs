@@ -1,11 +1,36 @@
-//! `posegpu info FILE`: the bone tree and the clips.
+//! `posegpu info FILE`: the bone tree and the clips; with `--against SOURCE`, how SOURCE's
+//! bones drive FILE's when its clips are retargeted.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use posegpu::{Error, Skeleton};
+use posegpu::retarget::RETARGET_ORIENT;
+use posegpu::{AnimLibrary, Error, Rig, Skeleton, TranslationMode};
 
-pub fn run(file: &Path) -> Result<ExitCode, Error> {
+#[derive(clap::Args)]
+pub struct InfoArgs {
+    /// A .glb, .gltf or .bvh file (with --against: the retarget target).
+    file: PathBuf,
+    /// Show the bone correspondence from this source file to FILE, each bone's mode and cache.
+    #[arg(long, value_name = "SOURCE")]
+    against: Option<PathBuf>,
+    /// With --against: a rig JSON file, `humanoid` (the default) or a mode name.
+    #[arg(long, requires = "against")]
+    rig: Option<String>,
+}
+
+pub fn run(args: &InfoArgs) -> Result<ExitCode, Error> {
+    match &args.against {
+        Some(source) => against(
+            &args.file,
+            source,
+            args.rig.as_deref().unwrap_or("humanoid"),
+        ),
+        None => tree(&args.file),
+    }
+}
+
+fn tree(file: &Path) -> Result<ExitCode, Error> {
     let asset = posegpu::import::load(file)?;
     let s = &asset.skeleton;
     println!(
@@ -52,4 +77,68 @@ fn print_tree(s: &Skeleton) {
             indent = 2 * depth[i]
         );
     }
+}
+
+/// Per target bone: its source bone and how it matched, its mode, and the cache values.
+fn against(target_file: &Path, source_file: &Path, rig: &str) -> Result<ExitCode, Error> {
+    let rig = Rig::from_arg(rig)?;
+    let target = posegpu::import::load(target_file)?.skeleton;
+    let source = posegpu::import::load(source_file)?.skeleton;
+    let mut builder = AnimLibrary::builder(&target);
+    let id = builder.add_source(&source_file.display().to_string(), &source, None, &rig)?;
+    let lib = builder.build();
+    let src = &lib.sources()[id.0];
+    let name = |s: &Skeleton, i: usize| {
+        let n = &s.names()[i];
+        if n.is_empty() {
+            format!("<unnamed {i}>")
+        } else {
+            n.clone()
+        }
+    };
+    println!(
+        "{} driven by {}: {} of {} target bones matched",
+        target_file.display(),
+        source_file.display(),
+        src.mapping.matched_count(),
+        target.len()
+    );
+    for (i, (m, cache)) in src
+        .mapping
+        .matches()
+        .iter()
+        .zip(lib.retarget_table(id))
+        .enumerate()
+    {
+        let mode = src.modes[i];
+        let detail = match mode {
+            TranslationMode::AnimationScaled => format!(" ratio {:.4}", cache.length_ratio),
+            TranslationMode::OrientAndScale if cache.flags & RETARGET_ORIENT != 0 => {
+                format!(" k {:.4}", cache.orient_source[3])
+            }
+            TranslationMode::OrientAndScale => " (no entry: same translation)".to_string(),
+            _ => String::new(),
+        };
+        match m {
+            Some((s, kind)) => println!(
+                "  {i:3} {} <- {} ({}), {mode}{detail}",
+                name(&target, i),
+                name(&source, *s),
+                kind.name()
+            ),
+            None => println!(
+                "  {i:3} {} <- none: keeps its reference pose",
+                name(&target, i)
+            ),
+        }
+    }
+    let unused = src.mapping.unused_sources();
+    if !unused.is_empty() {
+        let names: Vec<_> = unused.iter().map(|&s| name(&source, s)).collect();
+        println!(
+            "source bones driving nothing (ignored): {}",
+            names.join(", ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
