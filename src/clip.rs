@@ -240,6 +240,11 @@ impl Clip {
         self.additive
     }
 
+    /// The index of the clip named `name` in `clips`, or `name` read as an index.
+    pub fn find(clips: &[Clip], name: &str) -> Result<usize> {
+        crate::library::find_named(clips.iter().map(Clip::name), name)
+    }
+
     /// Every distinct key time of every channel, ascending.
     pub fn key_times(&self) -> Vec<f32> {
         let mut times: Vec<f32> = self

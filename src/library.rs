@@ -357,16 +357,7 @@ impl AnimLibrary {
 
     /// Finds a clip by name, or by index when `name` is a number.
     pub fn find_clip(&self, name: &str) -> Result<usize> {
-        if let Some(i) = self.clip_names.iter().position(|n| n == name) {
-            return Ok(i);
-        }
-        match name.parse::<usize>() {
-            Ok(i) if i < self.clip_names.len() => Ok(i),
-            _ => Err(Error::UnknownAnimation {
-                name: name.to_string(),
-                available: self.clip_names.join(", "),
-            }),
-        }
+        find_named(self.clip_names.iter().map(String::as_str), name)
     }
 
     /// A crowd of `count` looping instances, clips dealt round-robin, phases spread evenly over
@@ -424,6 +415,23 @@ impl AnimLibrary {
 
     pub(crate) fn value4(&self, i: u32) -> Vec4 {
         Vec4::from(self.values[i as usize])
+    }
+}
+
+/// The index of `name` in `names`, or `name` read as an index; the error lists the names.
+pub(crate) fn find_named<'a>(
+    names: impl Iterator<Item = &'a str> + Clone,
+    name: &str,
+) -> Result<usize> {
+    if let Some(i) = names.clone().position(|n| n == name) {
+        return Ok(i);
+    }
+    match name.parse::<usize>() {
+        Ok(i) if i < names.clone().count() => Ok(i),
+        _ => Err(Error::UnknownAnimation {
+            name: name.to_string(),
+            available: names.collect::<Vec<_>>().join(", "),
+        }),
     }
 }
 
