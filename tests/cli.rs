@@ -213,3 +213,120 @@ fn the_demo_runs_and_checks_itself() {
         );
     }
 }
+
+#[test]
+fn eval_plays_a_clip_of_another_skeleton_through_a_rig() {
+    let (mike, stan) = (
+        data("gltf/quaternius/Mech_Mike.glb"),
+        data("gltf/quaternius/Mech_Stan.glb"),
+    );
+    let rig = std::env::temp_dir().join(format!("posegpu-rig-{}.json", std::process::id()));
+    std::fs::write(
+        &rig,
+        r#"{"translation_retargeting": {"default": "skeleton", "bones": {"Body": "animation"}}}"#,
+    )
+    .unwrap();
+    let rig = rig.display().to_string();
+    let args = |backend| {
+        [
+            "eval",
+            &stan,
+            "--animation-from",
+            &mike,
+            "--animation",
+            "Walk",
+            "--rig",
+            &rig,
+            "--times",
+            "0,0.4",
+            "--backend",
+            backend,
+        ]
+        .map(str::to_string)
+    };
+    let cpu = eval_json(&args("cpu").each_ref().map(String::as_str));
+    let gpu = eval_json(&args("gpu").each_ref().map(String::as_str));
+    assert_eq!(cpu["bones"].as_array().unwrap().len(), 43);
+    // Stan's reference translations under `skeleton`, Mike's animated root under `animation`.
+    let stan_rest = posegpu::import::load(&stan).unwrap().skeleton.rest()[4].translation;
+    let mike_walk = eval_json(&["eval", &mike, "--animation", "Walk", "--times", "0.4"]);
+    let frame = &cpu["frames"][1]["local"];
+    let head = 4;
+    let translation = |v: &Value| v.as_array().unwrap()[..3].to_vec();
+    let head_t: Vec<f32> = translation(&frame[head])
+        .iter()
+        .map(|v| v.as_f64().unwrap() as f32)
+        .collect();
+    assert_eq!(head_t, stan_rest.to_array());
+    assert_eq!(
+        translation(&frame[0]),
+        translation(&mike_walk["frames"][0]["local"][0])
+    );
+    for f in 0..2 {
+        let (c, g) = (&cpu["frames"][f], &gpu["frames"][f]);
+        assert!(max_abs_diff(&c["component"], &g["component"]) < 1e-3);
+    }
+}
+
+#[test]
+fn info_against_shows_the_matching_and_bad_rigs_are_errors() {
+    let (mike, stan) = (
+        data("gltf/quaternius/Mech_Mike.glb"),
+        data("gltf/quaternius/Mech_Stan.glb"),
+    );
+    let out = posegpu(&["info", &stan, "--against", &mike]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("43 of 43 target bones matched"), "{text}");
+    assert!(
+        text.contains("Body <- Body (exact), animation_scaled"),
+        "{text}"
+    );
+    assert!(text.contains("Head <- Head (exact), skeleton"), "{text}");
+
+    let out = posegpu(&["info", &data("bvh/cmu_01_01.bvh"), "--against", &mike]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("of 31 target bones matched"), "{text}");
+    assert!(text.contains("keeps its reference pose"), "{text}");
+
+    let bad = std::env::temp_dir().join(format!("posegpu-bad-rig-{}.json", std::process::id()));
+    for (json, expect) in [
+        (
+            r#"{"translation_retargeting": {"default": "wobble"}}"#,
+            "wobble",
+        ),
+        (
+            r#"{"translation_retargeting": {"bones": {"Tail": "skeleton"}}}"#,
+            "Tail",
+        ),
+        (r#"{"bone_map": {"Head": "#, "EOF"),
+    ] {
+        std::fs::write(&bad, json).unwrap();
+        let out = posegpu(&[
+            "eval",
+            &stan,
+            "--animation-from",
+            &mike,
+            "--rig",
+            &bad.display().to_string(),
+            "--times",
+            "0",
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(expect),
+            "{json}: {err}"
+        );
+    }
+    let out = posegpu(&[
+        "eval",
+        &stan,
+        "--animation-from",
+        &mike,
+        "--rig",
+        "sideways",
+        "--times",
+        "0",
+    ]);
+    assert!(!out.status.success());
+}
