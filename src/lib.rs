@@ -17,6 +17,7 @@
 pub mod clip;
 pub mod cpu;
 pub mod error;
+pub mod export;
 pub mod gpu;
 pub mod import;
 pub mod library;

@@ -241,7 +241,11 @@ pub fn humanoid_clips(skeleton: &Skeleton) -> Vec<Clip> {
 pub fn humanoid_asset() -> Asset {
     let skeleton = humanoid();
     let clips = humanoid_clips(&skeleton);
-    Asset { skeleton, clips }
+    Asset {
+        skeleton,
+        clips,
+        nodes: None,
+    }
 }
 
 // Rotations in degrees, in the rest component frame (Y up, facing +Z).
@@ -553,7 +557,11 @@ pub fn random_asset(seed: u64, bones: usize, clips: usize) -> Asset {
     let clips = (0..clips)
         .map(|c| random_clip(&mut rng, &skeleton, format!("clip_{c}")))
         .collect();
-    Asset { skeleton, clips }
+    Asset {
+        skeleton,
+        clips,
+        nodes: None,
+    }
 }
 
 fn random_clip(rng: &mut Rng, skeleton: &Skeleton, name: String) -> Clip {

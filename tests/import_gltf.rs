@@ -311,6 +311,11 @@ fn joints_are_reordered_with_their_tracks_and_binds() {
         [1, 2, 0],
         "hips is skin joint 1, hand joint 0, mid no joint"
     );
+    assert_eq!(
+        asset.nodes.as_deref(),
+        Some([3, 2, 1].as_slice()),
+        "each bone's node, in the reordered bone order"
+    );
     let lib = AnimLibrary::new(s, &asset.clips).unwrap();
     assert_eq!(lib.clip_names(), ["wave"]);
     let poses = common::cpu_eval(

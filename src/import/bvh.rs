@@ -56,6 +56,7 @@ pub fn parse_bvh(text: &str, path: &Path) -> Result<Asset> {
     Ok(Asset {
         skeleton,
         clips: vec![clip],
+        nodes: None,
     })
 }
 

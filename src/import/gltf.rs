@@ -222,5 +222,15 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
             .collect();
         clips.push(Clip::new(name, &skeleton, tracks)?);
     }
-    Ok(Asset { skeleton, clips })
+    // Stored bone i was given as bone source_index[i], whose node is bone_nodes[that].
+    let nodes = skeleton
+        .source_index()
+        .iter()
+        .map(|&b| bone_nodes[b])
+        .collect();
+    Ok(Asset {
+        skeleton,
+        clips,
+        nodes: Some(nodes),
+    })
 }

@@ -17,6 +17,10 @@ pub use self::gltf::load_gltf;
 pub struct Asset {
     pub skeleton: Skeleton,
     pub clips: Vec<Clip>,
+    /// For glTF, the node index of each bone in the skeleton's (parents-first) order: what an
+    /// exporter needs to write clips back onto the same file (see [`crate::export`]). `None` for
+    /// BVH and procedural assets, which have no nodes.
+    pub nodes: Option<Vec<usize>>,
 }
 
 /// Loads a `.glb`/`.gltf` (the first skin) or a `.bvh` file, by extension.

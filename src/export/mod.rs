@@ -1,0 +1,5 @@
+//! Writing skeletons and clips to files: binary glTF (`.glb`).
+
+mod gltf;
+
+pub use self::gltf::{write_glb, Template};
