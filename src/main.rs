@@ -1,4 +1,5 @@
-//! The `posegpu` command line: a crowd demo on the embedded humanoid, `info`, `eval`, `bench`.
+//! The `posegpu` command line: a crowd demo on the embedded humanoid, `info`, `eval`, `bench`,
+//! `retarget`.
 
 mod cli;
 
@@ -24,6 +25,8 @@ enum Command {
     Eval(cli::eval::EvalArgs),
     /// Measure instances x frames on a backend, with per-pass GPU times.
     Bench(cli::bench::BenchArgs),
+    /// Convert clips to another skeleton offline and write them as .glb.
+    Retarget(cli::retarget::RetargetArgs),
 }
 
 /// Where poses are evaluated.
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
         Some(Command::Info(a)) => cli::info::run(&a),
         Some(Command::Eval(a)) => cli::eval::run(&a),
         Some(Command::Bench(a)) => cli::bench::run(&a),
+        Some(Command::Retarget(a)) => cli::retarget::run(&a),
     };
     match result {
         Ok(code) => code,

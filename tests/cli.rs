@@ -330,3 +330,101 @@ fn info_against_shows_the_matching_and_bad_rigs_are_errors() {
     ]);
     assert!(!out.status.success());
 }
+
+#[test]
+fn retarget_writes_a_glb_with_the_targets_mesh_and_the_converted_clip() {
+    let (mike, stan) = (
+        data("gltf/quaternius/Mech_Mike.glb"),
+        data("gltf/quaternius/Mech_Stan.glb"),
+    );
+    let out = std::env::temp_dir().join(format!("posegpu-retarget-{}.glb", std::process::id()));
+    let out_s = out.display().to_string();
+    let run = posegpu(&[
+        "retarget",
+        &mike,
+        "--animation",
+        "Walk",
+        "--target",
+        &stan,
+        "--out",
+        &out_s,
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+
+    // The gltf crate reads it, buffers and all, and it keeps Stan's meshes and skin.
+    let (doc, _, _) = gltf::import(&out).unwrap();
+    let (stan_doc, _, _) = gltf::import(&stan).unwrap();
+    assert_eq!(doc.meshes().count(), stan_doc.meshes().count());
+    assert!(doc.meshes().count() > 0);
+    assert_eq!(doc.skins().count(), stan_doc.skins().count());
+    assert_eq!(doc.animations().count(), 1);
+
+    // It loads back as Stan's skeleton with the clip the library converts, at Mike's key times.
+    let back = posegpu::import::load(&out).unwrap();
+    let (m, s) = (
+        posegpu::import::load(&mike).unwrap(),
+        posegpu::import::load(&stan).unwrap(),
+    );
+    assert_eq!(back.skeleton.names(), s.skeleton.names());
+    assert_eq!(back.skeleton.rest(), s.skeleton.rest());
+    let walk = &m.clips[posegpu::Clip::find(&m.clips, "Walk").unwrap()];
+    let mapping =
+        posegpu::BoneMapping::new(&m.skeleton, &s.skeleton, &posegpu::Rig::default()).unwrap();
+    let expected = posegpu::retarget::remap_clip(walk, &m.skeleton, &s.skeleton, &mapping).unwrap();
+    assert_eq!(back.clips.len(), 1);
+    assert_eq!(back.clips[0].name(), "Walk");
+    assert_eq!(back.clips[0].key_times(), walk.key_times());
+    for (a, b) in back.clips[0].tracks().iter().zip(expected.tracks()) {
+        let (ra, rb) = (a.rotation.as_ref().unwrap(), b.rotation.as_ref().unwrap());
+        for (qa, qb) in ra.values.iter().zip(&rb.values) {
+            assert!(qa.abs_diff_eq(*qb, 1e-6));
+        }
+    }
+    std::fs::remove_file(&out).ok();
+}
+
+#[test]
+fn retarget_converts_bvh_onto_bvh_and_refuses_what_cannot_match() {
+    let (walk, cmu) = (data("bvh/cmu_walk_delfem2.bvh"), data("bvh/cmu_01_01.bvh"));
+    let out = std::env::temp_dir().join(format!("posegpu-retarget-bvh-{}.glb", std::process::id()));
+    let out_s = out.display().to_string();
+    let run = posegpu(&[
+        "retarget", &walk, "--all", "--target", &cmu, "--out", &out_s,
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let back = posegpu::import::load(&out).unwrap();
+    let target = posegpu::import::load(&cmu).unwrap();
+    assert_eq!(back.skeleton.names(), target.skeleton.names());
+    assert_eq!(back.clips.len(), 1);
+    gltf::import(&out).unwrap();
+    std::fs::remove_file(&out).ok();
+
+    // Unnamed nodes match nothing by name: a clear error, and no file.
+    let cesium = data("gltf/khronos/CesiumMan.glb");
+    let run = posegpu(&[
+        "retarget", &cesium, "--all", "--target", &walk, "--out", &out_s,
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success() && err.contains("bone_map"), "{err}");
+    assert!(!out.exists());
+    let run = posegpu(&[
+        "retarget",
+        &walk,
+        "--animation",
+        "Jog",
+        "--target",
+        &cmu,
+        "--out",
+        &out_s,
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success() && err.contains("Jog"), "{err}");
+}
