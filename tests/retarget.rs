@@ -1,7 +1,7 @@
 //! Retargeting against hand-computed values: every translation mode and its thresholds, the
 //! offline conversion against UE's numbers, bone-name matching and rig files.
 
-use glam::{Mat3, Quat, Vec3};
+use glam::{DQuat, Mat3, Quat, Vec3};
 use posegpu::retarget::{
     remap_clip, retarget_bone, BoneMapping, BoneRetarget, MatchKind, Rig, TranslationMode,
     RETARGET_ORIENT,
@@ -240,11 +240,13 @@ fn orient_and_scale_handles_opposite_directions() {
     assert!(close3(out, Vec3::new(0.0, 0.0, -6.0)), "{out}");
 }
 
-/// UE's `FRotator(pitch, yaw, roll)` as the spec states it: `Rz(yaw)·Ry(pitch)·Rx(roll)`.
-fn ue_rotation(yaw: f32, pitch: f32, roll: f32) -> Quat {
-    Quat::from_rotation_z(yaw.to_radians())
-        * Quat::from_rotation_y(pitch.to_radians())
-        * Quat::from_rotation_x(roll.to_radians())
+/// UE's `FRotator(pitch, yaw, roll)` as the spec states it: `Rz(yaw)·Ry(pitch)·Rx(roll)`,
+/// from degrees as UE printed them (in f64, to keep every printed digit).
+fn ue_rotation(yaw: f64, pitch: f64, roll: f64) -> Quat {
+    (DQuat::from_rotation_z(yaw.to_radians())
+        * DQuat::from_rotation_y(pitch.to_radians())
+        * DQuat::from_rotation_x(roll.to_radians()))
+    .as_quat()
 }
 
 fn one_key_clip(skeleton: &Skeleton, keys: Vec<Option<Transform>>) -> Clip {

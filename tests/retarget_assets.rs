@@ -306,7 +306,7 @@ fn assert_offline_matches_run_time(source: &Asset, target: &Asset, clip: usize) 
     );
     let tol = 1e-4 * target.skeleton.extent();
     for f in 0..offline.instance_count() {
-        for bone in 0..target.skeleton.len() {
+        for (bone, new_ref) in new_ref.iter().enumerate() {
             let Some(o) = mapping.source_of(bone) else {
                 continue;
             };
@@ -317,7 +317,7 @@ fn assert_offline_matches_run_time(source: &Asset, target: &Asset, clip: usize) 
                 a.translation,
                 b.translation
             );
-            let theta: Quat = old_ref[o].rotation.conjugate() * new_ref[bone].rotation;
+            let theta: Quat = old_ref[o].rotation.conjugate() * new_ref.rotation;
             let expected = b.rotation * theta;
             let angle = posegpu::math::angle_between(a.rotation, expected);
             assert!(
