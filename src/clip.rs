@@ -95,6 +95,20 @@ impl BoneTrack {
         t.chain(r).chain(s)
     }
 
+    /// A track that holds `pose` (one key at time 0 on each channel).
+    pub fn holding(pose: &Transform) -> Self {
+        let key = |v| Some(Channel::new(vec![0.0], vec![v], Interpolation::Linear));
+        Self {
+            translation: key(pose.translation),
+            rotation: Some(Channel::new(
+                vec![0.0],
+                vec![pose.rotation],
+                Interpolation::Linear,
+            )),
+            scale: key(pose.scale),
+        }
+    }
+
     /// The local transform at time `t` (no wrapping), as the sampling stage computes it;
     /// channels the track lacks take their value from `fill`.
     pub fn sample(&self, t: f32, fill: &Transform) -> Transform {
@@ -238,6 +252,20 @@ impl Clip {
 
     pub fn is_additive(&self) -> bool {
         self.additive
+    }
+
+    /// A clip of single keys holding `locals` (one per bone): a pose as a clip, such as the
+    /// reference pose.
+    pub fn from_pose(
+        name: impl Into<String>,
+        skeleton: &Skeleton,
+        locals: &[Transform],
+    ) -> Result<Self> {
+        Self::new(
+            name,
+            skeleton,
+            locals.iter().map(BoneTrack::holding).collect(),
+        )
     }
 
     /// The index of the clip named `name` in `clips`, or `name` read as an index.

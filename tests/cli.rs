@@ -29,6 +29,14 @@ fn max_abs_diff(a: &Value, b: &Value) -> f64 {
     max
 }
 
+/// Mech_Mike and Mech_Stan: one hierarchy, other proportions.
+fn mechs() -> (String, String) {
+    (
+        data("gltf/quaternius/Mech_Mike.glb"),
+        data("gltf/quaternius/Mech_Stan.glb"),
+    )
+}
+
 fn eval_json(args: &[&str]) -> Value {
     let out = posegpu(args);
     assert!(
@@ -216,10 +224,7 @@ fn the_demo_runs_and_checks_itself() {
 
 #[test]
 fn eval_plays_a_clip_of_another_skeleton_through_a_rig() {
-    let (mike, stan) = (
-        data("gltf/quaternius/Mech_Mike.glb"),
-        data("gltf/quaternius/Mech_Stan.glb"),
-    );
+    let (mike, stan) = mechs();
     let rig = std::env::temp_dir().join(format!("posegpu-rig-{}.json", std::process::id()));
     std::fs::write(
         &rig,
@@ -270,10 +275,7 @@ fn eval_plays_a_clip_of_another_skeleton_through_a_rig() {
 
 #[test]
 fn info_against_shows_the_matching_and_bad_rigs_are_errors() {
-    let (mike, stan) = (
-        data("gltf/quaternius/Mech_Mike.glb"),
-        data("gltf/quaternius/Mech_Stan.glb"),
-    );
+    let (mike, stan) = mechs();
     let out = posegpu(&["info", &stan, "--against", &mike]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
@@ -333,10 +335,7 @@ fn info_against_shows_the_matching_and_bad_rigs_are_errors() {
 
 #[test]
 fn retarget_writes_a_glb_with_the_targets_mesh_and_the_converted_clip() {
-    let (mike, stan) = (
-        data("gltf/quaternius/Mech_Mike.glb"),
-        data("gltf/quaternius/Mech_Stan.glb"),
-    );
+    let (mike, stan) = mechs();
     let out = std::env::temp_dir().join(format!("posegpu-retarget-{}.glb", std::process::id()));
     let out_s = out.display().to_string();
     let run = posegpu(&[

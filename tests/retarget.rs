@@ -6,7 +6,7 @@ use posegpu::retarget::{
     remap_clip, retarget_bone, BoneMapping, BoneRetarget, MatchKind, Rig, TranslationMode,
     RETARGET_ORIENT,
 };
-use posegpu::{Bone, BoneTrack, Channel, Clip, Error, Interpolation, Skeleton, Transform};
+use posegpu::{Bone, BoneTrack, Clip, Error, Skeleton, Transform};
 
 const EPS: f32 = 1e-6;
 
@@ -251,23 +251,8 @@ fn ue_rotation(yaw: f64, pitch: f64, roll: f64) -> Quat {
 
 fn one_key_clip(skeleton: &Skeleton, keys: Vec<Option<Transform>>) -> Clip {
     let tracks = keys
-        .into_iter()
-        .map(|k| match k {
-            None => BoneTrack::default(),
-            Some(k) => BoneTrack {
-                translation: Some(Channel::new(
-                    vec![0.0],
-                    vec![k.translation],
-                    Interpolation::Linear,
-                )),
-                rotation: Some(Channel::new(
-                    vec![0.0],
-                    vec![k.rotation],
-                    Interpolation::Linear,
-                )),
-                scale: None,
-            },
-        })
+        .iter()
+        .map(|k| k.as_ref().map(BoneTrack::holding).unwrap_or_default())
         .collect();
     Clip::new("key", skeleton, tracks).unwrap()
 }

@@ -8,9 +8,7 @@ use std::path::PathBuf;
 
 use glam::{Quat, Vec3};
 use posegpu::retarget::{remap_clip, BoneMapping, Rig, TranslationMode};
-use posegpu::{
-    AnimLibrary, Asset, BoneTrack, Channel, Clip, Instance, Interpolation, Poses, SourceId,
-};
+use posegpu::{AnimLibrary, Asset, Clip, Instance, Poses, SourceId};
 
 use common::{assert_gpu_matches_cpu, cpu_eval, gpu, spread_instances};
 
@@ -151,37 +149,11 @@ fn animation_scaled_scales_translations_by_stans_length_ratio() {
     }
 }
 
-/// A one-key clip holding `skeleton`'s reference pose on every bone.
-fn reference_clip(asset: &Asset) -> Clip {
-    let tracks = asset
-        .skeleton
-        .rest()
-        .iter()
-        .map(|r| BoneTrack {
-            translation: Some(Channel::new(
-                vec![0.0],
-                vec![r.translation],
-                Interpolation::Linear,
-            )),
-            rotation: Some(Channel::new(
-                vec![0.0],
-                vec![r.rotation],
-                Interpolation::Linear,
-            )),
-            scale: Some(Channel::new(
-                vec![0.0],
-                vec![r.scale],
-                Interpolation::Linear,
-            )),
-        })
-        .collect();
-    Clip::new("reference", &asset.skeleton, tracks).unwrap()
-}
-
 #[test]
 fn relative_and_orient_modes_map_mikes_reference_pose_onto_stans() {
     let (mut mike, stan) = (mike(), stan());
-    mike.clips.push(reference_clip(&mike));
+    mike.clips
+        .push(Clip::from_pose("reference", &mike.skeleton, mike.skeleton.rest()).unwrap());
     let reference = mike.clips.len() - 1;
     for mode in [
         TranslationMode::AnimationRelative,

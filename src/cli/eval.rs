@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use posegpu::{
-    AnimLibrary, Asset, BoneTrack, Channel, Clip, CpuEvaluator, Error, GpuEvaluator, GpuOptions,
-    Instance, Interpolation, Poses, Rig, Skeleton, Transform,
+    AnimLibrary, Asset, Clip, CpuEvaluator, Error, GpuEvaluator, GpuOptions, Instance, Poses, Rig,
+    Skeleton, Transform,
 };
 use serde::Serialize;
 
@@ -124,7 +124,11 @@ fn own(asset: Asset, animation: Option<&str>) -> Result<AnimLibrary, Error> {
                 available: "none: the model has no animations".into(),
             });
         }
-        vec![reference_pose_clip(&asset.skeleton)?]
+        vec![Clip::from_pose(
+            "reference pose",
+            &asset.skeleton,
+            asset.skeleton.rest(),
+        )?]
     } else {
         asset.clips
     };
@@ -161,25 +165,6 @@ fn evaluate(lib: &AnimLibrary, instances: &[Instance], backend: Backend) -> Resu
             gpu.read_back()
         }
     }
-}
-
-/// A clip of single keys holding the reference pose: what a model without animations plays.
-fn reference_pose_clip(skeleton: &Skeleton) -> Result<Clip, Error> {
-    let key = |v| Some(Channel::new(vec![0.0], vec![v], Interpolation::Linear));
-    let tracks = skeleton
-        .rest()
-        .iter()
-        .map(|t| BoneTrack {
-            translation: key(t.translation),
-            rotation: Some(Channel::new(
-                vec![0.0],
-                vec![t.rotation],
-                Interpolation::Linear,
-            )),
-            scale: key(t.scale),
-        })
-        .collect();
-    Clip::new("reference pose", skeleton, tracks)
 }
 
 fn flat(t: &Transform) -> [f32; 10] {
