@@ -32,7 +32,7 @@ fn main() -> Result<(), Error> {
         "{count} Stans ({} bones) playing Mike's {} clips; {} of {} bones matched",
         lib.bone_count(),
         lib.clip_count(),
-        lib.sources()[source.0].mapping.matched_count(),
+        lib.source(source).mapping.matched_count(),
         lib.bone_count()
     );
 

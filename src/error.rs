@@ -94,6 +94,8 @@ pub enum Error {
         mapped: String,
         matched: String,
     },
+    #[error("retarget source {index} does not exist (the library has {count})")]
+    UnknownSource { index: usize, count: usize },
     #[error("no reference pose named '{name}' (available: {available})")]
     UnknownReferencePose { name: String, available: String },
     #[error("instance {instance}: {what}")]

@@ -108,11 +108,16 @@ impl Instance {
 /// Names a retarget source of a library: the skeleton a set of clips was authored on and the
 /// reference pose they are retargeted from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SourceId(pub usize);
+pub struct SourceId(usize);
 
 impl SourceId {
     /// The library's own skeleton: clips play unchanged.
     pub const TARGET: Self = Self(0);
+
+    /// The source's index in [`AnimLibrary::sources`].
+    pub fn index(self) -> usize {
+        self.0
+    }
 }
 
 /// One retarget source of a library and how its bones drive the target's.
@@ -246,7 +251,10 @@ impl LibraryBuilder {
 
     /// Adds clips authored on `source`'s skeleton.
     pub fn add_clips_from(&mut self, source: SourceId, clips: &[Clip]) -> Result<&mut Self> {
-        let src = &self.lib.sources[source.0];
+        let src = self.lib.sources.get(source.0).ok_or(Error::UnknownSource {
+            index: source.0,
+            count: self.lib.sources.len(),
+        })?;
         let (bones, retarget_base) = (src.skeleton.len(), src.retarget_base);
         for clip in clips {
             if clip.tracks().len() != bones {
@@ -347,6 +355,11 @@ impl AnimLibrary {
     /// The retarget sources; [`SourceId::TARGET`] (index 0) is the target itself.
     pub fn sources(&self) -> &[RetargetSource] {
         &self.sources
+    }
+
+    /// One retarget source (from [`LibraryBuilder::add_source`] of this library).
+    pub fn source(&self, source: SourceId) -> &RetargetSource {
+        &self.sources[source.0]
     }
 
     /// The per-target-bone caches of one source (what the GPU reads).

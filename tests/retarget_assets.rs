@@ -455,4 +455,14 @@ fn an_unknown_reference_pose_is_an_error() {
     let h = posegpu::procedural::humanoid_asset();
     let e = b.add_clips_from(s, &h.clips).err().unwrap();
     assert!(matches!(e, posegpu::Error::TrackCount { .. }), "{e}");
+    // A source of another builder is refused, not a panic.
+    let mut other = AnimLibrary::builder(&h.skeleton);
+    other
+        .add_source("a", &h.skeleton, None, &Rig::humanoid())
+        .unwrap();
+    let foreign = other
+        .add_source("b", &h.skeleton, None, &Rig::humanoid())
+        .unwrap();
+    let e = b.add_clips_from(foreign, &h.clips).err().unwrap();
+    assert!(matches!(e, posegpu::Error::UnknownSource { .. }), "{e}");
 }

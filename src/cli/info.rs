@@ -87,7 +87,7 @@ fn against(target_file: &Path, source_file: &Path, rig: &str) -> Result<ExitCode
     let mut builder = AnimLibrary::builder(&target);
     let id = builder.add_source(&source_file.display().to_string(), &source, None, &rig)?;
     let lib = builder.build();
-    let src = &lib.sources()[id.0];
+    let src = &lib.source(id);
     let name = |s: &Skeleton, i: usize| {
         let n = &s.names()[i];
         if n.is_empty() {
