@@ -209,12 +209,10 @@ impl Clip {
                 })?;
             }
         }
-        let mut times: Vec<f32> = tracks.iter().flat_map(BoneTrack::times).copied().collect();
+        let times = union_times(&tracks);
         if times.is_empty() {
             return Err(Error::EmptyClip { clip: name });
         }
-        times.sort_by(f32::total_cmp);
-        times.dedup();
         Ok(Self {
             name,
             duration: times.last().copied().unwrap_or(0.0).max(0.0),
@@ -291,6 +289,14 @@ impl Clip {
     pub fn map_time(&self, t: f32, looping: bool) -> f32 {
         crate::cpu::sample::map_time(t, self.duration, looping)
     }
+}
+
+/// Every distinct key time of `tracks`, ascending.
+fn union_times(tracks: &[BoneTrack]) -> Vec<f32> {
+    let mut times: Vec<f32> = tracks.iter().flat_map(BoneTrack::times).copied().collect();
+    times.sort_by(f32::total_cmp);
+    times.dedup();
+    times
 }
 
 fn finite3(v: &Vec3, what: &str) -> Result<()> {

@@ -130,10 +130,6 @@ pub struct RetargetSource {
     /// skeleton's own.
     pub pose: Option<String>,
     pub mapping: BoneMapping,
-    /// The translation retargeting mode of each target bone.
-    pub modes: Vec<TranslationMode>,
-    /// Where this source's per-target-bone caches start in the retarget table.
-    pub retarget_base: usize,
 }
 
 /// A target skeleton and the clips that play on it, packed for evaluation: clips of the
@@ -170,13 +166,14 @@ impl AnimLibrary {
 
     /// Starts a library whose instances all have `target`'s bones.
     pub fn builder(target: &Skeleton) -> LibraryBuilder {
+        let mapping = BoneMapping::identity(target);
+        let modes = vec![TranslationMode::Animation; target.len()];
+        let retarget = BoneRetarget::build(target.rest(), target, &mapping, &modes);
         let own = RetargetSource {
             name: "(the target itself)".to_string(),
             skeleton: target.clone(),
             pose: None,
-            mapping: BoneMapping::identity(target),
-            modes: vec![TranslationMode::Animation; target.len()],
-            retarget_base: 0,
+            mapping,
         };
         LibraryBuilder {
             lib: Self {
@@ -194,7 +191,7 @@ impl AnimLibrary {
                 channels: Vec::new(),
                 times: Vec::new(),
                 values: Vec::new(),
-                retarget: BoneRetarget::identity(target),
+                retarget,
             },
             shared_times: HashMap::new(),
         }
@@ -234,7 +231,6 @@ impl LibraryBuilder {
         };
         let mapping = BoneMapping::new(skeleton, target, rig)?;
         let modes = rig.modes(target)?;
-        let retarget_base = self.lib.retarget.len();
         self.lib
             .retarget
             .extend(BoneRetarget::build(source_pose, target, &mapping, &modes));
@@ -243,8 +239,6 @@ impl LibraryBuilder {
             skeleton: skeleton.clone(),
             pose: pose.map(str::to_string),
             mapping,
-            modes,
-            retarget_base,
         });
         Ok(SourceId(self.lib.sources.len() - 1))
     }
@@ -255,7 +249,8 @@ impl LibraryBuilder {
             index: source.0,
             count: self.lib.sources.len(),
         })?;
-        let (bones, retarget_base) = (src.skeleton.len(), src.retarget_base);
+        // Every source has one entry per target bone, in source order.
+        let (bones, retarget_base) = (src.skeleton.len(), source.0 * self.lib.skeleton.len());
         for clip in clips {
             if clip.tracks().len() != bones {
                 return Err(Error::TrackCount {
@@ -364,7 +359,7 @@ impl AnimLibrary {
 
     /// The per-target-bone caches of one source (what the GPU reads).
     pub fn retarget_table(&self, source: SourceId) -> &[BoneRetarget] {
-        let base = self.sources[source.0].retarget_base;
+        let base = source.0 * self.bone_count();
         &self.retarget[base..base + self.bone_count()]
     }
 

@@ -291,6 +291,18 @@ fn info_against_shows_the_matching_and_bad_rigs_are_errors() {
     assert!(text.contains("of 31 target bones matched"), "{text}");
     assert!(text.contains("keeps its reference pose"), "{text}");
 
+    let eval_with_rig = |rig: &str| {
+        posegpu(&[
+            "eval",
+            &stan,
+            "--animation-from",
+            &mike,
+            "--rig",
+            rig,
+            "--times",
+            "0",
+        ])
+    };
     let bad = std::env::temp_dir().join(format!("posegpu-bad-rig-{}.json", std::process::id()));
     for (json, expect) in [
         (
@@ -304,33 +316,14 @@ fn info_against_shows_the_matching_and_bad_rigs_are_errors() {
         (r#"{"bone_map": {"Head": "#, "EOF"),
     ] {
         std::fs::write(&bad, json).unwrap();
-        let out = posegpu(&[
-            "eval",
-            &stan,
-            "--animation-from",
-            &mike,
-            "--rig",
-            &bad.display().to_string(),
-            "--times",
-            "0",
-        ]);
+        let out = eval_with_rig(&bad.display().to_string());
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             !out.status.success() && err.contains(expect),
             "{json}: {err}"
         );
     }
-    let out = posegpu(&[
-        "eval",
-        &stan,
-        "--animation-from",
-        &mike,
-        "--rig",
-        "sideways",
-        "--times",
-        "0",
-    ]);
-    assert!(!out.status.success());
+    assert!(!eval_with_rig("sideways").status.success());
 }
 
 #[test]

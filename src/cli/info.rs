@@ -110,7 +110,7 @@ fn against(target_file: &Path, source_file: &Path, rig: &str) -> Result<ExitCode
         .zip(lib.retarget_table(id))
         .enumerate()
     {
-        let mode = src.modes[i];
+        let mode = cache.mode();
         let detail = match mode {
             TranslationMode::AnimationScaled => format!(" ratio {:.4}", cache.length_ratio),
             TranslationMode::OrientAndScale if cache.flags & RETARGET_ORIENT != 0 => {

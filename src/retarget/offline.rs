@@ -42,12 +42,15 @@ pub fn remap_clip(
             None => 1.0,
         })
         .collect();
-    let track_of = |i: usize| {
-        mapping
-            .source_of(i)
-            .map(|o| (o, &clip.tracks()[o]))
-            .filter(|(_, t)| t.is_animated())
-    };
+    // Per target bone: its source bone and that bone's track, where it has one.
+    let track_of: Vec<Option<(usize, &BoneTrack)>> = (0..n)
+        .map(|i| {
+            mapping
+                .source_of(i)
+                .map(|o| (o, &clip.tracks()[o]))
+                .filter(|(_, t)| t.is_animated())
+        })
+        .collect();
 
     let times = clip.key_times();
     let mut keys: Vec<Vec<Transform>> = vec![Vec::with_capacity(times.len()); n];
@@ -56,7 +59,7 @@ pub fn remap_clip(
     for &t in &times {
         for i in 0..n {
             // Step 3: the animated pose on the target's hierarchy.
-            let local = match (track_of(i), mapping.source_of(i)) {
+            let local = match (track_of[i], mapping.source_of(i)) {
                 (Some((o, track)), _) => {
                     let mut k = track.sample(t, &source.rest()[o]);
                     k.translation *= ratio[i];
@@ -76,7 +79,7 @@ pub fn remap_clip(
                 scale: anim_cs[i].scale * theta[i].scale,
                 translation: anim_cs[i].translation,
             };
-            if track_of(i).is_some() {
+            if track_of[i].is_some() {
                 keys[i].push(match parent {
                     Some(p) => Transform::relative(&conv_cs[i], &conv_cs[p]),
                     None => conv_cs[i],
@@ -90,7 +93,7 @@ pub fn remap_clip(
         .into_iter()
         .enumerate()
         .map(|(i, k)| {
-            let Some((_, track)) = track_of(i) else {
+            let Some((_, track)) = track_of[i] else {
                 return BoneTrack::default();
             };
             let interpolation = if track.is_step() {

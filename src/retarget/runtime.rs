@@ -69,17 +69,6 @@ impl BoneRetarget {
             .collect()
     }
 
-    /// Clips on their own skeleton: every bone drives itself, unchanged.
-    pub fn identity(skeleton: &Skeleton) -> Vec<Self> {
-        let modes = vec![TranslationMode::Animation; skeleton.len()];
-        Self::build(
-            skeleton.rest(),
-            skeleton,
-            &BoneMapping::identity(skeleton),
-            &modes,
-        )
-    }
-
     fn pair(source: usize, src: &Transform, tgt: &Transform, mode: TranslationMode) -> Self {
         let (s, t) = (src.translation, tgt.translation);
         let src_len = s.length();
