@@ -100,6 +100,10 @@ pub enum Error {
     UnknownReferencePose { name: String, available: String },
     #[error("instance {instance}: {what}")]
     BadInstance { instance: usize, what: String },
+    #[error("blend space: {what}")]
+    BlendSpace { what: String },
+    #[error("additive '{clip}': {what}")]
+    Additive { clip: String, what: String },
     #[error("{what} needs {size} bytes, over the device limit of {limit} bytes ({limit_name})")]
     TooLarge {
         what: String,

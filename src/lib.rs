@@ -14,6 +14,7 @@
 //! # Ok::<(), posegpu::Error>(())
 //! ```
 
+pub mod blend;
 pub mod clip;
 pub mod cpu;
 pub mod error;

@@ -1,0 +1,3 @@
+//! Blending full poses, and the blend spaces that give the weights.
+
+pub mod space;
