@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use posegpu::{AnimLibrary, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions, Poses};
+use posegpu::{AnimLibrary, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions, PoseBatch, Poses};
 
 fn libraries() -> Vec<(&'static str, AnimLibrary)> {
     let mut out = Vec::new();
@@ -63,8 +63,8 @@ fn evaluate(c: &mut Criterion) {
             });
             if n <= 10_000 {
                 group.bench_function(BenchmarkId::new("cpu_one_core", n), |b| {
-                    let inst = lib.crowd(n, 1.0 / 60.0);
-                    b.iter(|| cpu.evaluate_single_thread(&inst, &mut poses).unwrap())
+                    let batch = PoseBatch::from_instances(&lib.crowd(n, 1.0 / 60.0));
+                    b.iter(|| cpu.evaluate_single_thread(&batch, &mut poses).unwrap())
                 });
             }
             let Some(ctx) = &ctx else { continue };

@@ -9,7 +9,9 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use posegpu::{AnimLibrary, GpuContext, GpuEvaluator, GpuOptions, Rig, TranslationMode, Xform};
+use posegpu::{
+    AnimLibrary, GpuContext, GpuEvaluator, GpuOptions, PoseBatch, Rig, TranslationMode, Xform,
+};
 
 /// (label, library): the baseline first, then each mode, then the preset.
 fn libraries() -> Vec<(String, AnimLibrary)> {
@@ -57,8 +59,9 @@ fn retarget(c: &mut Criterion) {
             let instances = lib.crowd(n, 0.5);
             if n <= 10_000 {
                 let mut locals = vec![Xform::default(); n * lib.bone_count()];
+                let batch = PoseBatch::from_instances(&instances);
                 group.bench_function(BenchmarkId::new("cpu_sample_one_core", &label), |b| {
-                    b.iter(|| posegpu::cpu::sample::run(&lib, &instances, &mut locals))
+                    b.iter(|| posegpu::cpu::sample::run(&lib, &batch, &mut locals, &mut []))
                 });
             }
             let Some(ctx) = &ctx else { continue };

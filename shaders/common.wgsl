@@ -58,3 +58,86 @@ fn compose(child: Xform, parent: Xform) -> Xform {
     out.t = vec4<f32>(quat_rotate(parent.r, parent.s.xyz * child.t.xyz) + parent.t.xyz, 0.0);
     return out;
 }
+
+// Per instance of a batch (src/batch.rs): its first entry in the frame buffer, its layer count
+// (the base included), its first delta slot and slot count.
+struct Head {
+    first: u32,
+    layers: u32,
+    slot: u32,
+    slots: u32,
+}
+
+// The frame buffer is `array<vec4<u32>>`: the chunk's heads, then its entries. A layer header
+// is (kind | samples << 8, weight bits, 0, 0); a clip sample (clip | INSTANCE_LOOP, time bits,
+// weight bits, 0).
+const LAYER_BASE: u32 = 0u;
+const LAYER_LOCAL: u32 = 1u;
+const LAYER_MESH: u32 = 2u;
+const LAYER_DYNAMIC_LOCAL: u32 = 3u;
+const LAYER_DYNAMIC_MESH: u32 = 4u;
+const INSTANCE_LOOP: u32 = 0x80000000u;
+
+fn layer_kind(header: vec4<u32>) -> u32 {
+    return header.x & 0xffu;
+}
+
+fn layer_samples(header: vec4<u32>) -> u32 {
+    return header.x >> 8u;
+}
+
+fn layer_is_mesh(kind: u32) -> bool {
+    return kind == LAYER_MESH || kind == LAYER_DYNAMIC_MESH;
+}
+
+// Delta slots a layer takes once it is deferred to the layer stage.
+fn layer_slots(kind: u32) -> u32 {
+    return select(1u, 2u, kind == LAYER_DYNAMIC_MESH);
+}
+
+// The additive math of src/additive/delta.rs, in the same order.
+const ZERO_WEIGHT: f32 = 1e-5;
+const IDENTITY_W2: f32 = 1.0 - 1e-10;
+const IDENTITY_DELTA = Xform(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), vec4<f32>(0.0));
+
+fn quat_conj(q: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(-q.xyz, q.w);
+}
+
+fn safe_recip3(v: vec3<f32>) -> vec3<f32> {
+    return select(1.0 / v, vec3<f32>(0.0), abs(v) <= vec3<f32>(1e-8));
+}
+
+// Δ of pose p against base b.
+fn make_delta(p: Xform, b: Xform) -> Xform {
+    return Xform(
+        normalize_quat(quat_mul(p.r, quat_conj(b.r))),
+        vec4<f32>(p.t.xyz - b.t.xyz, 0.0),
+        vec4<f32>(p.s.xyz * safe_recip3(b.s.xyz) - 1.0, 0.0),
+    );
+}
+
+// D, the part of Δ weight w applies (w > ZERO_WEIGHT): full weight scales it all, the rotation
+// as a 4-vector; partial weight takes normalize(fastLerp(identity, Δ.R, w)).
+fn weighted_delta(delta: Xform, w: f32) -> Xform {
+    var r = delta.r * w;
+    if (w < 1.0 - ZERO_WEIGHT) {
+        let sign = select(-1.0, 1.0, delta.r.w >= 0.0);
+        r = normalize_quat(vec4<f32>(0.0, 0.0, 0.0, 1.0 - w) + delta.r * (w * sign));
+    }
+    return Xform(r, delta.t * w, delta.s * w);
+}
+
+// D applied onto x: R = normalize(D.R ⊗ R) (no product when D.R.w² ≥ 1 − 1e-10), T + D.T,
+// S ∘ (1 + D.S).
+fn apply_delta(x: Xform, d: Xform) -> Xform {
+    var r = x.r;
+    if (d.r.w * d.r.w < IDENTITY_W2) {
+        r = quat_mul(d.r, x.r);
+    }
+    return Xform(
+        normalize_quat(r),
+        vec4<f32>(x.t.xyz + d.t.xyz, 0.0),
+        vec4<f32>(x.s.xyz * (1.0 + d.s.xyz), 0.0),
+    );
+}

@@ -1,11 +1,7 @@
-// Stage 1, one invocation per (instance, bone): the bone's local transform at the instance's
-// time, retargeted when the clip was authored on another skeleton. CPU twins:
-// src/cpu/sample.rs and src/retarget/runtime.rs.
-
-struct Instance {
-    clip_and_flags: u32,
-    time: f32,
-}
+// Stage 1, one invocation per (instance, bone): the instance's base pose at this bone (clips
+// sampled, retargeted when authored on another skeleton, blended), then its additive layers:
+// applied here up to the instance's first mesh-space layer, written to delta slots for the
+// layer stage from there on. CPU twins: src/cpu/sample.rs and src/retarget/runtime.rs.
 
 struct ClipData {
     duration: f32,
@@ -35,7 +31,6 @@ struct BoneRetarget {
     orient_target: vec4<f32>,
 }
 
-const INSTANCE_LOOP: u32 = 0x80000000u;
 const CHANNEL_STEP: u32 = 1u;
 const CLIP_ADDITIVE: u32 = 1u;
 const RETARGET_ORIENT: u32 = 1u;
@@ -46,13 +41,14 @@ const MODE_ORIENT_AND_SCALE: u32 = 4u;
 const ORIENT_PRECISION: f32 = 1e-3;
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> instances: array<Instance>;
+@group(0) @binding(1) var<storage, read> frame: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> clips: array<ClipData>;
 @group(0) @binding(3) var<storage, read> channels: array<ChannelData>;
 @group(0) @binding(4) var<storage, read> times: array<f32>;
 @group(0) @binding(5) var<storage, read> values: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read> retarget: array<BoneRetarget>;
 @group(0) @binding(7) var<storage, read_write> locals: array<Xform>;
+@group(0) @binding(8) var<storage, read_write> deltas: array<Xform>;
 
 fn map_time(t: f32, duration: f32, looping: bool) -> f32 {
     if (duration <= 0.0) {
@@ -120,8 +116,6 @@ fn channel_keys(search: ptr<function, KeySearch>, ch: ChannelData, t: f32) -> Ke
     return KeyPair(ch.value_offset + (*search).lo, ch.value_offset + (*search).hi, select((*search).alpha, 0.0, step));
 }
 
-const IDENTITY = Xform(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), vec4<f32>(1.0, 1.0, 1.0, 0.0));
-
 // The translation retargeting modes, exactly as retarget_bone in src/retarget/runtime.rs.
 fn retarget_bone(x: Xform, index: u32, additive: bool) -> Xform {
     var out = x;
@@ -148,20 +142,10 @@ fn retarget_bone(x: Xform, index: u32, additive: bool) -> Xform {
     return out;
 }
 
-@compute @workgroup_size(64)
-fn main(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(num_workgroups) num_wg: vec3<u32>,
-    @builtin(local_invocation_index) local_index: u32,
-) {
-    let index = invocation_index(wg, num_wg, local_index);
-    if (index >= params.instance_count * params.bone_count) {
-        return;
-    }
-    let instance = instances[index / params.bone_count];
-    let bone = index % params.bone_count;
-    let clip = clips[instance.clip_and_flags & ~INSTANCE_LOOP];
-    let t = map_time(instance.time, clip.duration, (instance.clip_and_flags & INSTANCE_LOOP) != 0u);
+// One clip sample's local transform of `bone`, as sample_bone in src/cpu/sample.rs.
+fn sample_clip(sample: vec4<u32>, bone: u32) -> Xform {
+    let clip = clips[sample.x & ~INSTANCE_LOOP];
+    let t = map_time(bitcast<f32>(sample.y), clip.duration, (sample.x & INSTANCE_LOOP) != 0u);
     let additive = (clip.flags & CLIP_ADDITIVE) != 0u;
     let r = clip.retarget_base + bone;
     let source = retarget[r].source;
@@ -177,16 +161,15 @@ fn main(
         cs = channels[base + 2u];
     }
     if (ct.count == 0u && cr.count == 0u && cs.count == 0u) {
-        var out = IDENTITY;
+        var out = IDENTITY_DELTA;
         if (!additive) {
             out = retarget[r].target_ref;
         }
         out.r = normalize_quat(out.r);
-        locals[index] = out;
-        return;
+        return out;
     }
 
-    var out = IDENTITY;
+    var out = IDENTITY_DELTA;
     if (!additive) {
         out = retarget[r].source_ref;
     }
@@ -208,5 +191,107 @@ fn main(
         let k = channel_keys(&search, cs, t);
         out.s = vec4<f32>(values[k.a].xyz * (1.0 - k.alpha) + values[k.b].xyz * k.alpha, 0.0);
     }
-    locals[index] = retarget_bone(out, r, additive);
+    return retarget_bone(out, r, additive);
+}
+
+fn sample_weight(sample: vec4<u32>) -> f32 {
+    return bitcast<f32>(sample.z);
+}
+
+// The blend of the `count` samples at frame[first..] for `bone`: weights at or below
+// ZERO_WEIGHT dropped, the rest renormalized; one surviving sample as it is, none gives
+// `empty`. As blend_samples in src/cpu/sample.rs.
+fn blend_samples(first: u32, count: u32, bone: u32, empty: Xform) -> Xform {
+    var sum = 0.0;
+    var kept = 0u;
+    var only = 0u;
+    for (var k = 0u; k < count; k++) {
+        let w = sample_weight(frame[first + k]);
+        if (w > ZERO_WEIGHT) {
+            if (kept == 0u) {
+                only = k;
+            }
+            sum += w;
+            kept += 1u;
+        }
+    }
+    if (kept == 0u) {
+        return empty;
+    }
+    if (kept == 1u) {
+        return sample_clip(frame[first + only], bone);
+    }
+    var r = vec4<f32>(0.0);
+    var t = vec3<f32>(0.0);
+    var s = vec3<f32>(0.0);
+    var started = false;
+    for (var k = 0u; k < count; k++) {
+        let w = sample_weight(frame[first + k]);
+        if (w > ZERO_WEIGHT) {
+            let x = sample_clip(frame[first + k], bone);
+            let wn = w / sum;
+            let q = x.r * wn;
+            // Each rotation flipped into the accumulator's hemisphere.
+            r = select(r - q, r + q, !started || dot(r, q) >= 0.0);
+            t += x.t.xyz * wn;
+            s += x.s.xyz * wn;
+            started = true;
+        }
+    }
+    return Xform(normalize_quat(r), vec4<f32>(t, 0.0), vec4<f32>(s, 0.0));
+}
+
+@compute @workgroup_size(64)
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) num_wg: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let index = invocation_index(wg, num_wg, local_index);
+    let bones = params.bone_count;
+    if (index >= params.instance_count * bones) {
+        return;
+    }
+    let head = frame[index / bones];
+    let bone = index % bones;
+    var pose = IDENTITY_DELTA;
+    var e = head.x;
+    var slot = head.z;
+    var deferred = false;
+    for (var l = 0u; l < head.y; l++) {
+        let header = frame[e];
+        let kind = layer_kind(header);
+        let weight = bitcast<f32>(header.y);
+        let first = e + 1u;
+        e = first + layer_samples(header);
+        deferred = deferred || layer_is_mesh(kind);
+        let at = slot * bones + bone;
+        if (deferred) {
+            slot += layer_slots(kind);
+        }
+        if (kind == LAYER_BASE) {
+            pose = blend_samples(first, layer_samples(header), bone, retarget[bone].target_ref);
+            continue;
+        }
+        if (weight <= ZERO_WEIGHT) {
+            continue;
+        }
+        var delta: Xform;
+        if (kind == LAYER_DYNAMIC_MESH) {
+            deltas[at] = sample_clip(frame[first], bone);
+            deltas[at + bones] = sample_clip(frame[first + 1u], bone);
+            continue;
+        } else if (kind == LAYER_DYNAMIC_LOCAL) {
+            delta = make_delta(sample_clip(frame[first], bone), sample_clip(frame[first + 1u], bone));
+        } else {
+            delta = blend_samples(first, layer_samples(header), bone, IDENTITY_DELTA);
+        }
+        let d = weighted_delta(delta, weight);
+        if (deferred) {
+            deltas[at] = d;
+        } else {
+            pose = apply_delta(pose, d);
+        }
+    }
+    locals[index] = pose;
 }

@@ -2,6 +2,7 @@
 
 use glam::{Quat, Vec3};
 
+use crate::additive::AdditiveSpace;
 use crate::error::{Error, Result};
 use crate::math::{lerp3, nlerp, Transform};
 use crate::skeleton::Skeleton;
@@ -158,7 +159,7 @@ pub struct Clip {
     duration: f32,
     key_count: usize,
     tracks: Vec<BoneTrack>,
-    additive: bool,
+    additive: Option<AdditiveSpace>,
 }
 
 impl Clip {
@@ -169,7 +170,28 @@ impl Clip {
         skeleton: &Skeleton,
         tracks: Vec<BoneTrack>,
     ) -> Result<Self> {
-        let name = name.into();
+        Self::validated(name.into(), skeleton, tracks, None)
+    }
+
+    /// An additive clip: its keys are deltas in `space` (scale deltas `S − 1`, so down to −1),
+    /// validated as [`Clip::new`] does otherwise.
+    pub fn new_additive(
+        name: impl Into<String>,
+        skeleton: &Skeleton,
+        tracks: Vec<BoneTrack>,
+        space: AdditiveSpace,
+    ) -> Result<Self> {
+        Self::validated(name.into(), skeleton, tracks, Some(space))
+    }
+
+    fn validated(
+        name: String,
+        skeleton: &Skeleton,
+        tracks: Vec<BoneTrack>,
+        additive: Option<AdditiveSpace>,
+    ) -> Result<Self> {
+        // A scale delta applies as S ∘ (1 + ΔS): below −1 it would make a negative scale.
+        let min_scale = if additive.is_some() { -1.0 } else { 0.0 };
         if tracks.len() != skeleton.len() {
             return Err(Error::TrackCount {
                 clip: name,
@@ -199,7 +221,7 @@ impl Clip {
                 let w = what("scale");
                 c.validate(&w, |v| {
                     finite3(v, &w)?;
-                    match v.to_array().into_iter().find(|s| *s < 0.0) {
+                    match v.to_array().into_iter().find(|s| *s < min_scale) {
                         Some(value) => Err(Error::NegativeScale {
                             what: w.clone(),
                             value,
@@ -218,7 +240,7 @@ impl Clip {
             duration: times.last().copied().unwrap_or(0.0).max(0.0),
             key_count: times.len(),
             tracks,
-            additive: false,
+            additive,
         })
     }
 
@@ -241,14 +263,20 @@ impl Clip {
         &self.tracks
     }
 
-    /// Marks the clip's keys as deltas to add onto a base pose (an additive clip): channels it
-    /// lacks are the identity, and retargeting follows the additive rules of the spec.
-    pub fn with_additive(mut self, additive: bool) -> Self {
-        self.additive = additive;
+    /// Marks the clip's keys as deltas in `space` to add onto a base pose (an additive clip):
+    /// channels it lacks are the identity, and retargeting follows the additive rules of the
+    /// spec. [`crate::additive::make_additive`] builds such clips from ordinary ones.
+    pub fn with_additive(mut self, space: AdditiveSpace) -> Self {
+        self.additive = Some(space);
         self
     }
 
     pub fn is_additive(&self) -> bool {
+        self.additive.is_some()
+    }
+
+    /// The space of an additive clip's deltas; `None` for an ordinary clip.
+    pub fn additive_space(&self) -> Option<AdditiveSpace> {
         self.additive
     }
 

@@ -14,6 +14,8 @@
 //! # Ok::<(), posegpu::Error>(())
 //! ```
 
+pub mod additive;
+pub mod batch;
 pub mod blend;
 pub mod clip;
 pub mod cpu;
@@ -28,6 +30,8 @@ pub mod procedural;
 pub mod retarget;
 pub mod skeleton;
 
+pub use additive::{make_additive, AdditiveBase, AdditiveSpace};
+pub use batch::{ClipSample, LayerKind, PoseBatch};
 pub use clip::{BoneTrack, Channel, Clip, Interpolation};
 pub use cpu::CpuEvaluator;
 pub use error::{Error, Result};

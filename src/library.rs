@@ -6,6 +6,8 @@ use std::collections::HashMap;
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Quat, Vec3, Vec4};
 
+use crate::additive::AdditiveSpace;
+use crate::batch::{LayerKind, PoseBatch};
 use crate::clip::{Channel, Clip, Interpolation};
 use crate::error::{Error, Result};
 use crate::math::{affine_rows, Transform};
@@ -69,11 +71,14 @@ pub struct ClipData {
     pub duration: f32,
     pub channel_base: u32,
     pub retarget_base: u32,
-    /// Bit 0 ([`CLIP_ADDITIVE`]): the keys are additive deltas.
+    /// Bit 0 ([`CLIP_ADDITIVE`]): the keys are additive deltas; bit 1 ([`CLIP_MESH_SPACE`]):
+    /// mesh-space rotation deltas.
     pub flags: u32,
 }
 
 pub const CLIP_ADDITIVE: u32 = 1;
+/// With [`CLIP_ADDITIVE`]: the rotation deltas are between mesh-space rotations.
+pub const CLIP_MESH_SPACE: u32 = 2;
 
 /// What one instance plays this frame: 8 bytes.
 #[repr(C)]
@@ -268,7 +273,11 @@ impl LibraryBuilder {
                 duration: clip.duration(),
                 channel_base: to_u32(lib.channels.len(), "channel table")?,
                 retarget_base: to_u32(retarget_base, "retarget table")?,
-                flags: if clip.is_additive() { CLIP_ADDITIVE } else { 0 },
+                flags: match clip.additive_space() {
+                    None => 0,
+                    Some(AdditiveSpace::Local) => CLIP_ADDITIVE,
+                    Some(AdditiveSpace::Mesh) => CLIP_ADDITIVE | CLIP_MESH_SPACE,
+                },
             });
             for track in clip.tracks() {
                 let shared = &mut self.shared_times;
@@ -401,6 +410,80 @@ impl AnimLibrary {
                     instance: i,
                     what: format!("time {} is not finite", inst.time),
                 });
+            }
+        }
+        Ok(())
+    }
+
+    /// The space of an additive clip's deltas; `None` for an ordinary clip.
+    pub fn clip_additive_space(&self, clip: usize) -> Option<AdditiveSpace> {
+        let flags = self.clips[clip].flags;
+        match (flags & CLIP_ADDITIVE != 0, flags & CLIP_MESH_SPACE != 0) {
+            (false, _) => None,
+            (true, false) => Some(AdditiveSpace::Local),
+            (true, true) => Some(AdditiveSpace::Mesh),
+        }
+    }
+
+    /// Checks a batch: every instance starts with its base layer and has no other; every
+    /// sample names a clip of the library at a finite time and weight; base and dynamic
+    /// layers sample ordinary clips, additive layers additive clips of their own space.
+    pub fn validate_batch(&self, batch: &PoseBatch) -> Result<()> {
+        let bad = |instance, what: String| Error::BadInstance { instance, what };
+        for instance in 0..batch.len() {
+            for (l, layer) in batch.layers(instance).enumerate() {
+                let layer =
+                    layer.ok_or_else(|| bad(instance, format!("layer {l} is malformed")))?;
+                let what = |w: &str| format!("layer {l} ({:?}): {w}", layer.kind);
+                if (l == 0) != (layer.kind == LayerKind::Base) {
+                    let w = "the base must be the first layer, and only the first";
+                    return Err(bad(instance, what(w)));
+                }
+                if !layer.weight.is_finite() {
+                    let w = format!("weight {} is not finite", layer.weight);
+                    return Err(bad(instance, what(&w)));
+                }
+                let count = layer.samples().len();
+                match layer.kind {
+                    LayerKind::Dynamic(_) if count != 2 => {
+                        let w = format!("{count} samples; a dynamic additive takes 2 (pose, base)");
+                        return Err(bad(instance, what(&w)));
+                    }
+                    _ if count == 0 => return Err(bad(instance, what("no samples"))),
+                    _ => {}
+                }
+                let wanted = match layer.kind {
+                    LayerKind::Additive(space) => Some(space),
+                    LayerKind::Base | LayerKind::Dynamic(_) => None,
+                };
+                for (k, sample) in layer.samples().enumerate() {
+                    let c = sample.clip as usize;
+                    let problem = if c >= self.clips.len() {
+                        format!(
+                            "clip {c} does not exist (the library has {})",
+                            self.clips.len()
+                        )
+                    } else if !sample.time.is_finite() || !sample.weight.is_finite() {
+                        format!(
+                            "time {} or weight {} is not finite",
+                            sample.time, sample.weight
+                        )
+                    } else if self.clip_additive_space(c) != wanted {
+                        let kind = |s: Option<AdditiveSpace>| match s {
+                            None => "an ordinary clip".to_string(),
+                            Some(s) => format!("a {} additive", s.name()),
+                        };
+                        format!(
+                            "clip '{}' is {}, the layer needs {}",
+                            self.clip_names[c],
+                            kind(self.clip_additive_space(c)),
+                            kind(wanted)
+                        )
+                    } else {
+                        continue;
+                    };
+                    return Err(bad(instance, what(&format!("sample {k}: {problem}"))));
+                }
             }
         }
         Ok(())

@@ -1,3 +1,4 @@
 //! Blending full poses, and the blend spaces that give the weights.
 
+pub mod pose;
 pub mod space;

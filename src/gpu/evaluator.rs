@@ -1,19 +1,24 @@
-//! The GPU evaluator: assets uploaded once, a small instance buffer per frame, two compute
-//! passes (sampling, hierarchy) and output buffers a renderer binds directly.
+//! The GPU evaluator: assets uploaded once, a small frame buffer per frame (what each instance
+//! plays), three compute passes (sampling, the parent-ordered layer stage when some instance has
+//! a mesh-space layer, hierarchy) and output buffers a renderer binds directly.
 
 use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
 use super::shaders;
+use crate::batch::{Entry, Head, PoseBatch};
 use crate::error::{Error, Result};
 use crate::library::{AnimLibrary, Instance, Mat3x4, Xform};
 use crate::pose::Poses;
 
 const WORKGROUP_SIZE: u64 = 64;
+/// A timestamp at the start and end of each of the three passes.
+const QUERIES: u32 = 6;
+const QUERY_BYTES: u64 = QUERIES as u64 * 8;
 const XFORM_BYTES: u64 = std::mem::size_of::<Xform>() as u64;
 const MAT_BYTES: u64 = std::mem::size_of::<Mat3x4>() as u64;
-const INSTANCE_BYTES: u64 = std::mem::size_of::<Instance>() as u64;
+const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
 
 /// Limits below the device's, to force the splitting paths (tests use them), or to keep
 /// buffers small.
@@ -29,12 +34,14 @@ pub struct GpuOptions {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PassTimes {
     pub sample_ns: f64,
+    /// 0 when no instance had a mesh-space layer (the pass did not run).
+    pub layers_ns: f64,
     pub hierarchy_ns: f64,
 }
 
 impl PassTimes {
     pub fn total_ns(&self) -> f64 {
-        self.sample_ns + self.hierarchy_ns
+        self.sample_ns + self.layers_ns + self.hierarchy_ns
     }
 }
 
@@ -61,10 +68,12 @@ pub struct OutputChunk {
     pub locals: wgpu::Buffer,
     pub component: wgpu::Buffer,
     pub skinning: wgpu::Buffer,
-    instances: wgpu::Buffer,
+    /// This frame's heads and entries (grown on demand).
+    frame: wgpu::Buffer,
+    /// Delta slots of deferred layers (grown on demand; 48 bytes when there are none).
+    deltas: wgpu::Buffer,
     params: wgpu::Buffer,
-    sample_group: wgpu::BindGroup,
-    hierarchy_group: wgpu::BindGroup,
+    groups: [wgpu::BindGroup; 3],
 }
 
 struct Assets {
@@ -90,11 +99,14 @@ pub struct GpuEvaluator {
     queue: wgpu::Queue,
     lib: AnimLibrary,
     assets: Assets,
-    sample_pipeline: wgpu::ComputePipeline,
-    hierarchy_pipeline: wgpu::ComputePipeline,
+    /// sample, layers, hierarchy.
+    pipelines: [wgpu::ComputePipeline; 3],
     chunks: Vec<OutputChunk>,
     instances_per_chunk: usize,
+    max_binding: u64,
     max_workgroups: u32,
+    /// Whether the last batch written has mesh-space layers (the layer stage runs).
+    layers_needed: bool,
     timer: Option<Timer>,
 }
 
@@ -177,8 +189,7 @@ impl GpuEvaluator {
                 cache: None,
             })
         };
-        let sample_pipeline = pipeline("sample");
-        let hierarchy_pipeline = pipeline("hierarchy");
+        let pipelines = ["sample", "layers", "hierarchy"].map(pipeline);
         let timer = ctx
             .has_timestamps()
             .then(|| Timer::new(&device, &ctx.queue));
@@ -189,11 +200,12 @@ impl GpuEvaluator {
             queue: ctx.queue.clone(),
             lib: lib.clone(),
             assets,
-            sample_pipeline,
-            hierarchy_pipeline,
+            pipelines,
             chunks: Vec::new(),
             instances_per_chunk,
+            max_binding,
             max_workgroups,
+            layers_needed: false,
             timer,
         };
         evaluator.reserve(capacity.max(1))?;
@@ -246,18 +258,47 @@ impl GpuEvaluator {
         let locals = output("locals", n * bones * XFORM_BYTES);
         let component = output("component", n * bones * XFORM_BYTES);
         let skinning = output("skinning", n * bones * MAT_BYTES);
-        let instances = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("instances"),
-            size: (n * INSTANCE_BYTES).max(16),
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
         let params = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("params"),
             size: std::mem::size_of::<Params>() as u64,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        // Two entries per instance: a header and a clip, the most common frame.
+        let frame = self.frame_buffer(n * 3 * ENTRY_BYTES);
+        let deltas = self.frame_buffer(XFORM_BYTES);
+        let groups = self.bind_groups(&params, &frame, &deltas, [&locals, &component, &skinning]);
+        OutputChunk {
+            first,
+            count: 0,
+            capacity,
+            locals,
+            component,
+            skinning,
+            frame,
+            deltas,
+            params,
+            groups,
+        }
+    }
+
+    /// A per-frame storage buffer of `bytes` (at least 16).
+    fn frame_buffer(&self, bytes: u64) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("frame"),
+            size: bytes.max(16).next_multiple_of(16),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    fn bind_groups(
+        &self,
+        params: &wgpu::Buffer,
+        frame: &wgpu::Buffer,
+        deltas: &wgpu::Buffer,
+        [locals, component, skinning]: [&wgpu::Buffer; 3],
+    ) -> [wgpu::BindGroup; 3] {
         let a = &self.assets;
         let group = |pipeline: &wgpu::ComputePipeline, buffers: &[&wgpu::Buffer]| {
             let entries: Vec<_> = buffers
@@ -274,82 +315,140 @@ impl GpuEvaluator {
                 entries: &entries,
             })
         };
-        let sample_group = group(
-            &self.sample_pipeline,
-            &[
-                &params,
-                &instances,
-                &a.clips,
-                &a.channels,
-                &a.times,
-                &a.values,
-                &a.retarget,
-                &locals,
-            ],
-        );
-        let hierarchy_group = group(
-            &self.hierarchy_pipeline,
-            &[
-                &params,
-                &a.parents,
-                &a.inverse_bind,
-                &locals,
-                &component,
-                &skinning,
-            ],
-        );
-        OutputChunk {
-            first,
-            count: 0,
-            capacity,
-            locals,
-            component,
-            skinning,
-            instances,
-            params,
-            sample_group,
-            hierarchy_group,
-        }
+        let [sample, layers, hierarchy] = &self.pipelines;
+        [
+            group(
+                sample,
+                &[
+                    params,
+                    frame,
+                    &a.clips,
+                    &a.channels,
+                    &a.times,
+                    &a.values,
+                    &a.retarget,
+                    locals,
+                    deltas,
+                ],
+            ),
+            group(layers, &[params, frame, &a.parents, locals, deltas]),
+            group(
+                hierarchy,
+                &[
+                    params,
+                    &a.parents,
+                    &a.inverse_bind,
+                    locals,
+                    component,
+                    skinning,
+                ],
+            ),
+        ]
     }
 
     /// Uploads this frame's instances (validated first), growing the buffers if needed.
     pub fn write_instances(&mut self, instances: &[Instance]) -> Result<()> {
         self.lib.validate_instances(instances)?;
-        self.reserve(instances.len())?;
+        self.write_batch(&PoseBatch::from_instances(instances))
+    }
+
+    /// Uploads what every instance of `batch` plays this frame (validated first), growing the
+    /// buffers if needed. Each chunk gets its instances' heads, rebased, then their entries.
+    pub fn write_batch(&mut self, batch: &PoseBatch) -> Result<()> {
+        self.lib.validate_batch(batch)?;
+        self.reserve(batch.len())?;
+        let scope = ErrorScope::push(&self.device);
         let bones = self.lib.bone_count() as u32;
-        for chunk in &mut self.chunks {
-            let end = (chunk.first + chunk.capacity).min(instances.len());
-            chunk.count = end.saturating_sub(chunk.first);
-            if chunk.count > 0 {
-                let slice = &instances[chunk.first..end];
+        let (heads, entries) = (batch.heads(), batch.entries());
+        for k in 0..self.chunks.len() {
+            let chunk = &self.chunks[k];
+            let end = (chunk.first + chunk.capacity).min(heads.len());
+            let count = end.saturating_sub(chunk.first);
+            let mut frame: Vec<Entry> = Vec::new();
+            let mut slots = 0;
+            if count > 0 {
+                let mine = &heads[chunk.first..end];
+                let e0 = mine[0].first as usize;
+                let e1 = heads.get(end).map_or(entries.len(), |h| h.first as usize);
+                let s0 = mine[0].slot;
+                frame.reserve(count + e1 - e0);
+                frame.extend(mine.iter().map(|h| {
+                    let first = h.first - e0 as u32 + count as u32;
+                    bytemuck::cast::<Head, Entry>(Head {
+                        first,
+                        slot: h.slot - s0,
+                        ..*h
+                    })
+                }));
+                frame.extend_from_slice(&entries[e0..e1]);
+                slots = mine.iter().map(|h| u64::from(h.slots)).sum::<u64>();
+            }
+            let range = format!("instances {}..{end}", chunk.first);
+            let frame_bytes = frame.len() as u64 * ENTRY_BYTES;
+            let delta_bytes = slots * u64::from(bones) * XFORM_BYTES;
+            let grow_frame = frame_bytes > chunk.frame.size();
+            let grow_deltas = delta_bytes > chunk.deltas.size();
+            for (what, size) in [("frame", frame_bytes), ("layer deltas", delta_bytes)] {
+                if size > self.max_binding {
+                    return Err(Error::TooLarge {
+                        what: format!(
+                            "the {what} of {range} (fewer layers or instances per batch)"
+                        ),
+                        size,
+                        limit: self.max_binding,
+                        limit_name: "max_storage_buffer_binding_size",
+                    });
+                }
+            }
+            // Grow by half again, so that a slowly growing crowd does not reallocate each frame.
+            let grown = |size: u64| (size + size / 2).min(self.max_binding);
+            let new_frame = grow_frame.then(|| self.frame_buffer(grown(frame_bytes)));
+            let new_deltas = grow_deltas.then(|| self.frame_buffer(grown(delta_bytes)));
+            let chunk = &mut self.chunks[k];
+            if let Some(b) = new_frame {
+                chunk.frame = b;
+            }
+            if let Some(b) = new_deltas {
+                chunk.deltas = b;
+            }
+            chunk.count = count;
+            if grow_frame || grow_deltas {
+                let chunk = &self.chunks[k];
+                let outputs = [&chunk.locals, &chunk.component, &chunk.skinning];
+                let groups = self.bind_groups(&chunk.params, &chunk.frame, &chunk.deltas, outputs);
+                self.chunks[k].groups = groups;
+            }
+            let chunk = &self.chunks[k];
+            if !frame.is_empty() {
                 self.queue
-                    .write_buffer(&chunk.instances, 0, bytemuck::cast_slice(slice));
+                    .write_buffer(&chunk.frame, 0, bytemuck::cast_slice(&frame));
             }
             let params = Params {
                 bone_count: bones,
-                instance_count: chunk.count as u32,
+                instance_count: count as u32,
                 _pad: [0; 2],
             };
             self.queue
                 .write_buffer(&chunk.params, 0, bytemuck::bytes_of(&params));
         }
-        Ok(())
+        self.layers_needed = batch.has_mesh_layers();
+        scope.pop()
     }
 
-    /// Records the sampling and hierarchy passes for the instances last written. A renderer may
-    /// record its draw after this in the same encoder: wgpu orders the storage writes before
-    /// the vertex reads.
+    /// Records the sampling, layer (when needed) and hierarchy passes for the batch last
+    /// written. A renderer may record its draw after this in the same encoder: wgpu orders the
+    /// storage writes before the vertex reads.
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
         self.encode_passes(encoder, None);
     }
 
     fn encode_passes(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&Timer>) {
         let bones = self.lib.bone_count() as u64;
-        let stages: [(&str, &wgpu::ComputePipeline, u64); 2] = [
-            ("sample", &self.sample_pipeline, bones),
-            ("hierarchy", &self.hierarchy_pipeline, 1),
-        ];
-        for (k, (label, pipeline, per_instance)) in stages.into_iter().enumerate() {
+        let stages: [(&str, u64); 3] = [("sample", bones), ("layers", 1), ("hierarchy", 1)];
+        for (k, (label, per_instance)) in stages.into_iter().enumerate() {
+            if k == 1 && !self.layers_needed {
+                continue;
+            }
             let timestamp_writes = timer.map(|t| wgpu::ComputePassTimestampWrites {
                 query_set: &t.queries,
                 beginning_of_pass_write_index: Some(2 * k as u32),
@@ -359,39 +458,56 @@ impl GpuEvaluator {
                 label: Some(label),
                 timestamp_writes,
             });
-            pass.set_pipeline(pipeline);
+            pass.set_pipeline(&self.pipelines[k]);
             for chunk in self.chunks.iter().filter(|c| c.count > 0) {
-                let group = if k == 0 {
-                    &chunk.sample_group
-                } else {
-                    &chunk.hierarchy_group
-                };
                 let invocations = chunk.count as u64 * per_instance;
                 let (x, y) = grid(invocations.div_ceil(WORKGROUP_SIZE), self.max_workgroups);
-                pass.set_bind_group(0, group, &[]);
+                pass.set_bind_group(0, &chunk.groups[k], &[]);
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
     }
 
-    /// Writes `instances`, evaluates them and submits the work (without waiting for it).
+    /// Writes `instances` (one clip each), evaluates them and submits the work (without
+    /// waiting for it).
     pub fn evaluate(&mut self, instances: &[Instance]) -> Result<()> {
         self.write_instances(instances)?;
+        self.submit();
+        Ok(())
+    }
+
+    /// Writes `batch` (bases, blends, additive layers), evaluates it and submits the work.
+    pub fn evaluate_batch(&mut self, batch: &PoseBatch) -> Result<()> {
+        self.write_batch(batch)?;
+        self.submit();
+        Ok(())
+    }
+
+    fn submit(&self) {
         let mut encoder = self.device.create_command_encoder(&Default::default());
         self.encode(&mut encoder);
         self.queue.submit([encoder.finish()]);
-        Ok(())
     }
 
     /// Like [`GpuEvaluator::evaluate`], then waits and returns each pass's GPU time; `None`
     /// where the adapter has no timestamp queries.
     pub fn evaluate_timed(&mut self, instances: &[Instance]) -> Result<Option<PassTimes>> {
         self.write_instances(instances)?;
+        self.run_timed()
+    }
+
+    /// Like [`GpuEvaluator::evaluate_batch`], timed.
+    pub fn evaluate_batch_timed(&mut self, batch: &PoseBatch) -> Result<Option<PassTimes>> {
+        self.write_batch(batch)?;
+        self.run_timed()
+    }
+
+    fn run_timed(&self) -> Result<Option<PassTimes>> {
         let mut encoder = self.device.create_command_encoder(&Default::default());
         self.encode_passes(&mut encoder, self.timer.as_ref());
         if let Some(t) = &self.timer {
-            encoder.resolve_query_set(&t.queries, 0..4, &t.resolve, 0);
-            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.readback, 0, 32);
+            encoder.resolve_query_set(&t.queries, 0..QUERIES, &t.resolve, 0);
+            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.readback, 0, QUERY_BYTES);
         }
         self.queue.submit([encoder.finish()]);
         let Some(t) = &self.timer else {
@@ -403,7 +519,8 @@ impl GpuEvaluator {
         let span = |a: usize| ticks[a + 1].saturating_sub(ticks[a]) as f64 * t.period_ns;
         Ok(Some(PassTimes {
             sample_ns: span(0),
-            hierarchy_ns: span(2),
+            layers_ns: if self.layers_needed { span(2) } else { 0.0 },
+            hierarchy_ns: span(4),
         }))
     }
 
@@ -465,7 +582,7 @@ impl Timer {
         let buffer = |usage| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("timestamps"),
-                size: 32,
+                size: QUERY_BYTES,
                 usage,
                 mapped_at_creation: false,
             })
@@ -474,7 +591,7 @@ impl Timer {
             queries: device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("pass timestamps"),
                 ty: wgpu::QueryType::Timestamp,
-                count: 4,
+                count: QUERIES,
             }),
             resolve: buffer(wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
             readback: buffer(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),

@@ -6,6 +6,7 @@ pub const COMMON: &str = include_str!("../../shaders/common.wgsl");
 /// The stages: (name, source without the common prefix).
 pub const STAGES: &[(&str, &str)] = &[
     ("sample", include_str!("../../shaders/sample.wgsl")),
+    ("layers", include_str!("../../shaders/layers.wgsl")),
     ("hierarchy", include_str!("../../shaders/hierarchy.wgsl")),
 ];
 

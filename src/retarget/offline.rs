@@ -120,5 +120,8 @@ pub fn remap_clip(
             }
         })
         .collect();
-    Ok(Clip::new(clip.name(), target, tracks)?.with_additive(clip.is_additive()))
+    match clip.additive_space() {
+        None => Clip::new(clip.name(), target, tracks),
+        Some(space) => Clip::new_additive(clip.name(), target, tracks, space),
+    }
 }

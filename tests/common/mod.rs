@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use posegpu::{
-    AnimLibrary, CpuEvaluator, Deviation, GpuContext, GpuEvaluator, GpuOptions, Instance, Poses,
+    AnimLibrary, CpuEvaluator, Deviation, GpuContext, GpuEvaluator, GpuOptions, Instance,
+    PoseBatch, Poses,
 };
 
 /// GPU-vs-CPU tolerance, relative to the skeleton's size.
@@ -86,8 +87,32 @@ pub fn assert_gpu_matches_cpu(
     instances: &[Instance],
     what: &str,
 ) -> f32 {
-    let cpu = cpu_eval(lib, instances);
-    let gpu = gpu_eval(ctx, lib, instances, &GpuOptions::default());
+    assert_batch_gpu_matches_cpu(ctx, lib, &PoseBatch::from_instances(instances), what)
+}
+
+pub fn cpu_eval_batch(lib: &AnimLibrary, batch: &PoseBatch) -> Poses {
+    let mut poses = Poses::default();
+    CpuEvaluator::new(lib)
+        .evaluate_batch(batch, &mut poses)
+        .unwrap();
+    poses
+}
+
+pub fn gpu_eval_batch(ctx: &GpuContext, lib: &AnimLibrary, batch: &PoseBatch) -> Poses {
+    let mut gpu = GpuEvaluator::new(ctx, lib, batch.len(), &GpuOptions::default()).unwrap();
+    gpu.evaluate_batch(batch).unwrap();
+    gpu.read_back().unwrap()
+}
+
+/// [`assert_gpu_matches_cpu`] for a batch with blends and layers.
+pub fn assert_batch_gpu_matches_cpu(
+    ctx: &GpuContext,
+    lib: &AnimLibrary,
+    batch: &PoseBatch,
+    what: &str,
+) -> f32 {
+    let cpu = cpu_eval_batch(lib, batch);
+    let gpu = gpu_eval_batch(ctx, lib, batch);
     let d = Deviation::between(&gpu, &cpu).relative(lib.skeleton().extent());
     assert!(
         d <= TOLERANCE,
@@ -96,11 +121,11 @@ pub fn assert_gpu_matches_cpu(
     d
 }
 
-/// Instances covering every clip of `lib` at `per_clip` times spread over (and past) its range,
-/// clamped and looping.
+/// Instances covering every ordinary (not additive) clip of `lib` at `per_clip` times spread
+/// over (and past) its range, clamped and looping.
 pub fn spread_instances(lib: &AnimLibrary, per_clip: usize) -> Vec<Instance> {
     let mut out = Vec::new();
-    for clip in 0..lib.clip_count() {
+    for clip in (0..lib.clip_count()).filter(|&c| lib.clip_additive_space(c).is_none()) {
         let d = lib.clip_duration(clip);
         for k in 0..per_clip {
             let t = -0.25 * d + 1.5 * d * k as f32 / (per_clip.max(2) - 1) as f32;

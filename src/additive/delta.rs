@@ -1,0 +1,85 @@
+//! The additive math of the spec, per bone: making a delta, weighting it, applying it, and the
+//! parent-ordered conversions between local and mesh-space rotations. The shaders follow these
+//! expressions in the same order (`shaders/common.wgsl`, `shaders/layers.wgsl`).
+
+use glam::{Quat, Vec3, Vec4};
+
+use crate::math::{fast_lerp, normalize_quat, safe_recip, Transform};
+
+/// Weights at or below this do nothing; at or above `1 − ZERO_WEIGHT` they take the full path.
+pub const ZERO_WEIGHT: f32 = 1e-5;
+
+/// A delta rotation whose `w²` is at least this is treated as no rotation at all.
+pub const IDENTITY_W2: f32 = 1.0 - 1e-10;
+
+/// The delta that changes nothing: no rotation, no translation, scale delta 0.
+pub const IDENTITY_DELTA: Transform = Transform {
+    rotation: Quat::IDENTITY,
+    translation: Vec3::ZERO,
+    scale: Vec3::ZERO,
+};
+
+/// `Δ` of pose `p` against base `b`: `R = normalize(R_P ⊗ R_B⁻¹)`, `T = T_P − T_B`,
+/// `S = S_P ∘ safeRecip(S_B) − 1` (the identity delta has `S = 0`).
+pub fn make_delta(p: &Transform, b: &Transform) -> Transform {
+    Transform {
+        rotation: normalize_quat(Vec4::from(p.rotation * b.rotation.conjugate())),
+        translation: p.translation - b.translation,
+        scale: p.scale * safe_recip(b.scale) - Vec3::ONE,
+    }
+}
+
+/// `D`, the part of `delta` that weight `w` applies; `None` when `w ≤ ZERO_WEIGHT`. Full
+/// weight scales the whole delta by `w` (the rotation as a 4-vector, left unnormalized);
+/// partial weight scales translation and scale and takes `normalize(fastLerp(identity, Δ.R,
+/// w))`.
+pub fn weighted_delta(delta: &Transform, w: f32) -> Option<Transform> {
+    if w <= ZERO_WEIGHT {
+        return None;
+    }
+    let rotation = if w >= 1.0 - ZERO_WEIGHT {
+        Quat::from_vec4(Vec4::from(delta.rotation) * w)
+    } else {
+        normalize_quat(fast_lerp(Quat::IDENTITY, delta.rotation, w))
+    };
+    Some(Transform {
+        rotation,
+        translation: delta.translation * w,
+        scale: delta.scale * w,
+    })
+}
+
+/// `D` applied onto `x`: `R = normalize(D.R ⊗ R)` (the product skipped when `D.R.w² ≥ 1 −
+/// 1e-10`), `T = T + D.T`, `S = S ∘ (1 + D.S)`.
+pub fn apply_delta(x: &Transform, d: &Transform) -> Transform {
+    let r = if d.rotation.w * d.rotation.w >= IDENTITY_W2 {
+        x.rotation
+    } else {
+        d.rotation * x.rotation
+    };
+    Transform {
+        rotation: normalize_quat(Vec4::from(r)),
+        translation: x.translation + d.translation,
+        scale: x.scale * (Vec3::ONE + d.scale),
+    }
+}
+
+/// Turns local rotations into mesh-space ones, parents first: `R_i ← R_parent ⊗ R_i`.
+/// Translations and scales stay local.
+pub fn to_mesh_rotations(parents: &[i32], pose: &mut [Transform]) {
+    for i in 0..pose.len() {
+        if let Ok(p) = usize::try_from(parents[i]) {
+            pose[i].rotation = pose[p].rotation * pose[i].rotation;
+        }
+    }
+}
+
+/// The inverse of [`to_mesh_rotations`]: `R_i ← R_parent⁻¹ ⊗ R_i`, from the last bone down to
+/// the first (so each parent is still in mesh space when its child is converted).
+pub fn to_local_rotations(parents: &[i32], pose: &mut [Transform]) {
+    for i in (0..pose.len()).rev() {
+        if let Ok(p) = usize::try_from(parents[i]) {
+            pose[i].rotation = pose[p].rotation.conjugate() * pose[i].rotation;
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! Blending full poses with weights, per bone: the rule the sampling stage follows for a base
+//! blended from several clips and for the samples of a blend-space additive layer.
+
+use glam::{Vec3, Vec4};
+
+use crate::additive::delta::ZERO_WEIGHT;
+use crate::math::{normalize_quat, Transform};
+
+/// Weights at or below [`ZERO_WEIGHT`] are dropped and the rest renormalized to sum to 1.
+/// Returns the kept weights' sum and count.
+pub fn kept_weights(weights: impl Iterator<Item = f32>) -> (f32, usize) {
+    weights
+        .filter(|w| *w > ZERO_WEIGHT)
+        .fold((0.0, 0), |(sum, n), w| (sum + w, n + 1))
+}
+
+/// Sums `w·T`, `w·S` and the rotations as 4-vectors, each flipped into the accumulator's
+/// hemisphere; [`BlendAccumulator::finish`] normalizes the rotation.
+#[derive(Clone, Copy, Debug)]
+pub struct BlendAccumulator {
+    rotation: Vec4,
+    translation: Vec3,
+    scale: Vec3,
+    empty: bool,
+}
+
+impl Default for BlendAccumulator {
+    fn default() -> Self {
+        Self {
+            rotation: Vec4::ZERO,
+            translation: Vec3::ZERO,
+            scale: Vec3::ZERO,
+            empty: true,
+        }
+    }
+}
+
+impl BlendAccumulator {
+    /// Adds `x` with an already renormalized weight `w`.
+    pub fn add(&mut self, x: &Transform, w: f32) {
+        let r = Vec4::from(x.rotation) * w;
+        self.rotation = if self.empty || self.rotation.dot(r) >= 0.0 {
+            self.rotation + r
+        } else {
+            self.rotation - r
+        };
+        self.translation += x.translation * w;
+        self.scale += x.scale * w;
+        self.empty = false;
+    }
+
+    pub fn finish(&self) -> Transform {
+        Transform {
+            rotation: normalize_quat(self.rotation),
+            translation: self.translation,
+            scale: self.scale,
+        }
+    }
+}
+
+/// Blends `poses` (each a transform and a weight) by the spec's rule. One surviving pose is
+/// returned as it is (the rule with weight 1 gives it back up to rounding); with none, `empty`.
+pub fn blend(poses: &[(Transform, f32)], empty: Transform) -> Transform {
+    let (sum, kept) = kept_weights(poses.iter().map(|p| p.1));
+    match kept {
+        0 => empty,
+        1 => poses
+            .iter()
+            .find(|p| p.1 > ZERO_WEIGHT)
+            .map_or(empty, |p| p.0),
+        _ => {
+            let mut acc = BlendAccumulator::default();
+            for (x, w) in poses.iter().filter(|p| p.1 > ZERO_WEIGHT) {
+                acc.add(x, w / sum);
+            }
+            acc.finish()
+        }
+    }
+}
