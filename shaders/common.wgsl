@@ -97,7 +97,8 @@ fn layer_slots(kind: u32) -> u32 {
 
 // The additive math of src/additive/delta.rs, in the same order.
 const ZERO_WEIGHT: f32 = 1e-5;
-const IDENTITY_W2: f32 = 1.0 - 1e-10;
+const NO_ROTATION: f32 = 1e-10;
+const NO_DELTA_ROTATION = vec4<f32>(0.0, 0.0, 0.0, 1.0);
 const IDENTITY_DELTA = Xform(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), vec4<f32>(0.0));
 
 fn quat_conj(q: vec4<f32>) -> vec4<f32> {
@@ -118,21 +119,28 @@ fn make_delta(p: Xform, b: Xform) -> Xform {
 }
 
 // D, the part of Δ weight w applies (w > ZERO_WEIGHT): full weight scales it all, the rotation
-// as a 4-vector; partial weight takes normalize(fastLerp(identity, Δ.R, w)).
+// as a 4-vector; partial weight takes normalize(fastLerp(identity, Δ.R, w)). A rotation the
+// spec skips (D.R.w² ≥ 1 − 1e-10, evaluated as |D.R.xyz|² ≤ w² − 1 + 1e-10) becomes the exact
+// identity.
 fn weighted_delta(delta: Xform, w: f32) -> Xform {
     var r = delta.r * w;
+    var limit = (w - 1.0) * (w + 1.0) + NO_ROTATION;
     if (w < 1.0 - ZERO_WEIGHT) {
         let sign = select(-1.0, 1.0, delta.r.w >= 0.0);
         r = normalize_quat(vec4<f32>(0.0, 0.0, 0.0, 1.0 - w) + delta.r * (w * sign));
+        limit = NO_ROTATION;
+    }
+    if (dot(r.xyz, r.xyz) <= limit) {
+        r = NO_DELTA_ROTATION;
     }
     return Xform(r, delta.t * w, delta.s * w);
 }
 
-// D applied onto x: R = normalize(D.R ⊗ R) (no product when D.R.w² ≥ 1 − 1e-10), T + D.T,
+// D applied onto x: R = normalize(D.R ⊗ R) (no product for the identity), T + D.T,
 // S ∘ (1 + D.S).
 fn apply_delta(x: Xform, d: Xform) -> Xform {
     var r = x.r;
-    if (d.r.w * d.r.w < IDENTITY_W2) {
+    if (any(d.r != NO_DELTA_ROTATION)) {
         r = quat_mul(d.r, x.r);
     }
     return Xform(

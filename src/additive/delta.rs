@@ -9,8 +9,8 @@ use crate::math::{fast_lerp, normalize_quat, safe_recip, Transform};
 /// Weights at or below this do nothing; at or above `1 − ZERO_WEIGHT` they take the full path.
 pub const ZERO_WEIGHT: f32 = 1e-5;
 
-/// A delta rotation whose `w²` is at least this is treated as no rotation at all.
-pub const IDENTITY_W2: f32 = 1.0 - 1e-10;
+/// `1 − D.R.w²` at or below this is no rotation at all (see [`weighted_delta`]).
+pub const NO_ROTATION: f32 = 1e-10;
 
 /// The delta that changes nothing: no rotation, no translation, scale delta 0.
 pub const IDENTITY_DELTA: Transform = Transform {
@@ -33,14 +33,27 @@ pub fn make_delta(p: &Transform, b: &Transform) -> Transform {
 /// weight scales the whole delta by `w` (the rotation as a 4-vector, left unnormalized);
 /// partial weight scales translation and scale and takes `normalize(fastLerp(identity, Δ.R,
 /// w))`.
+///
+/// The spec skips the rotation when `D.R.w² ≥ 1 − 1e-10`; such a `D.R` is returned as the
+/// exact identity, which [`apply_delta`] skips. The test is evaluated as `|D.R.xyz|² ≤ w² − 1 +
+/// 1e-10` (`w = 1` on the partial path, where `D.R` is a unit quaternion), the same condition for
+/// a unit `Δ.R`: in f32, `1 − 1e-10` rounds to 1 and `w²` to 1 for any rotation under about
+/// 5e-4 rad, so the test as written would skip those, on one side or the other of a rounding.
 pub fn weighted_delta(delta: &Transform, w: f32) -> Option<Transform> {
     if w <= ZERO_WEIGHT {
         return None;
     }
-    let rotation = if w >= 1.0 - ZERO_WEIGHT {
-        Quat::from_vec4(Vec4::from(delta.rotation) * w)
+    let (rotation, limit) = if w >= 1.0 - ZERO_WEIGHT {
+        let r = Quat::from_vec4(Vec4::from(delta.rotation) * w);
+        (r, (w - 1.0) * (w + 1.0) + NO_ROTATION)
     } else {
-        normalize_quat(fast_lerp(Quat::IDENTITY, delta.rotation, w))
+        let r = normalize_quat(fast_lerp(Quat::IDENTITY, delta.rotation, w));
+        (r, NO_ROTATION)
+    };
+    let rotation = if rotation.xyz().length_squared() <= limit {
+        Quat::IDENTITY
+    } else {
+        rotation
     };
     Some(Transform {
         rotation,
@@ -49,10 +62,10 @@ pub fn weighted_delta(delta: &Transform, w: f32) -> Option<Transform> {
     })
 }
 
-/// `D` applied onto `x`: `R = normalize(D.R ⊗ R)` (the product skipped when `D.R.w² ≥ 1 −
-/// 1e-10`), `T = T + D.T`, `S = S ∘ (1 + D.S)`.
+/// `D` applied onto `x`: `R = normalize(D.R ⊗ R)` (no product for the identity, which is how
+/// [`weighted_delta`] marks a skipped rotation), `T = T + D.T`, `S = S ∘ (1 + D.S)`.
 pub fn apply_delta(x: &Transform, d: &Transform) -> Transform {
-    let r = if d.rotation.w * d.rotation.w >= IDENTITY_W2 {
+    let r = if d.rotation == Quat::IDENTITY {
         x.rotation
     } else {
         d.rotation * x.rotation

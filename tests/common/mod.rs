@@ -87,7 +87,9 @@ pub fn assert_gpu_matches_cpu(
     instances: &[Instance],
     what: &str,
 ) -> f32 {
-    assert_batch_gpu_matches_cpu(ctx, lib, &PoseBatch::from_instances(instances), what)
+    let cpu = cpu_eval(lib, instances);
+    let gpu = gpu_eval(ctx, lib, instances, &GpuOptions::default());
+    assert_within_tolerance(lib, &gpu, &cpu, what)
 }
 
 pub fn cpu_eval_batch(lib: &AnimLibrary, batch: &PoseBatch) -> Poses {
@@ -113,7 +115,11 @@ pub fn assert_batch_gpu_matches_cpu(
 ) -> f32 {
     let cpu = cpu_eval_batch(lib, batch);
     let gpu = gpu_eval_batch(ctx, lib, batch);
-    let d = Deviation::between(&gpu, &cpu).relative(lib.skeleton().extent());
+    assert_within_tolerance(lib, &gpu, &cpu, what)
+}
+
+fn assert_within_tolerance(lib: &AnimLibrary, gpu: &Poses, cpu: &Poses, what: &str) -> f32 {
+    let d = Deviation::between(gpu, cpu).relative(lib.skeleton().extent());
     assert!(
         d <= TOLERANCE,
         "{what}: GPU and CPU differ by {d:e} (relative), over {TOLERANCE:e}"
