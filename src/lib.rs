@@ -32,6 +32,8 @@ pub mod skeleton;
 
 pub use additive::{make_additive, AdditiveBase, AdditiveSpace};
 pub use batch::{ClipSample, LayerKind, PoseBatch};
+pub use blend::clips::{AimOffset, ClipBlendSpace};
+pub use blend::space::BlendSpace;
 pub use clip::{BoneTrack, Channel, Clip, Interpolation};
 pub use cpu::CpuEvaluator;
 pub use error::{Error, Result};
