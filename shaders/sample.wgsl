@@ -198,48 +198,10 @@ fn sample_weight(sample: vec4<u32>) -> f32 {
     return bitcast<f32>(sample.z);
 }
 
-// The blend of the `count` samples at frame[first..] for `bone`: weights at or below
-// ZERO_WEIGHT dropped, the rest renormalized; one surviving sample as it is, none gives
-// `empty`. As blend_samples in src/cpu/sample.rs.
-fn blend_samples(first: u32, count: u32, bone: u32, empty: Xform) -> Xform {
-    var sum = 0.0;
-    var kept = 0u;
-    var only = 0u;
-    for (var k = 0u; k < count; k++) {
-        let w = sample_weight(frame[first + k]);
-        if (w > ZERO_WEIGHT) {
-            if (kept == 0u) {
-                only = k;
-            }
-            sum += w;
-            kept += 1u;
-        }
-    }
-    if (kept == 0u) {
-        return empty;
-    }
-    if (kept == 1u) {
-        return sample_clip(frame[first + only], bone);
-    }
-    var r = vec4<f32>(0.0);
-    var t = vec3<f32>(0.0);
-    var s = vec3<f32>(0.0);
-    var started = false;
-    for (var k = 0u; k < count; k++) {
-        let w = sample_weight(frame[first + k]);
-        if (w > ZERO_WEIGHT) {
-            let x = sample_clip(frame[first + k], bone);
-            let wn = w / sum;
-            let q = x.r * wn;
-            // Each rotation flipped into the accumulator's hemisphere.
-            r = select(r - q, r + q, !started || dot(r, q) >= 0.0);
-            t += x.t.xyz * wn;
-            s += x.s.xyz * wn;
-            started = true;
-        }
-    }
-    return Xform(normalize_quat(r), vec4<f32>(t, 0.0), vec4<f32>(s, 0.0));
-}
+// True for a batch in which every instance plays one clip with no layers: the pipeline built
+// with it compiles the blend and layer code away (SIMD devices such as lavapipe run every branch
+// for every lane).
+override SINGLE_CLIP: bool = false;
 
 @compute @workgroup_size(64)
 fn main(
@@ -254,6 +216,10 @@ fn main(
     }
     let head = frame[index / bones];
     let bone = index % bones;
+    if (SINGLE_CLIP) {
+        locals[index] = sample_clip(frame[head.x + 1u], bone);
+        return;
+    }
     var pose = IDENTITY_DELTA;
     var e = head.x;
     var slot = head.z;
@@ -261,30 +227,76 @@ fn main(
     for (var l = 0u; l < head.y; l++) {
         let header = frame[e];
         let kind = layer_kind(header);
+        let count = layer_samples(header);
         let weight = bitcast<f32>(header.y);
         let first = e + 1u;
-        e = first + layer_samples(header);
+        e = first + count;
         deferred = deferred || layer_is_mesh(kind);
         let at = slot * bones + bone;
         if (deferred) {
             slot += layer_slots(kind);
         }
+        if (kind != LAYER_BASE && weight <= ZERO_WEIGHT) {
+            continue;
+        }
+        // Blend rule: weights at or below ZERO_WEIGHT dropped, the rest renormalized; one kept
+        // sample as it is. A dynamic layer keeps both of its samples (pose, base) unblended.
+        let dynamic = kind == LAYER_DYNAMIC_LOCAL || kind == LAYER_DYNAMIC_MESH;
+        var sum = 0.0;
+        var kept = 0u;
+        for (var k = 0u; k < count; k++) {
+            let w = sample_weight(frame[first + k]);
+            if (w > ZERO_WEIGHT) {
+                sum += w;
+                kept += 1u;
+            }
+        }
+        var x0 = IDENTITY_DELTA;
         if (kind == LAYER_BASE) {
-            pose = blend_samples(first, layer_samples(header), bone, retarget[bone].target_ref);
+            x0 = retarget[bone].target_ref;
+        }
+        var x1 = x0;
+        var r = vec4<f32>(0.0);
+        var t = vec3<f32>(0.0);
+        var s = vec3<f32>(0.0);
+        var started = false;
+        // The one place clips are sampled, shared by every kind of layer: on SIMD devices each
+        // call site would run for every lane.
+        for (var k = 0u; k < count; k++) {
+            let w = sample_weight(frame[first + k]);
+            if (!dynamic && w <= ZERO_WEIGHT) {
+                continue;
+            }
+            let x = sample_clip(frame[first + k], bone);
+            if (dynamic && k == 1u) {
+                x1 = x;
+            } else if (dynamic || kept == 1u) {
+                x0 = x;
+            } else {
+                let wn = w / sum;
+                let q = x.r * wn;
+                // Each rotation flipped into the accumulator's hemisphere.
+                r = select(r - q, r + q, !started || dot(r, q) >= 0.0);
+                t += x.t.xyz * wn;
+                s += x.s.xyz * wn;
+                started = true;
+            }
+        }
+        if (started) {
+            x0 = Xform(normalize_quat(r), vec4<f32>(t, 0.0), vec4<f32>(s, 0.0));
+        }
+        if (kind == LAYER_BASE) {
+            pose = x0;
             continue;
         }
-        if (weight <= ZERO_WEIGHT) {
-            continue;
-        }
-        var delta: Xform;
         if (kind == LAYER_DYNAMIC_MESH) {
-            deltas[at] = sample_clip(frame[first], bone);
-            deltas[at + bones] = sample_clip(frame[first + 1u], bone);
+            deltas[at] = x0;
+            deltas[at + bones] = x1;
             continue;
-        } else if (kind == LAYER_DYNAMIC_LOCAL) {
-            delta = make_delta(sample_clip(frame[first], bone), sample_clip(frame[first + 1u], bone));
-        } else {
-            delta = blend_samples(first, layer_samples(header), bone, IDENTITY_DELTA);
+        }
+        var delta = x0;
+        if (kind == LAYER_DYNAMIC_LOCAL) {
+            delta = make_delta(x0, x1);
         }
         let d = weighted_delta(delta, weight);
         if (deferred) {

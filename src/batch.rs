@@ -156,6 +156,8 @@ pub struct PoseBatch {
     pub(crate) heads: Vec<Head>,
     pub(crate) entries: Vec<Entry>,
     slots: u32,
+    /// Some instance has more than one layer, or a base of more or less than one kept clip.
+    blends_or_layers: bool,
     mesh_layers: bool,
 }
 
@@ -188,6 +190,7 @@ impl PoseBatch {
         self.heads.clear();
         self.entries.clear();
         self.slots = 0;
+        self.blends_or_layers = false;
         self.mesh_layers = false;
     }
 
@@ -224,6 +227,12 @@ impl PoseBatch {
     /// Delta slots over all instances.
     pub fn slot_count(&self) -> u32 {
         self.slots
+    }
+
+    /// True when every instance plays one clip (a base of one sample whose weight is over
+    /// ZERO_WEIGHT) and nothing else: the sampling stage then takes its shortest path.
+    pub fn is_single_clips(&self) -> bool {
+        !self.blends_or_layers
     }
 
     /// True when some instance has a mesh-space layer (the layer stage has work).
@@ -314,6 +323,10 @@ impl InstanceLayers<'_> {
         b.entries.extend(samples.iter().map(ClipSample::entry));
         self.deferred |= kind.is_mesh();
         b.mesh_layers |= kind.is_mesh();
+        let single = kind == LayerKind::Base
+            && samples.len() == 1
+            && samples[0].weight > crate::additive::delta::ZERO_WEIGHT;
+        b.blends_or_layers |= !single;
         let head = b.heads.last_mut().expect("an instance was pushed");
         head.layers += 1;
         if self.deferred {

@@ -15,7 +15,7 @@ use posegpu::{
     PoseBatch, Poses, Skeleton, Transform,
 };
 
-use common::{assert_batch_gpu_matches_cpu, cpu_eval_batch, gpu};
+use common::{assert_batch_gpu_matches_cpu, cpu_eval_batch, gpu, gpu_eval_batch};
 
 const LOCAL: AdditiveSpace = AdditiveSpace::Local;
 const MESH: AdditiveSpace = AdditiveSpace::Mesh;
@@ -372,6 +372,15 @@ fn hit_reactions_built_against_idle_give_the_hit_back_on_idle() {
             base.push_clip(1, t, false);
         }
         assert_eq!(cpu_eval_batch(&lib, &zero), cpu_eval_batch(&lib, &base));
+        if let Some(ctx) = gpu() {
+            // The general sampling pipeline (a layer) and the single-clip one give the same.
+            assert!(zero.is_single_clips() != base.is_single_clips());
+            let (z, b) = (
+                gpu_eval_batch(&ctx, &lib, &zero),
+                gpu_eval_batch(&ctx, &lib, &base),
+            );
+            assert_eq!(z.locals, b.locals);
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use crate::additive::delta::{
     apply_delta, make_delta, weighted_delta, IDENTITY_DELTA, ZERO_WEIGHT,
 };
 use crate::additive::AdditiveSpace;
-use crate::batch::{self, ClipSample, Entry, Head, LayerKind, PoseBatch};
+use crate::batch::{self, ClipSample, Entry, LayerKind, PoseBatch};
 use crate::blend::pose::{kept_weights, BlendAccumulator};
 use crate::library::{AnimLibrary, ChannelData, Xform, CHANNEL_STEP, CLIP_ADDITIVE};
 use crate::math::{lerp3, normalize_quat, Transform};
@@ -146,107 +146,79 @@ pub fn sample_bone(
     retarget_bone(out, r, additive)
 }
 
-/// The per-instance state the sampling reuses from bone to bone: one key search per entry (the
-/// entries that are clip samples use theirs).
+/// The per-instance state the sampling reuses from bone to bone: each sample of the layer at
+/// hand with its mapped time, and one key search per sample.
 #[derive(Clone, Debug, Default)]
 pub struct Scratch {
+    samples: Vec<Prepared>,
     searches: Vec<KeySearch>,
 }
 
-/// `bone` of one clip sample at its mapped time, and the sample's weight.
-fn sample_entry(lib: &AnimLibrary, e: &Entry, bone: usize, search: &mut KeySearch) -> Transform {
-    let s = ClipSample::from_entry(e);
-    let clip = s.clip as usize;
-    let t = map_time(s.time, lib.clips[clip].duration, s.looping);
-    sample_bone(lib, clip, bone, t, search)
+/// A clip sample with its time mapped into the clip's range.
+#[derive(Clone, Copy, Debug)]
+struct Prepared {
+    clip: usize,
+    time: f32,
+    weight: f32,
 }
 
-/// The blend of a layer's samples at `bone` by the spec's rule (weights at or below
-/// ZERO_WEIGHT dropped, the rest renormalized); one surviving sample is taken as it is, none
-/// gives `empty`. `searches` holds one key search per sample.
-fn blend_samples(
-    lib: &AnimLibrary,
-    samples: &[Entry],
-    bone: usize,
-    searches: &mut [KeySearch],
-    empty: Transform,
-) -> Transform {
-    let weight = |e: &Entry| f32::from_bits(e[2]);
-    let (sum, kept) = kept_weights(samples.iter().map(weight));
-    if kept <= 1 {
-        return match samples.iter().position(|e| weight(e) > ZERO_WEIGHT) {
-            Some(k) => sample_entry(lib, &samples[k], bone, &mut searches[k]),
-            None => empty,
-        };
+impl Scratch {
+    /// Maps the times of `samples` once for all bones; fresh key searches.
+    fn prepare(&mut self, lib: &AnimLibrary, samples: &[Entry]) {
+        self.samples.clear();
+        self.samples.extend(samples.iter().map(|e| {
+            let s = ClipSample::from_entry(e);
+            let clip = s.clip as usize;
+            Prepared {
+                clip,
+                time: map_time(s.time, lib.clips[clip].duration, s.looping),
+                weight: s.weight,
+            }
+        }));
+        self.searches.clear();
+        self.searches.resize(samples.len(), KeySearch::default());
     }
-    let mut acc = BlendAccumulator::default();
-    for (k, e) in samples.iter().enumerate() {
-        if weight(e) > ZERO_WEIGHT {
-            let x = sample_entry(lib, e, bone, &mut searches[k]);
-            acc.add(&x, weight(e) / sum);
+
+    /// `bone` of sample `k`.
+    fn sample(&mut self, lib: &AnimLibrary, k: usize, bone: usize) -> Transform {
+        let s = self.samples[k];
+        sample_bone(lib, s.clip, bone, s.time, &mut self.searches[k])
+    }
+
+    /// The blend of the prepared samples at `bone` by the spec's rule (weights at or below
+    /// ZERO_WEIGHT dropped, the rest renormalized, given as their `sum` and `kept` count); one
+    /// kept sample is taken as it is, none gives `empty`.
+    fn blend(
+        &mut self,
+        lib: &AnimLibrary,
+        bone: usize,
+        (sum, kept): (f32, usize),
+        empty: Transform,
+    ) -> Transform {
+        if kept <= 1 {
+            return match self.samples.iter().position(|s| s.weight > ZERO_WEIGHT) {
+                Some(k) => self.sample(lib, k, bone),
+                None => empty,
+            };
         }
+        let mut acc = BlendAccumulator::default();
+        for k in 0..self.samples.len() {
+            let w = self.samples[k].weight;
+            if w > ZERO_WEIGHT {
+                acc.add(&self.sample(lib, k, bone), w / sum);
+            }
+        }
+        acc.finish()
     }
-    acc.finish()
 }
 
-/// The local transform of `bone` after the base and the layers applied bone by bone: every
-/// layer before the instance's first mesh-space layer. From that layer on, each layer's
+/// One instance: the base, then the layers that apply bone by bone (every layer before its
+/// first mesh-space layer) into `out`, one entry per bone. From that layer on, each layer's
 /// weighted delta (or a dynamic mesh-space layer's two sampled poses) goes to its slots in
 /// `deltas` (the instance's slots, `slot * bones + bone`) for the layer stage.
-pub fn sample_layers(
-    lib: &AnimLibrary,
-    entries: &[Entry],
-    head: &Head,
-    bone: usize,
-    scratch: &mut Scratch,
-    deltas: &mut [Xform],
-) -> Transform {
-    let bones = lib.bone_count();
-    let mut pose = Transform::IDENTITY;
-    for layer in batch::layers(entries, head).map_while(|l| l) {
-        let first = layer.entry + 1;
-        let searches = &mut scratch.searches[first..first + layer.samples.len()];
-        let slot = |k: u32| (layer.slot + k) as usize * bones + bone;
-        if layer.kind == LayerKind::Base {
-            pose = blend_samples(
-                lib,
-                layer.samples,
-                bone,
-                searches,
-                lib.retarget[bone].target_ref.into(),
-            );
-            continue;
-        }
-        if layer.weight <= ZERO_WEIGHT {
-            continue;
-        }
-        let delta = match layer.kind {
-            LayerKind::Dynamic(space) => {
-                let p = sample_entry(lib, &layer.samples[0], bone, &mut searches[0]);
-                let b = sample_entry(lib, &layer.samples[1], bone, &mut searches[1]);
-                if space == AdditiveSpace::Mesh {
-                    deltas[slot(0)] = p.into();
-                    deltas[slot(1)] = b.into();
-                    continue;
-                }
-                make_delta(&p, &b)
-            }
-            _ => blend_samples(lib, layer.samples, bone, searches, IDENTITY_DELTA),
-        };
-        let Some(d) = weighted_delta(&delta, layer.weight) else {
-            continue;
-        };
-        if layer.deferred {
-            deltas[slot(0)] = d.into();
-        } else {
-            pose = apply_delta(&pose, &d);
-        }
-    }
-    pose
-}
-
-/// Samples every bone of one instance of `batch` into `out` (one entry per bone), writing its
-/// deferred layers' deltas into `deltas` (`head.slots * bones` entries).
+///
+/// Layer by layer over all bones: each bone sees the same operations in the same order as in
+/// the shader's bone-by-bone loop, and the key searches carry over from bone to bone.
 pub fn sample_instance(
     lib: &AnimLibrary,
     batch: &PoseBatch,
@@ -255,16 +227,44 @@ pub fn sample_instance(
     deltas: &mut [Xform],
     scratch: &mut Scratch,
 ) {
+    let bones = lib.bone_count();
     let head = &batch.heads[instance];
-    let entries = batch
-        .layers(instance)
-        .flatten()
-        .map(|l| l.entry + 1 + l.samples.len());
-    let count = entries.max().unwrap_or(0);
-    scratch.searches.clear();
-    scratch.searches.resize(count, KeySearch::default());
-    for (bone, o) in out.iter_mut().enumerate() {
-        *o = sample_layers(lib, &batch.entries, head, bone, scratch, deltas).into();
+    for layer in batch::layers(&batch.entries, head).map_while(|l| l) {
+        if layer.kind != LayerKind::Base && layer.weight <= ZERO_WEIGHT {
+            continue;
+        }
+        scratch.prepare(lib, layer.samples);
+        let kept = kept_weights(scratch.samples.iter().map(|s| s.weight));
+        if layer.kind == LayerKind::Base {
+            for (bone, o) in out.iter_mut().enumerate() {
+                let reference = lib.retarget[bone].target_ref.into();
+                *o = scratch.blend(lib, bone, kept, reference).into();
+            }
+            continue;
+        }
+        let slot = layer.slot as usize * bones;
+        for (bone, o) in out.iter_mut().enumerate() {
+            let delta = match layer.kind {
+                LayerKind::Dynamic(space) => {
+                    let (p, b) = (scratch.sample(lib, 0, bone), scratch.sample(lib, 1, bone));
+                    if space == AdditiveSpace::Mesh {
+                        deltas[slot + bone] = p.into();
+                        deltas[slot + bones + bone] = b.into();
+                        continue;
+                    }
+                    make_delta(&p, &b)
+                }
+                _ => scratch.blend(lib, bone, kept, IDENTITY_DELTA),
+            };
+            let Some(d) = weighted_delta(&delta, layer.weight) else {
+                continue;
+            };
+            if layer.deferred {
+                deltas[slot + bone] = d.into();
+            } else {
+                *o = apply_delta(&(*o).into(), &d).into();
+            }
+        }
     }
 }
 

@@ -73,7 +73,8 @@ pub struct OutputChunk {
     /// Delta slots of deferred layers (grown on demand; 48 bytes when there are none).
     deltas: wgpu::Buffer,
     params: wgpu::Buffer,
-    groups: [wgpu::BindGroup; 3],
+    /// One per pipeline.
+    groups: [wgpu::BindGroup; 4],
 }
 
 struct Assets {
@@ -99,13 +100,15 @@ pub struct GpuEvaluator {
     queue: wgpu::Queue,
     lib: AnimLibrary,
     assets: Assets,
-    /// sample, layers, hierarchy.
-    pipelines: [wgpu::ComputePipeline; 3],
+    /// sample (one clip per instance), sample, layers, hierarchy.
+    pipelines: [wgpu::ComputePipeline; 4],
     chunks: Vec<OutputChunk>,
     instances_per_chunk: usize,
     max_binding: u64,
     max_workgroups: u32,
-    /// Whether the last batch written has mesh-space layers (the layer stage runs).
+    /// Whether the last batch written has blends or layers (the sampling pipeline that has
+    /// their code), and mesh-space layers (the layer stage runs).
+    blends_or_layers: bool,
     layers_needed: bool,
     timer: Option<Timer>,
 }
@@ -175,7 +178,7 @@ impl GpuEvaluator {
             parents: storage("parents", bytemuck::cast_slice(&lib.parents))?,
             inverse_bind: storage("inverse bind", bytemuck::cast_slice(&lib.inverse_bind))?,
         };
-        let pipeline = |stage: &str| {
+        let pipeline = |stage: &str, constants: &[(&str, f64)]| {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(stage),
                 source: wgpu::ShaderSource::Wgsl(shaders::source(stage).into()),
@@ -185,11 +188,19 @@ impl GpuEvaluator {
                 layout: None,
                 module: &module,
                 entry_point: Some("main"),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants,
+                    ..Default::default()
+                },
                 cache: None,
             })
         };
-        let pipelines = ["sample", "layers", "hierarchy"].map(pipeline);
+        let pipelines = [
+            pipeline("sample", &[("SINGLE_CLIP", 1.0)]),
+            pipeline("sample", &[]),
+            pipeline("layers", &[]),
+            pipeline("hierarchy", &[]),
+        ];
         let timer = ctx
             .has_timestamps()
             .then(|| Timer::new(&device, &ctx.queue));
@@ -205,6 +216,7 @@ impl GpuEvaluator {
             instances_per_chunk,
             max_binding,
             max_workgroups,
+            blends_or_layers: false,
             layers_needed: false,
             timer,
         };
@@ -298,7 +310,7 @@ impl GpuEvaluator {
         frame: &wgpu::Buffer,
         deltas: &wgpu::Buffer,
         [locals, component, skinning]: [&wgpu::Buffer; 3],
-    ) -> [wgpu::BindGroup; 3] {
+    ) -> [wgpu::BindGroup; 4] {
         let a = &self.assets;
         let group = |pipeline: &wgpu::ComputePipeline, buffers: &[&wgpu::Buffer]| {
             let entries: Vec<_> = buffers
@@ -315,22 +327,21 @@ impl GpuEvaluator {
                 entries: &entries,
             })
         };
-        let [sample, layers, hierarchy] = &self.pipelines;
+        let [plain, sample, layers, hierarchy] = &self.pipelines;
+        let sampling = [
+            params,
+            frame,
+            &a.clips,
+            &a.channels,
+            &a.times,
+            &a.values,
+            &a.retarget,
+            locals,
+            deltas,
+        ];
         [
-            group(
-                sample,
-                &[
-                    params,
-                    frame,
-                    &a.clips,
-                    &a.channels,
-                    &a.times,
-                    &a.values,
-                    &a.retarget,
-                    locals,
-                    deltas,
-                ],
-            ),
+            group(plain, &sampling),
+            group(sample, &sampling),
             group(layers, &[params, frame, &a.parents, locals, deltas]),
             group(
                 hierarchy,
@@ -431,6 +442,7 @@ impl GpuEvaluator {
             self.queue
                 .write_buffer(&chunk.params, 0, bytemuck::bytes_of(&params));
         }
+        self.blends_or_layers = !batch.is_single_clips();
         self.layers_needed = batch.has_mesh_layers();
         scope.pop()
     }
@@ -458,11 +470,17 @@ impl GpuEvaluator {
                 label: Some(label),
                 timestamp_writes,
             });
-            pass.set_pipeline(&self.pipelines[k]);
+            // Pipelines: the sampling stage for single clips or the general one, then the others.
+            let p = if k == 0 {
+                usize::from(self.blends_or_layers)
+            } else {
+                k + 1
+            };
+            pass.set_pipeline(&self.pipelines[p]);
             for chunk in self.chunks.iter().filter(|c| c.count > 0) {
                 let invocations = chunk.count as u64 * per_instance;
                 let (x, y) = grid(invocations.div_ceil(WORKGROUP_SIZE), self.max_workgroups);
-                pass.set_bind_group(0, &chunk.groups[k], &[]);
+                pass.set_bind_group(0, &chunk.groups[p], &[]);
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
