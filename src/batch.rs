@@ -139,8 +139,6 @@ pub struct Layer<'a> {
     pub deferred: bool,
     /// This layer's first delta slot, counted from the instance's first (when `deferred`).
     pub slot: u32,
-    /// Where its header is, counted from the instance's first entry.
-    pub entry: usize,
     pub(crate) samples: &'a [Entry],
 }
 
@@ -260,8 +258,7 @@ pub(crate) fn layers<'a>(
     entries: &'a [Entry],
     head: &Head,
 ) -> impl Iterator<Item = Option<Layer<'a>>> + 'a {
-    let first = head.first as usize;
-    let (mut e, mut slot, mut deferred) = (first, 0, false);
+    let (mut e, mut slot, mut deferred) = (head.first as usize, 0, false);
     (0..head.layers).map(move |_| {
         let header = entries.get(e)?;
         let kind = LayerKind::from_code(header[0] & 0xff)?;
@@ -273,7 +270,6 @@ pub(crate) fn layers<'a>(
             weight: f32::from_bits(header[1]),
             deferred,
             slot,
-            entry: e - first,
             samples,
         };
         if deferred {

@@ -458,6 +458,8 @@ fn eval_additive_built_against_frame_0_gives_the_clip_back_on_frame_0() {
             "0",
             "--additive",
             "Hit_A",
+            "--additive-space",
+            space,
             "--alpha",
             "0",
         ]);
