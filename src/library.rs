@@ -392,29 +392,6 @@ impl AnimLibrary {
             .collect()
     }
 
-    /// Checks a batch of instances: a clip index in range and a finite time.
-    pub fn validate_instances(&self, instances: &[Instance]) -> Result<()> {
-        for (i, inst) in instances.iter().enumerate() {
-            if inst.clip() as usize >= self.clips.len() {
-                return Err(Error::BadInstance {
-                    instance: i,
-                    what: format!(
-                        "clip {} does not exist (the library has {} clips)",
-                        inst.clip(),
-                        self.clips.len()
-                    ),
-                });
-            }
-            if !inst.time.is_finite() {
-                return Err(Error::BadInstance {
-                    instance: i,
-                    what: format!("time {} is not finite", inst.time),
-                });
-            }
-        }
-        Ok(())
-    }
-
     /// The space of an additive clip's deltas; `None` for an ordinary clip.
     pub fn clip_additive_space(&self, clip: usize) -> Option<AdditiveSpace> {
         let flags = self.clips[clip].flags;

@@ -61,19 +61,24 @@ impl BlendAccumulator {
 /// Blends `poses` (each a transform and a weight) by the spec's rule. One surviving pose is
 /// returned as it is (the rule with weight 1 gives it back up to rounding); with none, `empty`.
 pub fn blend(poses: &[(Transform, f32)], empty: Transform) -> Transform {
-    let (sum, kept) = kept_weights(poses.iter().map(|p| p.1));
-    match kept {
-        0 => empty,
-        1 => poses
-            .iter()
-            .find(|p| p.1 > ZERO_WEIGHT)
-            .map_or(empty, |p| p.0),
-        _ => {
-            let mut acc = BlendAccumulator::default();
-            for (x, w) in poses.iter().filter(|p| p.1 > ZERO_WEIGHT) {
-                acc.add(x, w / sum);
-            }
-            acc.finish()
-        }
+    blend_with(poses.iter().map(|p| p.1), empty, |k| poses[k].0)
+}
+
+/// [`blend`] over poses made on demand: `pose(k)` is called only for the kept weights, in
+/// order (the sampling stage samples only the clips a blend keeps).
+pub fn blend_with(
+    weights: impl Iterator<Item = f32> + Clone,
+    empty: Transform,
+    mut pose: impl FnMut(usize) -> Transform,
+) -> Transform {
+    let (sum, kept) = kept_weights(weights.clone());
+    let mut kept_poses = weights.enumerate().filter(|(_, w)| *w > ZERO_WEIGHT);
+    if kept <= 1 {
+        return kept_poses.next().map_or(empty, |(k, _)| pose(k));
     }
+    let mut acc = BlendAccumulator::default();
+    for (k, w) in kept_poses {
+        acc.add(&pose(k), w / sum);
+    }
+    acc.finish()
 }

@@ -27,7 +27,6 @@ impl<'a> CpuEvaluator<'a> {
 
     /// Evaluates `instances` (one clip each) into `out` (resized to fit).
     pub fn evaluate(&self, instances: &[Instance], out: &mut Poses) -> Result<()> {
-        self.lib.validate_instances(instances)?;
         self.evaluate_batch(&PoseBatch::from_instances(instances), out)
     }
 

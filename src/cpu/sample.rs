@@ -9,7 +9,7 @@ use crate::additive::delta::{
 };
 use crate::additive::AdditiveSpace;
 use crate::batch::{self, ClipSample, Entry, LayerKind, PoseBatch};
-use crate::blend::pose::{kept_weights, BlendAccumulator};
+use crate::blend::pose::blend_with;
 use crate::library::{AnimLibrary, ChannelData, Xform, CHANNEL_STEP, CLIP_ADDITIVE};
 use crate::math::{lerp3, normalize_quat, Transform};
 use crate::retarget::retarget_bone;
@@ -185,30 +185,19 @@ impl Scratch {
         sample_bone(lib, s.clip, bone, s.time, &mut self.searches[k])
     }
 
-    /// The blend of the prepared samples at `bone` by the spec's rule (weights at or below
-    /// ZERO_WEIGHT dropped, the rest renormalized, given as their `sum` and `kept` count); one
-    /// kept sample is taken as it is, none gives `empty`.
-    fn blend(
-        &mut self,
-        lib: &AnimLibrary,
-        bone: usize,
-        (sum, kept): (f32, usize),
-        empty: Transform,
-    ) -> Transform {
-        if kept <= 1 {
-            return match self.samples.iter().position(|s| s.weight > ZERO_WEIGHT) {
-                Some(k) => self.sample(lib, k, bone),
-                None => empty,
-            };
-        }
-        let mut acc = BlendAccumulator::default();
-        for k in 0..self.samples.len() {
-            let w = self.samples[k].weight;
-            if w > ZERO_WEIGHT {
-                acc.add(&self.sample(lib, k, bone), w / sum);
-            }
-        }
-        acc.finish()
+    /// The blend of the prepared samples at `bone` (sampling only the kept ones); `empty`
+    /// where no weight is kept.
+    fn blend(&mut self, lib: &AnimLibrary, bone: usize, empty: Transform) -> Transform {
+        let (samples, searches) = (&self.samples, &mut self.searches);
+        blend_with(samples.iter().map(|s| s.weight), empty, |k| {
+            sample_bone(
+                lib,
+                samples[k].clip,
+                bone,
+                samples[k].time,
+                &mut searches[k],
+            )
+        })
     }
 }
 
@@ -234,11 +223,10 @@ pub fn sample_instance(
             continue;
         }
         scratch.prepare(lib, layer.samples);
-        let kept = kept_weights(scratch.samples.iter().map(|s| s.weight));
         if layer.kind == LayerKind::Base {
             for (bone, o) in out.iter_mut().enumerate() {
                 let reference = lib.retarget[bone].target_ref.into();
-                *o = scratch.blend(lib, bone, kept, reference).into();
+                *o = scratch.blend(lib, bone, reference).into();
             }
             continue;
         }
@@ -254,7 +242,7 @@ pub fn sample_instance(
                     }
                     make_delta(&p, &b)
                 }
-                _ => scratch.blend(lib, bone, kept, IDENTITY_DELTA),
+                _ => scratch.blend(lib, bone, IDENTITY_DELTA),
             };
             let Some(d) = weighted_delta(&delta, layer.weight) else {
                 continue;

@@ -359,7 +359,6 @@ impl GpuEvaluator {
 
     /// Uploads this frame's instances (validated first), growing the buffers if needed.
     pub fn write_instances(&mut self, instances: &[Instance]) -> Result<()> {
-        self.lib.validate_instances(instances)?;
         self.write_batch(&PoseBatch::from_instances(instances))
     }
 
@@ -368,42 +367,39 @@ impl GpuEvaluator {
     pub fn write_batch(&mut self, batch: &PoseBatch) -> Result<()> {
         self.lib.validate_batch(batch)?;
         self.reserve(batch.len())?;
-        let scope = ErrorScope::push(&self.device);
-        let bones = self.lib.bone_count() as u32;
+        let bones = self.lib.bone_count() as u64;
         let (heads, entries) = (batch.heads(), batch.entries());
-        for k in 0..self.chunks.len() {
-            let chunk = &self.chunks[k];
+        // Each chunk's heads (rebased onto its own frame buffer and delta slots), its entries
+        // and its delta bytes, all checked against the binding limit before anything is made.
+        let mut frames = Vec::with_capacity(self.chunks.len());
+        for chunk in &self.chunks {
             let end = (chunk.first + chunk.capacity).min(heads.len());
-            let count = end.saturating_sub(chunk.first);
-            let mut frame: Vec<Entry> = Vec::new();
-            let mut slots = 0;
-            if count > 0 {
-                let mine = &heads[chunk.first..end];
-                let e0 = mine[0].first as usize;
-                let e1 = heads.get(end).map_or(entries.len(), |h| h.first as usize);
-                let s0 = mine[0].slot;
-                frame.reserve(count + e1 - e0);
-                frame.extend(mine.iter().map(|h| {
-                    let first = h.first - e0 as u32 + count as u32;
-                    bytemuck::cast::<Head, Entry>(Head {
-                        first,
-                        slot: h.slot - s0,
-                        ..*h
-                    })
-                }));
-                frame.extend_from_slice(&entries[e0..e1]);
-                slots = mine.iter().map(|h| u64::from(h.slots)).sum::<u64>();
-            }
-            let range = format!("instances {}..{end}", chunk.first);
-            let frame_bytes = frame.len() as u64 * ENTRY_BYTES;
-            let delta_bytes = slots * u64::from(bones) * XFORM_BYTES;
-            let grow_frame = frame_bytes > chunk.frame.size();
-            let grow_deltas = delta_bytes > chunk.deltas.size();
+            let mine = heads.get(chunk.first..end).unwrap_or(&[]);
+            let (e0, s0) = mine.first().map_or((0, 0), |h| (h.first, h.slot));
+            let e1 = heads.get(end).map_or(entries.len(), |h| h.first as usize);
+            let rebased: Vec<Head> = mine
+                .iter()
+                .map(|h| Head {
+                    first: h.first - e0 + mine.len() as u32,
+                    slot: h.slot - s0,
+                    ..*h
+                })
+                .collect();
+            let own = if mine.is_empty() {
+                &[][..]
+            } else {
+                &entries[e0 as usize..e1]
+            };
+            let slots: u64 = mine.iter().map(|h| u64::from(h.slots)).sum();
+            let frame_bytes = (rebased.len() + own.len()) as u64 * ENTRY_BYTES;
+            let delta_bytes = slots * bones * XFORM_BYTES;
             for (what, size) in [("frame", frame_bytes), ("layer deltas", delta_bytes)] {
                 if size > self.max_binding {
                     return Err(Error::TooLarge {
                         what: format!(
-                            "the {what} of {range} (fewer layers or instances per batch)"
+                            "the {what} of instances {}..{end} (fewer layers or instances per \
+                             batch)",
+                            chunk.first
                         ),
                         size,
                         limit: self.max_binding,
@@ -411,32 +407,24 @@ impl GpuEvaluator {
                     });
                 }
             }
-            // Grow by half again, so that a slowly growing crowd does not reallocate each frame.
-            let grown = |size: u64| (size + size / 2).min(self.max_binding);
-            let new_frame = grow_frame.then(|| self.frame_buffer(grown(frame_bytes)));
-            let new_deltas = grow_deltas.then(|| self.frame_buffer(grown(delta_bytes)));
+            frames.push((rebased, own, frame_bytes, delta_bytes));
+        }
+        let scope = ErrorScope::push(&self.device);
+        for (k, (rebased, own, frame_bytes, delta_bytes)) in frames.into_iter().enumerate() {
+            self.fit_chunk(k, frame_bytes, delta_bytes);
             let chunk = &mut self.chunks[k];
-            if let Some(b) = new_frame {
-                chunk.frame = b;
-            }
-            if let Some(b) = new_deltas {
-                chunk.deltas = b;
-            }
-            chunk.count = count;
-            if grow_frame || grow_deltas {
-                let chunk = &self.chunks[k];
-                let outputs = [&chunk.locals, &chunk.component, &chunk.skinning];
-                let groups = self.bind_groups(&chunk.params, &chunk.frame, &chunk.deltas, outputs);
-                self.chunks[k].groups = groups;
-            }
-            let chunk = &self.chunks[k];
-            if !frame.is_empty() {
+            chunk.count = rebased.len();
+            // Heads, then the entries straight from the batch (no copy).
+            let heads_bytes: &[u8] = bytemuck::cast_slice(&rebased);
+            if !rebased.is_empty() {
+                self.queue.write_buffer(&chunk.frame, 0, heads_bytes);
+                let at = heads_bytes.len() as u64;
                 self.queue
-                    .write_buffer(&chunk.frame, 0, bytemuck::cast_slice(&frame));
+                    .write_buffer(&chunk.frame, at, bytemuck::cast_slice(own));
             }
             let params = Params {
-                bone_count: bones,
-                instance_count: count as u32,
+                bone_count: bones as u32,
+                instance_count: chunk.count as u32,
                 _pad: [0; 2],
             };
             self.queue
@@ -445,6 +433,27 @@ impl GpuEvaluator {
         self.blends_or_layers = !batch.is_single_clips();
         self.layers_needed = batch.has_mesh_layers();
         scope.pop()
+    }
+
+    /// Grows chunk `k`'s frame and delta buffers to hold the given bytes (by half again, so a
+    /// slowly growing crowd does not reallocate every frame) and rebinds them.
+    fn fit_chunk(&mut self, k: usize, frame_bytes: u64, delta_bytes: u64) {
+        let grown = |size: u64| (size + size / 2).min(self.max_binding);
+        let chunk = &self.chunks[k];
+        let frame =
+            (frame_bytes > chunk.frame.size()).then(|| self.frame_buffer(grown(frame_bytes)));
+        let deltas =
+            (delta_bytes > chunk.deltas.size()).then(|| self.frame_buffer(grown(delta_bytes)));
+        if frame.is_none() && deltas.is_none() {
+            return;
+        }
+        let frame = frame.as_ref().unwrap_or(&chunk.frame);
+        let deltas = deltas.as_ref().unwrap_or(&chunk.deltas);
+        let outputs = [&chunk.locals, &chunk.component, &chunk.skinning];
+        let groups = self.bind_groups(&chunk.params, frame, deltas, outputs);
+        let (frame, deltas) = (frame.clone(), deltas.clone());
+        let chunk = &mut self.chunks[k];
+        (chunk.frame, chunk.deltas, chunk.groups) = (frame, deltas, groups);
     }
 
     /// Records the sampling, layer (when needed) and hierarchy passes for the batch last
