@@ -14,6 +14,7 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::additive::AdditiveSpace;
 use crate::library::{Instance, INSTANCE_LOOP};
+use crate::playback::RootLock;
 
 /// Layer kinds, in the low byte of a layer header (`shaders/common.wgsl` has the same values).
 pub const LAYER_BASE: u32 = 0;
@@ -34,7 +35,8 @@ pub struct Head {
 }
 
 /// One 16-byte entry. A layer header is `[kind | samples << 8, weight bits, 0, 0]`; a clip
-/// sample is `[clip | INSTANCE_LOOP when looping, time bits, weight bits, 0]`.
+/// sample is `[clip | INSTANCE_LOOP when looping, time bits, weight bits, root lock]` (lock 0:
+/// none, 1: reference pose, 2: first frame, 3: identity).
 pub type Entry = [u32; 4];
 
 /// One clip at one time, with its weight in a blend.
@@ -46,6 +48,9 @@ pub struct ClipSample {
     pub looping: bool,
     /// Weights at or below 1e-5 are dropped; the rest are renormalized to sum to 1.
     pub weight: f32,
+    /// In-place playback: what the root bone (bone 0) shows instead of its animation (a base
+    /// sample only).
+    pub root_lock: Option<RootLock>,
 }
 
 impl ClipSample {
@@ -56,6 +61,7 @@ impl ClipSample {
             time,
             looping,
             weight: 1.0,
+            root_lock: None,
         }
     }
 
@@ -63,17 +69,25 @@ impl ClipSample {
         Self { weight, ..self }
     }
 
-    fn entry(&self) -> Entry {
-        let clip = self.clip | if self.looping { INSTANCE_LOOP } else { 0 };
-        [clip, self.time.to_bits(), self.weight.to_bits(), 0]
+    pub fn with_root_lock(self, root_lock: Option<RootLock>) -> Self {
+        Self { root_lock, ..self }
     }
 
+    fn entry(&self) -> Entry {
+        let clip = self.clip | if self.looping { INSTANCE_LOOP } else { 0 };
+        let lock = RootLock::code(self.root_lock);
+        [clip, self.time.to_bits(), self.weight.to_bits(), lock]
+    }
+
+    /// The sample an entry holds; an unknown root-lock code reads as none (validation
+    /// reports it).
     pub(crate) fn from_entry(e: &Entry) -> Self {
         Self {
             clip: e[0] & !INSTANCE_LOOP,
             time: f32::from_bits(e[1]),
             looping: e[0] & INSTANCE_LOOP != 0,
             weight: f32::from_bits(e[2]),
+            root_lock: RootLock::from_code(e[3]).flatten(),
         }
     }
 }

@@ -100,6 +100,8 @@ pub enum Error {
     UnknownReferencePose { name: String, available: String },
     #[error("instance {instance}: {what}")]
     BadInstance { instance: usize, what: String },
+    #[error("playback: {what}")]
+    Playback { what: String },
     #[error("blend space: {what}")]
     BlendSpace { what: String },
     #[error("additive '{clip}': {what}")]

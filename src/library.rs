@@ -445,6 +445,10 @@ impl AnimLibrary {
                             "time {} or weight {} is not finite",
                             sample.time, sample.weight
                         )
+                    } else if layer.samples[k][3] > 3 {
+                        "its root lock is not a known code (0 to 3)".to_string()
+                    } else if sample.root_lock.is_some() && layer.kind != LayerKind::Base {
+                        "only a base sample may lock the root".to_string()
                     } else if self.clip_additive_space(c) != wanted {
                         let kind = |s: Option<AdditiveSpace>| match s {
                             None => "an ordinary clip".to_string(),

@@ -12,6 +12,7 @@ use crate::batch::{self, ClipSample, Entry, LayerKind, PoseBatch};
 use crate::blend::pose::blend_with;
 use crate::library::{AnimLibrary, ChannelData, Xform, CHANNEL_STEP, CLIP_ADDITIVE};
 use crate::math::{lerp3, normalize_quat, Transform};
+use crate::playback::RootLock;
 use crate::retarget::retarget_bone;
 
 /// Clamps `t` to `[0, duration]`, or wraps it into `[0, duration)` when looping (a Euclidean
@@ -160,6 +161,23 @@ struct Prepared {
     clip: usize,
     time: f32,
     weight: f32,
+    root_lock: Option<RootLock>,
+}
+
+impl Prepared {
+    /// `bone` of this sample; an in-place sample's root shows its lock instead.
+    fn bone(&self, lib: &AnimLibrary, bone: usize, search: &mut KeySearch) -> Transform {
+        match (bone, self.root_lock) {
+            (0, Some(RootLock::RefPose)) => {
+                let mut out: Transform = lib.retarget[0].target_ref.into();
+                out.rotation = normalize_quat(Vec4::from(out.rotation));
+                out
+            }
+            (0, Some(RootLock::Zero)) => Transform::IDENTITY,
+            (0, Some(RootLock::FirstFrame)) => sample_bone(lib, self.clip, 0, 0.0, search),
+            _ => sample_bone(lib, self.clip, bone, self.time, search),
+        }
+    }
 }
 
 impl Scratch {
@@ -173,6 +191,7 @@ impl Scratch {
                 clip,
                 time: map_time(s.time, lib.clips[clip].duration, s.looping),
                 weight: s.weight,
+                root_lock: s.root_lock,
             }
         }));
         self.searches.clear();
@@ -181,8 +200,7 @@ impl Scratch {
 
     /// `bone` of sample `k`.
     fn sample(&mut self, lib: &AnimLibrary, k: usize, bone: usize) -> Transform {
-        let s = self.samples[k];
-        sample_bone(lib, s.clip, bone, s.time, &mut self.searches[k])
+        self.samples[k].bone(lib, bone, &mut self.searches[k])
     }
 
     /// The blend of the prepared samples at `bone` (sampling only the kept ones); `empty`
@@ -190,13 +208,7 @@ impl Scratch {
     fn blend(&mut self, lib: &AnimLibrary, bone: usize, empty: Transform) -> Transform {
         let (samples, searches) = (&self.samples, &mut self.searches);
         blend_with(samples.iter().map(|s| s.weight), empty, |k| {
-            sample_bone(
-                lib,
-                samples[k].clip,
-                bone,
-                samples[k].time,
-                &mut searches[k],
-            )
+            samples[k].bone(lib, bone, &mut searches[k])
         })
     }
 }
