@@ -96,7 +96,21 @@ fn layer_slots(kind: u32) -> u32 {
 }
 
 // The additive math of src/additive/delta.rs, in the same order.
+// Clamps t to [0, duration], or wraps it into [0, duration) when looping (map_time in
+// src/cpu/sample.rs).
+fn map_time(t: f32, duration: f32, looping: bool) -> f32 {
+    if (duration <= 0.0) {
+        return 0.0;
+    }
+    if (looping) {
+        let r = t - duration * floor(t / duration);
+        return select(0.0, r, r >= 0.0 && r < duration);
+    }
+    return clamp(t, 0.0, duration);
+}
+
 const ZERO_WEIGHT: f32 = 1e-5;
+const IDENTITY = Xform(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), vec4<f32>(1.0, 1.0, 1.0, 0.0));
 const NO_ROTATION: f32 = 1e-10;
 const NO_DELTA_ROTATION = vec4<f32>(0.0, 0.0, 0.0, 1.0);
 const IDENTITY_DELTA = Xform(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), vec4<f32>(0.0));

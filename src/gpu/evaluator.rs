@@ -6,16 +6,14 @@ use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
-use super::shaders;
+use super::util::{
+    bind_group, compute_pipeline, grid, read_mapped, ErrorScope, Timer, WORKGROUP_SIZE,
+};
 use crate::batch::{Entry, Head, PoseBatch};
 use crate::error::{Error, Result};
 use crate::library::{AnimLibrary, Instance, Mat3x4, Xform};
 use crate::pose::Poses;
 
-const WORKGROUP_SIZE: u64 = 64;
-/// A timestamp at the start and end of each of the three passes.
-const QUERIES: u32 = 6;
-const QUERY_BYTES: u64 = QUERIES as u64 * 8;
 const XFORM_BYTES: u64 = std::mem::size_of::<Xform>() as u64;
 const MAT_BYTES: u64 = std::mem::size_of::<Mat3x4>() as u64;
 const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
@@ -69,7 +67,7 @@ pub struct OutputChunk {
     pub component: wgpu::Buffer,
     pub skinning: wgpu::Buffer,
     /// This frame's heads and entries (grown on demand).
-    frame: wgpu::Buffer,
+    pub(crate) frame: wgpu::Buffer,
     /// Delta slots of deferred layers (grown on demand; 48 bytes when there are none).
     deltas: wgpu::Buffer,
     params: wgpu::Buffer,
@@ -77,21 +75,14 @@ pub struct OutputChunk {
     groups: [wgpu::BindGroup; 4],
 }
 
-struct Assets {
-    clips: wgpu::Buffer,
-    channels: wgpu::Buffer,
-    times: wgpu::Buffer,
-    values: wgpu::Buffer,
-    retarget: wgpu::Buffer,
+pub(crate) struct Assets {
+    pub clips: wgpu::Buffer,
+    pub channels: wgpu::Buffer,
+    pub times: wgpu::Buffer,
+    pub values: wgpu::Buffer,
+    pub retarget: wgpu::Buffer,
     parents: wgpu::Buffer,
     inverse_bind: wgpu::Buffer,
-}
-
-struct Timer {
-    queries: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    readback: wgpu::Buffer,
-    period_ns: f64,
 }
 
 /// Evaluates a crowd of instances of one [`AnimLibrary`] on the GPU.
@@ -178,23 +169,8 @@ impl GpuEvaluator {
             parents: storage("parents", bytemuck::cast_slice(&lib.parents))?,
             inverse_bind: storage("inverse bind", bytemuck::cast_slice(&lib.inverse_bind))?,
         };
-        let pipeline = |stage: &str, constants: &[(&str, f64)]| {
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(stage),
-                source: wgpu::ShaderSource::Wgsl(shaders::source(stage).into()),
-            });
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(stage),
-                layout: None,
-                module: &module,
-                entry_point: Some("main"),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants,
-                    ..Default::default()
-                },
-                cache: None,
-            })
-        };
+        let pipeline =
+            |stage: &str, constants: &[(&str, f64)]| compute_pipeline(&device, stage, constants);
         let pipelines = [
             pipeline("sample", &[("SINGLE_CLIP", 1.0)]),
             pipeline("sample", &[]),
@@ -203,7 +179,7 @@ impl GpuEvaluator {
         ];
         let timer = ctx
             .has_timestamps()
-            .then(|| Timer::new(&device, &ctx.queue));
+            .then(|| Timer::new(&device, &ctx.queue, 3));
         scope.pop()?;
 
         let mut evaluator = Self {
@@ -227,6 +203,27 @@ impl GpuEvaluator {
     /// The library this evaluator plays.
     pub fn library(&self) -> &AnimLibrary {
         &self.lib
+    }
+
+    pub(crate) fn assets(&self) -> &Assets {
+        &self.assets
+    }
+
+    pub(crate) fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    pub(crate) fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// The most bytes one storage binding may hold.
+    pub(crate) fn max_binding(&self) -> u64 {
+        self.max_binding
+    }
+
+    pub(crate) fn max_workgroups(&self) -> u32 {
+        self.max_workgroups
     }
 
     /// Output buffers, one chunk per range of instances.
@@ -312,21 +309,8 @@ impl GpuEvaluator {
         [locals, component, skinning]: [&wgpu::Buffer; 3],
     ) -> [wgpu::BindGroup; 4] {
         let a = &self.assets;
-        let group = |pipeline: &wgpu::ComputePipeline, buffers: &[&wgpu::Buffer]| {
-            let entries: Vec<_> = buffers
-                .iter()
-                .enumerate()
-                .map(|(i, b)| wgpu::BindGroupEntry {
-                    binding: i as u32,
-                    resource: b.as_entire_binding(),
-                })
-                .collect();
-            self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: None,
-                layout: &pipeline.get_bind_group_layout(0),
-                entries: &entries,
-            })
-        };
+        let group =
+            |pipeline, buffers: &[&wgpu::Buffer]| bind_group(&self.device, pipeline, buffers);
         let [plain, sample, layers, hierarchy] = &self.pipelines;
         let sampling = [
             params,
@@ -463,18 +447,19 @@ impl GpuEvaluator {
         self.encode_passes(encoder, None);
     }
 
-    fn encode_passes(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&Timer>) {
+    /// The passes, timed from the timer's pass `first` on when there is one.
+    pub(crate) fn encode_passes(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<(&Timer, u32)>,
+    ) {
         let bones = self.lib.bone_count() as u64;
         let stages: [(&str, u64); 3] = [("sample", bones), ("layers", 1), ("hierarchy", 1)];
         for (k, (label, per_instance)) in stages.into_iter().enumerate() {
             if k == 1 && !self.layers_needed {
                 continue;
             }
-            let timestamp_writes = timer.map(|t| wgpu::ComputePassTimestampWrites {
-                query_set: &t.queries,
-                beginning_of_pass_write_index: Some(2 * k as u32),
-                end_of_pass_write_index: Some(2 * k as u32 + 1),
-            });
+            let timestamp_writes = timer.map(|(t, first)| t.writes(first + k as u32));
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(label),
                 timestamp_writes,
@@ -531,24 +516,25 @@ impl GpuEvaluator {
 
     fn run_timed(&self) -> Result<Option<PassTimes>> {
         let mut encoder = self.device.create_command_encoder(&Default::default());
-        self.encode_passes(&mut encoder, self.timer.as_ref());
-        if let Some(t) = &self.timer {
-            encoder.resolve_query_set(&t.queries, 0..QUERIES, &t.resolve, 0);
-            encoder.copy_buffer_to_buffer(&t.resolve, 0, &t.readback, 0, QUERY_BYTES);
-        }
-        self.queue.submit([encoder.finish()]);
+        self.encode_passes(&mut encoder, self.timer.as_ref().map(|t| (t, 0)));
         let Some(t) = &self.timer else {
+            self.queue.submit([encoder.finish()]);
             self.wait()?;
             return Ok(None);
         };
-        let bytes = read_mapped(&self.device, &t.readback)?;
-        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
-        let span = |a: usize| ticks[a + 1].saturating_sub(ticks[a]) as f64 * t.period_ns;
-        Ok(Some(PassTimes {
-            sample_ns: span(0),
-            layers_ns: if self.layers_needed { span(2) } else { 0.0 },
-            hierarchy_ns: span(4),
-        }))
+        t.resolve(&mut encoder);
+        self.queue.submit([encoder.finish()]);
+        let spans = t.read(&self.device)?;
+        Ok(Some(self.pass_times(&spans)))
+    }
+
+    /// The passes' times from a timer's spans (the layer pass counts only when it ran).
+    pub(crate) fn pass_times(&self, spans: &[f64]) -> PassTimes {
+        PassTimes {
+            sample_ns: spans[0],
+            layers_ns: if self.layers_needed { spans[1] } else { 0.0 },
+            hierarchy_ns: spans[2],
+        }
     }
 
     /// Blocks until all submitted work is done.
@@ -601,78 +587,5 @@ impl GpuEvaluator {
                 .copy_from_slice(&read_mapped(&self.device, &skinning)?);
         }
         Ok(poses)
-    }
-}
-
-impl Timer {
-    fn new(device: &wgpu::Device, queue: &wgpu::Queue) -> Self {
-        let buffer = |usage| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("timestamps"),
-                size: QUERY_BYTES,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
-        Self {
-            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("pass timestamps"),
-                ty: wgpu::QueryType::Timestamp,
-                count: QUERIES,
-            }),
-            resolve: buffer(wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
-            readback: buffer(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
-            period_ns: f64::from(queue.get_timestamp_period()),
-        }
-    }
-}
-
-/// Workgroups laid out as `x * y ≥ workgroups` with `x` within the per-dimension limit.
-fn grid(workgroups: u64, max: u32) -> (u32, u32) {
-    let x = workgroups.min(u64::from(max)).max(1);
-    (x as u32, workgroups.div_ceil(x) as u32)
-}
-
-/// Maps a `MAP_READ` buffer after the queue's work, copies it out and unmaps it.
-fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
-        let _ = tx.send(r);
-    });
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Gpu(format!("waiting for the device: {e}")))?;
-    rx.recv()
-        .map_err(|e| Error::Gpu(format!("mapping a buffer: {e}")))?
-        .map_err(|e| Error::Gpu(format!("mapping a buffer: {e}")))?;
-    let bytes = buffer
-        .get_mapped_range(..)
-        .map_err(|e| Error::Gpu(format!("reading a mapped buffer: {e}")))?
-        .to_vec();
-    buffer.unmap();
-    Ok(bytes)
-}
-
-/// Turns wgpu's validation and out-of-memory errors into [`Error::Gpu`] instead of the
-/// default handler's panic.
-struct ErrorScope {
-    validation: wgpu::ErrorScopeGuard,
-    memory: wgpu::ErrorScopeGuard,
-}
-
-impl ErrorScope {
-    fn push(device: &wgpu::Device) -> Self {
-        let memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        Self { validation, memory }
-    }
-
-    fn pop(self) -> Result<()> {
-        let validation = pollster::block_on(self.validation.pop());
-        let memory = pollster::block_on(self.memory.pop());
-        match validation.or(memory) {
-            Some(e) => Err(Error::Gpu(e.to_string())),
-            None => Ok(()),
-        }
     }
 }

@@ -1,8 +1,11 @@
 //! The GPU backend (wgpu compute).
 
 mod context;
+mod crowd;
 mod evaluator;
 pub mod shaders;
+mod util;
 
 pub use context::GpuContext;
+pub use crowd::{CrowdTimes, GpuCrowd};
 pub use evaluator::{GpuEvaluator, GpuOptions, OutputChunk, PassTimes};

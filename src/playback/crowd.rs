@@ -114,6 +114,22 @@ impl Crowd {
         self.timeline.add_montage(lib, montage)
     }
 
+    /// Checks that the crowd was made for `lib` (its clip tracks are `lib`'s clips).
+    pub(crate) fn check_library(&self, lib: &AnimLibrary) -> Result<()> {
+        let same = self.timeline.tracks.len() >= lib.clip_count()
+            && lib.clips.iter().enumerate().all(|(k, c)| {
+                let s = self.timeline.segments(TrackId(k as u32));
+                s.len() == 1 && s[0].clip == k as u32 && s[0].length == c.duration
+            });
+        if same {
+            Ok(())
+        } else {
+            Err(Error::Playback {
+                what: "the crowd was made for another library (its clip tracks differ)".into(),
+            })
+        }
+    }
+
     /// The length of a track in seconds.
     pub fn track_length(&self, track: TrackId) -> Option<f32> {
         self.timeline.get(track).map(|t| t.length)

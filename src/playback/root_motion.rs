@@ -19,7 +19,7 @@ pub(crate) fn root_at(lib: &AnimLibrary, segment: &SegmentData, pos: f32) -> Tra
 }
 
 /// The root's motion from track position `a` to `b` (backwards when `b < a`), without
-/// wrapping: one piece per segment crossed.
+/// wrapping: one piece per segment crossed, in play order.
 pub(crate) fn range(
     lib: &AnimLibrary,
     timeline: &Timeline,
@@ -27,25 +27,17 @@ pub(crate) fn range(
     a: f32,
     b: f32,
 ) -> Transform {
-    let mut acc = Transform::IDENTITY;
-    let mut piece = |s: &SegmentData, from: f32, to: f32| {
-        let p = Transform::relative(&root_at(lib, s, to), &root_at(lib, s, from));
-        acc = Transform::compose(&p, &acc);
-    };
     let segments = timeline.segments(track);
-    if b >= a {
-        for s in segments {
-            let (lo, hi) = (a.max(s.track_start), b.min(s.track_end()));
-            if hi > lo {
-                piece(s, lo, hi);
-            }
-        }
-    } else {
-        for s in segments.iter().rev() {
-            let (hi, lo) = (a.min(s.track_end()), b.max(s.track_start));
-            if hi > lo {
-                piece(s, hi, lo);
-            }
+    let forward = b >= a;
+    let mut acc = Transform::IDENTITY;
+    for j in 0..segments.len() {
+        let s = &segments[if forward { j } else { segments.len() - 1 - j }];
+        let lo = a.min(b).max(s.track_start);
+        let hi = a.max(b).min(s.track_end());
+        if hi > lo {
+            let (x0, x1) = if forward { (lo, hi) } else { (hi, lo) };
+            let piece = Transform::relative(&root_at(lib, s, x1), &root_at(lib, s, x0));
+            acc = Transform::compose(&piece, &acc);
         }
     }
     acc
