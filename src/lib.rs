@@ -38,7 +38,7 @@ pub use blend::space::BlendSpace;
 pub use clip::{BoneTrack, Channel, Clip, Interpolation};
 pub use cpu::CpuEvaluator;
 pub use error::{Error, Result};
-pub use gpu::{GpuContext, GpuEvaluator, GpuOptions, OutputChunk, PassTimes};
+pub use gpu::{CrowdTimes, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk, PassTimes};
 pub use import::Asset;
 pub use library::{AnimLibrary, Instance, LibraryBuilder, Mat3x4, RetargetSource, SourceId, Xform};
 pub use math::Transform;

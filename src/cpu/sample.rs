@@ -174,7 +174,10 @@ impl Prepared {
                 out
             }
             (0, Some(RootLock::Zero)) => Transform::IDENTITY,
-            (0, Some(RootLock::FirstFrame)) => sample_bone(lib, self.clip, 0, 0.0, search),
+            // A search of its own: `search` carries this sample's time over to the next bones.
+            (0, Some(RootLock::FirstFrame)) => {
+                sample_bone(lib, self.clip, 0, 0.0, &mut KeySearch::default())
+            }
             _ => sample_bone(lib, self.clip, bone, self.time, search),
         }
     }
