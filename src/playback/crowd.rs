@@ -163,9 +163,9 @@ impl Crowd {
             self.check_player(instance, k, p)?;
         }
         check_weights(instance, agent.players.iter().map(|p| p.weight))?;
-        let flags = u32::from(agent.sync) * GROUP_SYNC
-            | u32::from(agent.root_motion) * GROUP_ROOT_MOTION
-            | RootLock::code(agent.in_place) << 8;
+        let flags = (u32::from(agent.sync) * GROUP_SYNC)
+            | (u32::from(agent.root_motion) * GROUP_ROOT_MOTION)
+            | (RootLock::code(agent.in_place) << 8);
         self.groups.push(Group {
             first: self.players.len() as u32,
             count: agent.players.len() as u32,
