@@ -17,8 +17,8 @@ use std::time::Instant;
 
 use posegpu::procedural::{humanoid_asset, random_asset};
 use posegpu::{
-    Agent, AnimLibrary, CpuEvaluator, Crowd, CrowdTimes, GpuContext, GpuCrowd, GpuOptions,
-    Player, Poses, RootLock,
+    Agent, AnimLibrary, CpuEvaluator, Crowd, CrowdTimes, GpuContext, GpuCrowd, GpuOptions, Player,
+    Poses, RootLock,
 };
 
 const DT: f32 = 1.0 / 30.0;
@@ -37,7 +37,10 @@ fn crowd(lib: &AnimLibrary, n: usize) -> Crowd {
             let length = crowd.track_length(c.into()).unwrap();
             Player::new(c).starting_at(phase * length)
         });
-        let players = [players[0].with_weight(1.0 - w), players[1].with_weight(w.max(0.05))];
+        let players = [
+            players[0].with_weight(1.0 - w),
+            players[1].with_weight(w.max(0.05)),
+        ];
         let agent = Agent::blend(&players)
             .synced()
             .with_root_motion(Some(RootLock::RefPose));
@@ -102,22 +105,36 @@ fn measure(ctx: Option<&GpuContext>, lib: &AnimLibrary, n: usize, cpu_max: usize
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument is not supported.
     let ctx = GpuContext::new().ok();
-    let device = ctx.as_ref().map_or("no adapter".into(), |c| c.info.name.clone());
+    let device = ctx
+        .as_ref()
+        .map_or("no adapter".into(), |c| c.info.name.clone());
     let is_cpu = ctx
         .as_ref()
         .is_none_or(|c| c.info.device_type == wgpu::DeviceType::Cpu);
     let max = env("POSEGPU_BENCH_MAX_INSTANCES").unwrap_or(if is_cpu { 16_384 } else { 1 << 20 });
     let cpu_max = env("POSEGPU_BENCH_CPU_MAX").unwrap_or(65_536);
-    println!("adapter: {device}; CPU twin on {} threads", rayon::current_num_threads());
+    println!(
+        "adapter: {device}; CPU twin on {} threads",
+        rayon::current_num_threads()
+    );
 
     let walk_run = {
         // The humanoid's walk and run as clips 0 and 1.
         let asset = humanoid_asset();
-        let pick = |name: &str| asset.clips.iter().find(|c| c.name() == name).unwrap().clone();
+        let pick = |name: &str| {
+            asset
+                .clips
+                .iter()
+                .find(|c| c.name() == name)
+                .unwrap()
+                .clone()
+        };
         AnimLibrary::new(&asset.skeleton, &[pick("walk"), pick("run")]).unwrap()
     };
     let mut points = Vec::new();
-    let sizes = (0..).map(|k| 1024usize << (2 * k)).take_while(|&n| n <= max);
+    let sizes = (0..)
+        .map(|k| 1024usize << (2 * k))
+        .take_while(|&n| n <= max);
     for n in sizes {
         points.push(measure(ctx.as_ref(), &walk_run, n, cpu_max));
         report(points.last().unwrap());
@@ -157,15 +174,23 @@ fn main() {
     }
     std::fs::write(dir.join("crowd.csv"), csv).unwrap();
     let series = |list: &[Point], x: fn(&Point) -> f64, y: fn(&Point) -> Option<f64>| {
-        list.iter().filter_map(|p| Some((x(p), y(p)?))).collect::<Vec<_>>()
+        list.iter()
+            .filter_map(|p| Some((x(p), y(p)?)))
+            .collect::<Vec<_>>()
     };
     let svg = plot::svg(
         &format!("Crowd frame cost against instances (67 bones; {device})"),
         "instances",
         "ms per frame",
         &[
-            ("GPU, all passes", series(&points, |p| p.instances as f64, gpu_ms)),
-            ("CPU twin, all cores", series(&points, |p| p.instances as f64, cpu_ms)),
+            (
+                "GPU, all passes",
+                series(&points, |p| p.instances as f64, gpu_ms),
+            ),
+            (
+                "CPU twin, all cores",
+                series(&points, |p| p.instances as f64, cpu_ms),
+            ),
         ],
     );
     std::fs::write(dir.join("crowd_instances.svg"), svg).unwrap();
@@ -176,11 +201,19 @@ fn main() {
         &[
             (
                 "GPU, all passes",
-                series(&by_bones, |p| p.bones as f64, |p| gpu_ms(p).map(|v| per_bone(v, p))),
+                series(
+                    &by_bones,
+                    |p| p.bones as f64,
+                    |p| gpu_ms(p).map(|v| per_bone(v, p)),
+                ),
             ),
             (
                 "CPU twin, all cores",
-                series(&by_bones, |p| p.bones as f64, |p| cpu_ms(p).map(|v| per_bone(v, p))),
+                series(
+                    &by_bones,
+                    |p| p.bones as f64,
+                    |p| cpu_ms(p).map(|v| per_bone(v, p)),
+                ),
             ),
         ],
     );
@@ -233,39 +266,98 @@ mod plot {
     const PAD: f64 = 60.0;
     const COLORS: [&str; 3] = ["#1f77b4", "#d62728", "#2ca02c"];
 
-    pub fn svg(title: &str, x_label: &str, y_label: &str, series: &[(&str, Vec<(f64, f64)>)]) -> String {
+    pub fn svg(
+        title: &str,
+        x_label: &str,
+        y_label: &str,
+        series: &[(&str, Vec<(f64, f64)>)],
+    ) -> String {
         let all = || series.iter().flat_map(|(_, s)| s.iter());
         let bounds = |f: fn(&(f64, f64)) -> f64| {
-            let (lo, hi) = all().map(f).filter(|v| *v > 0.0).fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
-            if lo > hi { (0.0, 1.0) } else { (lo.log10().floor(), hi.log10().ceil().max(lo.log10().floor() + 1.0)) }
+            let (lo, hi) = all()
+                .map(f)
+                .filter(|v| *v > 0.0)
+                .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
+            if lo > hi {
+                (0.0, 1.0)
+            } else {
+                (
+                    lo.log10().floor(),
+                    hi.log10().ceil().max(lo.log10().floor() + 1.0),
+                )
+            }
         };
         let (x0, x1) = bounds(|p| p.0);
         let (y0, y1) = bounds(|p| p.1);
         let px = |x: f64| PAD + (x.log10() - x0) / (x1 - x0) * (W - 2.0 * PAD);
         let py = |y: f64| H - PAD - (y.log10() - y0) / (y1 - y0) * (H - 2.0 * PAD);
         let mut s = String::new();
-        let _ = write!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"#);
-        let _ = write!(s, r#"<text x="{}" y="20" text-anchor="middle" font-size="14">{title}</text>"#, W / 2.0);
+        let _ = write!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"#
+        );
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="20" text-anchor="middle" font-size="14">{title}</text>"#,
+            W / 2.0
+        );
         for d in x0 as i32..=x1 as i32 {
             let x = px(10f64.powi(d));
-            let _ = write!(s, r##"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#ddd"/><text x="{x}" y="{}" text-anchor="middle">1e{d}</text>"##, PAD, H - PAD, H - PAD + 16.0);
+            let _ = write!(
+                s,
+                r##"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#ddd"/><text x="{x}" y="{}" text-anchor="middle">1e{d}</text>"##,
+                PAD,
+                H - PAD,
+                H - PAD + 16.0
+            );
         }
         for d in y0 as i32..=y1 as i32 {
             let y = py(10f64.powi(d));
-            let _ = write!(s, r##"<line x1="{PAD}" y1="{y}" x2="{}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">1e{d}</text>"##, W - PAD, PAD - 6.0, y + 4.0);
+            let _ = write!(
+                s,
+                r##"<line x1="{PAD}" y1="{y}" x2="{}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">1e{d}</text>"##,
+                W - PAD,
+                PAD - 6.0,
+                y + 4.0
+            );
         }
-        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{x_label}</text>"#, W / 2.0, H - 20.0);
-        let _ = write!(s, r#"<text x="16" y="{}" text-anchor="middle" transform="rotate(-90 16 {})">{y_label}</text>"#, H / 2.0, H / 2.0);
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle">{x_label}</text>"#,
+            W / 2.0,
+            H - 20.0
+        );
+        let _ = write!(
+            s,
+            r#"<text x="16" y="{}" text-anchor="middle" transform="rotate(-90 16 {})">{y_label}</text>"#,
+            H / 2.0,
+            H / 2.0
+        );
         for (k, (name, points)) in series.iter().enumerate() {
             let color = COLORS[k % COLORS.len()];
-            let path: Vec<String> = points.iter().filter(|p| p.0 > 0.0 && p.1 > 0.0).map(|p| format!("{:.1},{:.1}", px(p.0), py(p.1))).collect();
-            let _ = write!(s, r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#, path.join(" "));
+            let path: Vec<String> = points
+                .iter()
+                .filter(|p| p.0 > 0.0 && p.1 > 0.0)
+                .map(|p| format!("{:.1},{:.1}", px(p.0), py(p.1)))
+                .collect();
+            let _ = write!(
+                s,
+                r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+                path.join(" ")
+            );
             for p in &path {
                 let (x, y) = p.split_once(',').unwrap();
                 let _ = write!(s, r#"<circle cx="{x}" cy="{y}" r="3" fill="{color}"/>"#);
             }
             let ly = PAD + 16.0 * k as f64;
-            let _ = write!(s, r#"<rect x="{}" y="{}" width="12" height="3" fill="{color}"/><text x="{}" y="{}">{name}</text>"#, PAD + 10.0, ly, PAD + 28.0, ly + 5.0);
+            let _ = write!(
+                s,
+                r#"<rect x="{}" y="{}" width="12" height="3" fill="{color}"/><text x="{}" y="{}">{name}</text>"#,
+                PAD + 10.0,
+                ly,
+                PAD + 28.0,
+                ly + 5.0
+            );
         }
         s.push_str("</svg>\n");
         s
