@@ -110,6 +110,31 @@ fn map_time(t: f32, duration: f32, looping: bool) -> f32 {
 }
 
 const ZERO_WEIGHT: f32 = 1e-5;
+
+// The blend rule's sum (BlendAccumulator in src/blend/pose.rs): w·T and w·S summed, rotations
+// summed as 4-vectors, each flipped into the accumulator's hemisphere, then normalized.
+struct Blend {
+    r: vec4<f32>,
+    t: vec3<f32>,
+    s: vec3<f32>,
+    started: bool,
+}
+
+const BLEND_EMPTY = Blend(vec4<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), false);
+
+// Adds x with its renormalized weight w.
+fn blend_add(acc: ptr<function, Blend>, x: Xform, w: f32) {
+    let q = x.r * w;
+    let r = (*acc).r;
+    (*acc).r = select(r - q, r + q, !(*acc).started || dot(r, q) >= 0.0);
+    (*acc).t += x.t.xyz * w;
+    (*acc).s += x.s.xyz * w;
+    (*acc).started = true;
+}
+
+fn blend_result(acc: Blend) -> Xform {
+    return Xform(normalize_quat(acc.r), vec4<f32>(acc.t, 0.0), vec4<f32>(acc.s, 0.0));
+}
 const IDENTITY = Xform(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), vec4<f32>(1.0, 1.0, 1.0, 0.0));
 const NO_ROTATION: f32 = 1e-10;
 const NO_DELTA_ROTATION = vec4<f32>(0.0, 0.0, 0.0, 1.0);

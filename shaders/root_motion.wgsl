@@ -112,10 +112,7 @@ fn main(
         }
     }
     var out = IDENTITY;
-    var r = vec4<f32>(0.0);
-    var t = vec3<f32>(0.0);
-    var s = vec3<f32>(0.0);
-    var started = false;
+    var acc = BLEND_EMPTY;
     for (var k = 0u; k < g.y; k++) {
         let p = players[g.x + k];
         if (p.weight <= ZERO_WEIGHT) {
@@ -125,16 +122,11 @@ fn main(
         if (kept == 1u) {
             out = x;
         } else {
-            let wn = p.weight / sum;
-            let q = x.r * wn;
-            r = select(r - q, r + q, !started || dot(r, q) >= 0.0);
-            t += x.t.xyz * wn;
-            s += x.s.xyz * wn;
-            started = true;
+            blend_add(&acc, x, p.weight / sum);
         }
     }
-    if (started) {
-        out = Xform(normalize_quat(r), vec4<f32>(t, 0.0), vec4<f32>(s, 0.0));
+    if (acc.started) {
+        out = blend_result(acc);
     }
     motion[i].delta = out;
     motion[i].placement = compose(out, motion[i].placement);

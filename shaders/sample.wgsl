@@ -70,10 +70,7 @@ fn main(
             x0 = retarget[bone].target_ref;
         }
         var x1 = x0;
-        var r = vec4<f32>(0.0);
-        var t = vec3<f32>(0.0);
-        var s = vec3<f32>(0.0);
-        var started = false;
+        var acc = BLEND_EMPTY;
         // The one place clips are sampled, shared by every kind of layer: on SIMD devices each
         // call site would run for every lane.
         for (var k = 0u; k < count; k++) {
@@ -87,17 +84,11 @@ fn main(
             } else if (dynamic || kept == 1u) {
                 x0 = x;
             } else {
-                let wn = w / sum;
-                let q = x.r * wn;
-                // Each rotation flipped into the accumulator's hemisphere.
-                r = select(r - q, r + q, !started || dot(r, q) >= 0.0);
-                t += x.t.xyz * wn;
-                s += x.s.xyz * wn;
-                started = true;
+                blend_add(&acc, x, w / sum);
             }
         }
-        if (started) {
-            x0 = Xform(normalize_quat(r), vec4<f32>(t, 0.0), vec4<f32>(s, 0.0));
+        if (acc.started) {
+            x0 = blend_result(acc);
         }
         if (kind == LAYER_BASE) {
             pose = x0;

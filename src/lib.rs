@@ -13,6 +13,10 @@
 //! let poses = gpu.read_back()?; // only when the host needs them
 //! # Ok::<(), posegpu::Error>(())
 //! ```
+//!
+//! Crowds that play on their own: [`Crowd`] gives each instance sequence players (rates,
+//! looping, sync, montages, root motion) and [`GpuCrowd`] advances them on the GPU each frame
+//! without uploads (see `examples/crowd_sim.rs`).
 
 pub mod additive;
 pub mod batch;

@@ -475,8 +475,6 @@ fn in_place_playback_locks_the_root_and_keeps_the_motion() {
     let n = lib.bone_count();
     let root = |i: usize| Transform::from(poses.locals[i * n]);
     let rest = lib.skeleton().rest()[0];
-    let first = crowd.track_motion(&lib, TrackId(walk), 0.0, 0.0).unwrap();
-    assert_eq!(first, Transform::IDENTITY);
     // The animated root has moved along +Z; the locked ones have not.
     assert!((root(0).translation - rest.translation).z > 0.5);
     assert_transform(&root(1), &rest, 1e-6, "reference-pose lock");

@@ -4,6 +4,7 @@
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{ClipSample, PoseBatch};
 use crate::blend::pose::blend_with;
+use crate::cpu::sample::map_time;
 use crate::error::{Error, Result};
 use crate::library::AnimLibrary;
 use crate::math::Transform;
@@ -322,12 +323,12 @@ impl Crowd {
     /// root-motion passes.
     pub fn advance(&mut self, lib: &AnimLibrary, dt: f32) -> Result<()> {
         check_dt(dt)?;
+        self.check_library(lib)?;
         self.finished.clear();
         let mut steps = Vec::new();
         for (i, g) in self.groups.iter().enumerate() {
             let players = &mut self.players[g.players()];
-            steps.clear();
-            steps.extend(advance_group(&self.timeline, players, g.flags, dt));
+            advance_group(&self.timeline, players, g.flags, dt, &mut steps);
             if steps.iter().any(|s| s.finished) {
                 self.finished.push(i as u32);
             }
@@ -351,11 +352,18 @@ impl Crowd {
     }
 }
 
-/// Steps every player of one instance and moves it to its new position.
-fn advance_group(timeline: &Timeline, players: &mut [Player], flags: u32, dt: f32) -> Vec<Step> {
+/// Steps every player of one instance into `steps` and moves it to its new position.
+fn advance_group(
+    timeline: &Timeline,
+    players: &mut [Player],
+    flags: u32,
+    dt: f32,
+    steps: &mut Vec<Step>,
+) {
     let length = |p: &Player| timeline.length(p.track);
     let own = |p: &Player| step(p.position, p.rate.effective() * dt, length(p), p.looping);
-    let steps: Vec<Step> = if flags & GROUP_SYNC != 0 && players.len() > 1 {
+    steps.clear();
+    if flags & GROUP_SYNC != 0 && players.len() > 1 {
         let leader = leader(players);
         let lead = own(&players[leader]);
         let lead_length = length(&players[leader]);
@@ -364,31 +372,27 @@ fn advance_group(timeline: &Timeline, players: &mut [Player], flags: u32, dt: f3
         } else {
             0.0
         };
-        players
-            .iter()
-            .enumerate()
-            .map(|(k, p)| {
-                if k == leader {
-                    return lead;
-                }
-                let l = length(p);
-                let travel = if lead_length > 0.0 {
-                    lead.travel * (l / lead_length)
-                } else {
-                    0.0
-                };
-                let mut s = step(p.position, travel, l, p.looping);
-                s.to = crate::cpu::sample::map_time(phase * l, l, p.looping);
-                s
-            })
-            .collect()
+        steps.extend(players.iter().enumerate().map(|(k, p)| {
+            if k == leader {
+                return lead;
+            }
+            let l = length(p);
+            let travel = if lead_length > 0.0 {
+                lead.travel * (l / lead_length)
+            } else {
+                0.0
+            };
+            // The follower's own range for its root motion; its new position is the phase.
+            let mut s = step(p.position, travel, l, p.looping);
+            s.to = map_time(phase * l, l, p.looping);
+            s
+        }));
     } else {
-        players.iter().map(own).collect()
-    };
-    for (p, s) in players.iter_mut().zip(&steps) {
+        steps.extend(players.iter().map(own));
+    }
+    for (p, s) in players.iter_mut().zip(steps.iter()) {
         p.position = s.to;
     }
-    steps
 }
 
 /// The player with the highest weight, the first on a tie.
