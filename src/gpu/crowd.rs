@@ -118,6 +118,19 @@ impl CrowdTimes {
     }
 }
 
+/// What a chunk's crowd buffers will hold, checked against the limits before any is made.
+struct ChunkPlan {
+    /// The evaluator's chunk.
+    index: usize,
+    first: usize,
+    count: usize,
+    first_player: usize,
+    params: CrowdParams,
+    structure: Vec<[u32; 4]>,
+    players: Vec<PlayerData>,
+    motion: Vec<RootMotionData>,
+}
+
 /// The crowd state of one of the evaluator's chunks (the same instances).
 struct CrowdChunk {
     first: usize,
@@ -190,7 +203,12 @@ impl GpuCrowd {
         let heads = batch.heads();
         let mut entries = vec![0; crowd.players.len()];
         let mut planned = Vec::new();
-        for chunk in eval.chunks().iter().filter(|c| c.count > 0) {
+        for (index, chunk) in eval
+            .chunks()
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.count > 0)
+        {
             let range = chunk.first..chunk.first + chunk.count;
             let groups = &crowd.groups[range.clone()];
             let first_player = groups[0].first;
@@ -254,15 +272,16 @@ impl GpuCrowd {
                 tracks,
                 segments,
             };
-            planned.push((
-                chunk.first,
-                chunk.count,
-                first_player,
+            planned.push(ChunkPlan {
+                index,
+                first: chunk.first,
+                count: chunk.count,
+                first_player: first_player as usize,
                 params,
                 structure,
                 players,
                 motion,
-            ));
+            });
         }
 
         let scope = ErrorScope::push(&device);
@@ -290,19 +309,17 @@ impl GpuCrowd {
             | wgpu::BufferUsages::COPY_DST;
         let assets = eval.assets();
         let mut chunks = Vec::new();
-        for (k, (first, count, first_player, params, structure, players, motion)) in
-            planned.into_iter().enumerate()
-        {
+        for plan in planned {
             let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
-            let params = init("crowd params", bytemuck::bytes_of(&params), uniform);
+            let params = init("crowd params", bytemuck::bytes_of(&plan.params), uniform);
             let structure = init(
                 "crowd structure",
-                bytemuck::cast_slice(&structure),
+                bytemuck::cast_slice(&plan.structure),
                 wgpu::BufferUsages::STORAGE,
             );
-            let players = init("players", bytemuck::cast_slice(&players), storage);
-            let motion = init("root motion", bytemuck::cast_slice(&motion), storage);
-            let frame = &eval.chunks()[k].frame;
+            let players = init("players", bytemuck::cast_slice(&plan.players), storage);
+            let motion = init("root motion", bytemuck::cast_slice(&plan.motion), storage);
+            let frame = &eval.chunks()[plan.index].frame;
             let groups = [
                 bind_group(
                     &device,
@@ -326,9 +343,9 @@ impl GpuCrowd {
                 ),
             ];
             chunks.push(CrowdChunk {
-                first,
-                count,
-                first_player: first_player as usize,
+                first: plan.first,
+                count: plan.count,
+                first_player: plan.first_player,
                 params,
                 players,
                 motion,
