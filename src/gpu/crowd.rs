@@ -8,7 +8,8 @@ use wgpu::util::DeviceExt;
 use super::context::GpuContext;
 use super::evaluator::{GpuEvaluator, GpuOptions, PassTimes};
 use super::util::{
-    bind_group, compute_pipeline, grid, read_mapped, ErrorScope, Timer, WORKGROUP_SIZE,
+    bind_group, compute_pipeline, fits_binding, grid, read_mapped, submit_timed, ErrorScope, Timer,
+    WORKGROUP_SIZE,
 };
 use crate::error::{Error, Result};
 use crate::library::{AnimLibrary, Xform};
@@ -181,17 +182,7 @@ impl GpuCrowd {
         eval.write_batch(&batch)?;
         let device = eval.device().clone();
         let max_binding = eval.max_binding();
-        let too_large = |what: String, size: u64| -> Result<()> {
-            if size > max_binding {
-                return Err(Error::TooLarge {
-                    what,
-                    size,
-                    limit: max_binding,
-                    limit_name: "max_storage_buffer_binding_size",
-                });
-            }
-            Ok(())
-        };
+        let too_large = |what: String, size: u64| fits_binding(|| what, size, max_binding);
         too_large(
             "the finished-events list".into(),
             4 * (1 + crowd.len() as u64),
@@ -421,15 +412,9 @@ impl GpuCrowd {
             .device()
             .create_command_encoder(&Default::default());
         self.encode_passes(&mut encoder, self.timer.as_ref());
-        let Some(t) = &self.timer else {
-            self.eval.queue().submit([encoder.finish()]);
-            self.eval.wait()?;
-            return Ok(None);
-        };
-        t.resolve(&mut encoder);
-        self.eval.queue().submit([encoder.finish()]);
-        let spans = t.read(self.eval.device())?;
-        Ok(Some(CrowdTimes {
+        let (device, queue) = (self.eval.device(), self.eval.queue());
+        let spans = submit_timed(device, queue, encoder, self.timer.as_ref())?;
+        Ok(spans.map(|spans| CrowdTimes {
             advance_ns: spans[0],
             root_motion_ns: if self.root_motion { spans[1] } else { 0.0 },
             passes: self.eval.pass_times(&spans[2..]),

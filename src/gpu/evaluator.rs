@@ -7,7 +7,8 @@ use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
 use super::util::{
-    bind_group, compute_pipeline, grid, read_mapped, ErrorScope, Timer, WORKGROUP_SIZE,
+    bind_group, compute_pipeline, fits_binding, grid, read_mapped, submit_timed, ErrorScope, Timer,
+    WORKGROUP_SIZE,
 };
 use crate::batch::{Entry, Head, PoseBatch};
 use crate::error::{Error, Result};
@@ -124,14 +125,8 @@ impl GpuEvaluator {
             .max(1);
         let bones = lib.bone_count() as u64;
         let per_instance = bones * XFORM_BYTES.max(MAT_BYTES);
-        if per_instance > max_binding {
-            return Err(Error::TooLarge {
-                what: format!("one instance's output ({bones} bones)"),
-                size: per_instance,
-                limit: max_binding,
-                limit_name: "max_storage_buffer_binding_size",
-            });
-        }
+        let what = || format!("one instance's output ({bones} bones)");
+        fits_binding(what, per_instance, max_binding)?;
         // The sampling pass runs `instances * bones` invocations over a 2D grid of workgroups.
         let max_invocations = u64::from(max_workgroups).pow(2) * WORKGROUP_SIZE;
         let instances_per_chunk = (max_binding / per_instance)
@@ -141,14 +136,11 @@ impl GpuEvaluator {
 
         let scope = ErrorScope::push(&device);
         let storage = |label: &str, bytes: &[u8]| -> Result<wgpu::Buffer> {
-            if bytes.len() as u64 > max_binding {
-                return Err(Error::TooLarge {
-                    what: format!("the {label} buffer"),
-                    size: bytes.len() as u64,
-                    limit: max_binding,
-                    limit_name: "max_storage_buffer_binding_size",
-                });
-            }
+            fits_binding(
+                || format!("the {label} buffer"),
+                bytes.len() as u64,
+                max_binding,
+            )?;
             // Bindings may not be empty: a library without clips still binds 16 bytes.
             let mut padded = bytes.to_vec();
             padded.resize(bytes.len().max(16), 0);
@@ -378,18 +370,13 @@ impl GpuEvaluator {
             let frame_bytes = (rebased.len() + own.len()) as u64 * ENTRY_BYTES;
             let delta_bytes = slots * bones * XFORM_BYTES;
             for (what, size) in [("frame", frame_bytes), ("layer deltas", delta_bytes)] {
-                if size > self.max_binding {
-                    return Err(Error::TooLarge {
-                        what: format!(
-                            "the {what} of instances {}..{end} (fewer layers or instances per \
-                             batch)",
-                            chunk.first
-                        ),
-                        size,
-                        limit: self.max_binding,
-                        limit_name: "max_storage_buffer_binding_size",
-                    });
-                }
+                let what = || {
+                    format!(
+                        "the {what} of instances {}..{end} (fewer layers or instances per batch)",
+                        chunk.first
+                    )
+                };
+                fits_binding(what, size, self.max_binding)?;
             }
             frames.push((rebased, own, frame_bytes, delta_bytes));
         }
@@ -517,15 +504,8 @@ impl GpuEvaluator {
     fn run_timed(&self) -> Result<Option<PassTimes>> {
         let mut encoder = self.device.create_command_encoder(&Default::default());
         self.encode_passes(&mut encoder, self.timer.as_ref().map(|t| (t, 0)));
-        let Some(t) = &self.timer else {
-            self.queue.submit([encoder.finish()]);
-            self.wait()?;
-            return Ok(None);
-        };
-        t.resolve(&mut encoder);
-        self.queue.submit([encoder.finish()]);
-        let spans = t.read(&self.device)?;
-        Ok(Some(self.pass_times(&spans)))
+        let spans = submit_timed(&self.device, &self.queue, encoder, self.timer.as_ref())?;
+        Ok(spans.map(|spans| self.pass_times(&spans)))
     }
 
     /// The passes' times from a timer's spans (the layer pass counts only when it ran).

@@ -51,6 +51,39 @@ pub(crate) fn bind_group(
     })
 }
 
+/// `Error::TooLarge` when `size` bytes exceed the storage-binding limit; `what` names them.
+pub(crate) fn fits_binding(what: impl FnOnce() -> String, size: u64, limit: u64) -> Result<()> {
+    if size <= limit {
+        return Ok(());
+    }
+    Err(Error::TooLarge {
+        what: what(),
+        size,
+        limit,
+        limit_name: "max_storage_buffer_binding_size",
+    })
+}
+
+/// Submits `encoder`'s passes and waits for them; with a timer, resolves its timestamps first
+/// and returns each pass's GPU time (nanoseconds), else `None`.
+pub(crate) fn submit_timed(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    mut encoder: wgpu::CommandEncoder,
+    timer: Option<&Timer>,
+) -> Result<Option<Vec<f64>>> {
+    let Some(t) = timer else {
+        queue.submit([encoder.finish()]);
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Gpu(format!("waiting for the device: {e}")))?;
+        return Ok(None);
+    };
+    t.resolve(&mut encoder);
+    queue.submit([encoder.finish()]);
+    t.read(device).map(Some)
+}
+
 /// Timestamps at the start and end of each of `passes` passes.
 pub(crate) struct Timer {
     queries: wgpu::QuerySet,

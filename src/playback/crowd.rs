@@ -3,7 +3,7 @@
 
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{ClipSample, PoseBatch};
-use crate::blend::pose::blend_with;
+use crate::blend::pose::{blend_with, kept_weights};
 use crate::cpu::sample::map_time;
 use crate::error::{Error, Result};
 use crate::library::AnimLibrary;
@@ -424,7 +424,7 @@ pub(crate) fn check_weights(
             ));
         }
     }
-    if weights.clone().all(|w| w <= ZERO_WEIGHT) {
+    if kept_weights(weights.clone()).1 == 0 {
         let all: Vec<f32> = weights.collect();
         return Err(bad(
             instance,
