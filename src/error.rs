@@ -129,6 +129,10 @@ pub enum Error {
     },
     #[error("{path}: unknown file type (expected .glb, .gltf or .bvh)")]
     UnknownFormat { path: PathBuf },
+    #[error("mesh: {what}")]
+    Mesh { what: String },
+    #[error("render: {what}")]
+    Render { what: String },
     #[error("no GPU adapter found (not even a software one such as lavapipe)")]
     NoAdapter,
     #[error("GPU: {0}")]

@@ -29,9 +29,12 @@ pub mod gpu;
 pub mod import;
 pub mod library;
 pub mod math;
+pub mod picture;
 pub mod playback;
+pub mod plot;
 pub mod pose;
 pub mod procedural;
+pub mod render;
 pub mod retarget;
 pub mod skeleton;
 

@@ -1,5 +1,5 @@
 //! The `posegpu` command line: a crowd demo on the embedded humanoid, `info`, `eval`, `bench`,
-//! `retarget`.
+//! `retarget`, `render`.
 
 mod cli;
 
@@ -27,6 +27,8 @@ enum Command {
     Bench(cli::bench::BenchArgs),
     /// Convert clips to another skeleton offline and write them as .glb.
     Retarget(cli::retarget::RetargetArgs),
+    /// Draw a skinned crowd headless from the skinning buffers and write PNGs.
+    Render(cli::render::RenderArgs),
 }
 
 /// Where poses are evaluated.
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         Some(Command::Eval(a)) => cli::eval::run(&a),
         Some(Command::Bench(a)) => cli::bench::run(&a),
         Some(Command::Retarget(a)) => cli::retarget::run(&a),
+        Some(Command::Render(a)) => cli::render::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod demo;
 pub mod eval;
 pub mod info;
+pub mod render;
 pub mod retarget;
 
 use posegpu::{Error, GpuContext};

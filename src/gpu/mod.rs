@@ -4,7 +4,7 @@ mod context;
 mod crowd;
 mod evaluator;
 pub mod shaders;
-mod util;
+pub(crate) mod util;
 
 pub use context::GpuContext;
 pub use crowd::{CrowdTimes, GpuCrowd};

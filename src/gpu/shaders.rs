@@ -28,6 +28,8 @@ pub const STAGES: &[(&str, &[&str], &str)] = &[
         &[CLIP, PLAYBACK],
         include_str!("../../shaders/root_motion.wgsl"),
     ),
+    ("skin", &[], include_str!("../../shaders/skin.wgsl")),
+    ("copy", &[], include_str!("../../shaders/copy.wgsl")),
 ];
 
 /// The full source of a stage as compiled: `common.wgsl`, the shared files it uses, then the

@@ -2,6 +2,7 @@
 
 mod bvh;
 mod gltf;
+mod mesh;
 
 use std::path::Path;
 
@@ -11,6 +12,7 @@ use crate::skeleton::Skeleton;
 
 pub use self::bvh::{load_bvh, parse_bvh};
 pub use self::gltf::load_gltf;
+pub use self::mesh::load_gltf_mesh;
 
 /// A skeleton and the clips that animate it, as read from a file.
 #[derive(Clone, Debug)]
