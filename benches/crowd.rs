@@ -6,7 +6,7 @@
 //! ```text
 //! cargo bench --bench crowd
 //! ```
-//! Writes `target/bench/crowd.csv` and two SVG plots next to it. Environment:
+//! Writes `target/bench/crowd.csv` and two plots (SVG and PNG) next to it. Environment:
 //! `POSEGPU_BENCH_MAX_INSTANCES` caps the size sweep (default 1,048,576 on a GPU, 16,384 on a
 //! CPU adapter such as lavapipe); `POSEGPU_BENCH_CPU_MAX` caps the sizes the CPU twin runs
 //! (default 65,536); `POSEGPU_BENCH_FRAMES` sets the frames per point (default 5; the median
@@ -15,6 +15,7 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
+use posegpu::plot::LogPlot;
 use posegpu::procedural::{humanoid_asset, random_asset};
 use posegpu::{
     Agent, AnimLibrary, CpuEvaluator, Crowd, CrowdTimes, GpuContext, GpuCrowd, GpuOptions, Player,
@@ -178,46 +179,47 @@ fn main() {
             .filter_map(|p| Some((x(p), y(p)?)))
             .collect::<Vec<_>>()
     };
-    let svg = plot::svg(
-        &format!("Crowd frame cost against instances (67 bones; {device})"),
+    let instances_plot = LogPlot::new(
+        format!("Crowd frame cost against instances (67 bones; {device})"),
         "instances",
         "ms per frame",
-        &[
-            (
-                "GPU, all passes",
-                series(&points, |p| p.instances as f64, gpu_ms),
-            ),
-            (
-                "CPU twin, all cores",
-                series(&points, |p| p.instances as f64, cpu_ms),
-            ),
-        ],
+    )
+    .series(
+        "GPU, all passes",
+        series(&points, |p| p.instances as f64, gpu_ms),
+    )
+    .series(
+        "CPU twin, all cores",
+        series(&points, |p| p.instances as f64, cpu_ms),
     );
-    std::fs::write(dir.join("crowd_instances.svg"), svg).unwrap();
-    let svg = plot::svg(
-        &format!("Cost per bone against skeleton size ({bones_n} instances; {device})"),
+    let bones_plot = LogPlot::new(
+        format!("Cost per bone against skeleton size ({bones_n} instances; {device})"),
         "bones",
         "ns per bone",
-        &[
-            (
-                "GPU, all passes",
-                series(
-                    &by_bones,
-                    |p| p.bones as f64,
-                    |p| gpu_ms(p).map(|v| per_bone(v, p)),
-                ),
-            ),
-            (
-                "CPU twin, all cores",
-                series(
-                    &by_bones,
-                    |p| p.bones as f64,
-                    |p| cpu_ms(p).map(|v| per_bone(v, p)),
-                ),
-            ),
-        ],
+    )
+    .series(
+        "GPU, all passes",
+        series(
+            &by_bones,
+            |p| p.bones as f64,
+            |p| gpu_ms(p).map(|v| per_bone(v, p)),
+        ),
+    )
+    .series(
+        "CPU twin, all cores",
+        series(
+            &by_bones,
+            |p| p.bones as f64,
+            |p| cpu_ms(p).map(|v| per_bone(v, p)),
+        ),
     );
-    std::fs::write(dir.join("crowd_bones.svg"), svg).unwrap();
+    for (name, plot) in [
+        ("crowd_instances", instances_plot),
+        ("crowd_bones", bones_plot),
+    ] {
+        std::fs::write(dir.join(format!("{name}.svg")), plot.svg()).unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), plot.png().unwrap()).unwrap();
+    }
     println!("wrote {}", dir.display());
 }
 
@@ -255,111 +257,4 @@ fn report(p: &Point) {
         "{:>8} instances x {:>3} bones: GPU {gpu}; CPU twin {cpu}; CPU/GPU {ratio}",
         p.instances, p.bones
     );
-}
-
-/// A log-log line plot as SVG, with no dependency.
-mod plot {
-    use std::fmt::Write as _;
-
-    const W: f64 = 640.0;
-    const H: f64 = 400.0;
-    const PAD: f64 = 60.0;
-    const COLORS: [&str; 3] = ["#1f77b4", "#d62728", "#2ca02c"];
-
-    pub fn svg(
-        title: &str,
-        x_label: &str,
-        y_label: &str,
-        series: &[(&str, Vec<(f64, f64)>)],
-    ) -> String {
-        let all = || series.iter().flat_map(|(_, s)| s.iter());
-        let bounds = |f: fn(&(f64, f64)) -> f64| {
-            let (lo, hi) = all()
-                .map(f)
-                .filter(|v| *v > 0.0)
-                .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
-            if lo > hi {
-                (0.0, 1.0)
-            } else {
-                (
-                    lo.log10().floor(),
-                    hi.log10().ceil().max(lo.log10().floor() + 1.0),
-                )
-            }
-        };
-        let (x0, x1) = bounds(|p| p.0);
-        let (y0, y1) = bounds(|p| p.1);
-        let px = |x: f64| PAD + (x.log10() - x0) / (x1 - x0) * (W - 2.0 * PAD);
-        let py = |y: f64| H - PAD - (y.log10() - y0) / (y1 - y0) * (H - 2.0 * PAD);
-        let mut s = String::new();
-        let _ = write!(
-            s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"#
-        );
-        let _ = write!(
-            s,
-            r#"<text x="{}" y="20" text-anchor="middle" font-size="14">{title}</text>"#,
-            W / 2.0
-        );
-        for d in x0 as i32..=x1 as i32 {
-            let x = px(10f64.powi(d));
-            let _ = write!(
-                s,
-                r##"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#ddd"/><text x="{x}" y="{}" text-anchor="middle">1e{d}</text>"##,
-                PAD,
-                H - PAD,
-                H - PAD + 16.0
-            );
-        }
-        for d in y0 as i32..=y1 as i32 {
-            let y = py(10f64.powi(d));
-            let _ = write!(
-                s,
-                r##"<line x1="{PAD}" y1="{y}" x2="{}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">1e{d}</text>"##,
-                W - PAD,
-                PAD - 6.0,
-                y + 4.0
-            );
-        }
-        let _ = write!(
-            s,
-            r#"<text x="{}" y="{}" text-anchor="middle">{x_label}</text>"#,
-            W / 2.0,
-            H - 20.0
-        );
-        let _ = write!(
-            s,
-            r#"<text x="16" y="{}" text-anchor="middle" transform="rotate(-90 16 {})">{y_label}</text>"#,
-            H / 2.0,
-            H / 2.0
-        );
-        for (k, (name, points)) in series.iter().enumerate() {
-            let color = COLORS[k % COLORS.len()];
-            let path: Vec<String> = points
-                .iter()
-                .filter(|p| p.0 > 0.0 && p.1 > 0.0)
-                .map(|p| format!("{:.1},{:.1}", px(p.0), py(p.1)))
-                .collect();
-            let _ = write!(
-                s,
-                r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
-                path.join(" ")
-            );
-            for p in &path {
-                let (x, y) = p.split_once(',').unwrap();
-                let _ = write!(s, r#"<circle cx="{x}" cy="{y}" r="3" fill="{color}"/>"#);
-            }
-            let ly = PAD + 16.0 * k as f64;
-            let _ = write!(
-                s,
-                r#"<rect x="{}" y="{}" width="12" height="3" fill="{color}"/><text x="{}" y="{}">{name}</text>"#,
-                PAD + 10.0,
-                ly,
-                PAD + 28.0,
-                ly + 5.0
-            );
-        }
-        s.push_str("</svg>\n");
-        s
-    }
 }

@@ -6,10 +6,18 @@ use posegpu::gpu::shaders;
 fn every_stage_validates_with_naga() {
     for (stage, _, _) in shaders::STAGES {
         let module = shaders::validate(stage).unwrap_or_else(|e| panic!("{stage}.wgsl:\n{e}"));
-        assert!(
-            module.entry_points.iter().any(|e| e.name == "main"),
-            "{stage}.wgsl has no `main` entry point"
-        );
+        // Compute stages run `main`; the draw stage has a vertex and a fragment entry point.
+        let expected: &[&str] = if *stage == "skin" {
+            &["vs_main", "fs_main"]
+        } else {
+            &["main"]
+        };
+        for name in expected {
+            assert!(
+                module.entry_points.iter().any(|e| e.name == *name),
+                "{stage}.wgsl has no `{name}` entry point"
+            );
+        }
     }
 }
 

@@ -41,7 +41,7 @@ impl SkinnedMesh {
         if self.vertices.is_empty() || self.indices.is_empty() {
             return bad("no triangles to draw".into());
         }
-        if self.indices.len() % 3 != 0 {
+        if !self.indices.len().is_multiple_of(3) {
             return bad(format!(
                 "{} indices is not a whole number of triangles",
                 self.indices.len()
