@@ -11,8 +11,8 @@ use posegpu::render::{
     COLOR_FORMAT,
 };
 use posegpu::{
-    AnimLibrary, ClipSample, CpuEvaluator, Error, GpuContext, GpuEvaluator, GpuOptions, Mat3x4,
-    PoseBatch, Poses, RootLock, Transform,
+    Agent, AnimLibrary, ClipSample, CpuEvaluator, Crowd, Error, GpuContext, GpuCrowd, GpuEvaluator,
+    GpuOptions, Mat3x4, Player, PoseBatch, Poses, RootLock, Transform,
 };
 
 const W: u32 = 384;
@@ -124,8 +124,7 @@ fn cpu_coverage(
 }
 
 /// The crowd drawn on the GPU from the evaluator's own buffers (split into chunks of a few
-/// instances, so that per-chunk binding and placement offsets are exercised); coverage is
-/// where the picture is not the transparent clear colour.
+/// instances, so that per-chunk binding and placement offsets are exercised).
 fn gpu_coverage(
     ctx: &GpuContext,
     lib: &AnimLibrary,
@@ -134,28 +133,44 @@ fn gpu_coverage(
     placements: &[Transform],
     camera: &Camera,
 ) -> Vec<bool> {
-    // One workgroup per dimension: a few instances per chunk.
-    let options = GpuOptions {
-        max_workgroups_per_dimension: Some(1),
-        ..Default::default()
-    };
-    let mut gpu = GpuEvaluator::new(ctx, lib, batch.len(), &options).unwrap();
-    let mut renderer = CrowdRenderer::new(ctx, mesh, lib.bone_count(), COLOR_FORMAT).unwrap();
-    renderer.set_camera(camera);
-    let target = RenderTarget::new(ctx, W, H).unwrap();
+    let mut gpu = GpuEvaluator::new(ctx, lib, batch.len(), &few_per_chunk()).unwrap();
     let placement_buffer = placements_buffer(ctx, placements).unwrap();
     gpu.write_batch(batch).unwrap();
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
     gpu.encode(&mut encoder);
     let chunks = DrawChunk::from_outputs(gpu.chunks(), &placement_buffer);
+    draw(ctx, lib, mesh, camera, encoder, &chunks)
+}
+
+/// One workgroup per dimension: a few instances per chunk.
+fn few_per_chunk() -> GpuOptions {
+    GpuOptions {
+        max_workgroups_per_dimension: Some(1),
+        ..Default::default()
+    }
+}
+
+/// Draws `chunks` after what `encoder` holds, in one submission; coverage is where the
+/// picture is not the transparent clear colour.
+fn draw(
+    ctx: &GpuContext,
+    lib: &AnimLibrary,
+    mesh: &SkinnedMesh,
+    camera: &Camera,
+    mut encoder: wgpu::CommandEncoder,
+    chunks: &[DrawChunk],
+) -> Vec<bool> {
     assert!(chunks.len() > 1, "the test means to draw several chunks");
+    let mut renderer = CrowdRenderer::new(ctx, mesh, lib.bone_count(), COLOR_FORMAT).unwrap();
+    renderer.set_camera(camera);
+    let target = RenderTarget::new(ctx, W, H).unwrap();
     renderer
         .draw(
             &mut encoder,
             target.color_view(),
             target.depth_view(),
             TRANSPARENT,
-            &chunks,
+            chunks,
         )
         .unwrap();
     ctx.queue.submit([encoder.finish()]);
@@ -193,35 +208,46 @@ fn cpu_skinning(lib: &AnimLibrary, batch: &PoseBatch) -> Vec<Mat3x4> {
     poses.skinning
 }
 
+/// A camera on a row of `n` instances `spacing` apart, with room in front for instances that
+/// walk with their root motion.
+fn row_camera(mesh: &SkinnedMesh, n: usize, spacing: f32) -> Camera {
+    let (lo, hi) = mesh.bounds();
+    let reach = Vec3::new(spacing * (n - 1) as f32 * 0.5, 0.0, 0.0);
+    let ahead = Vec3::new(0.0, 0.0, 1.5 * (hi - lo).max_element());
+    Camera::framing(lo - reach, hi + reach + ahead, W as f32 / H as f32)
+}
+
 /// Renders `batch` on the GPU and checks every instance's silhouette against the CPU
 /// reference, and that a wrong pose (the reference pose instead) would have been caught.
 fn check_silhouettes(lib: &AnimLibrary, mesh: &SkinnedMesh, batch: &PoseBatch, spacing: f32) {
     let Some(ctx) = gpu() else { return };
-    let n = batch.len();
-    let placements = row(n, spacing);
-    let (lo, hi) = mesh.bounds();
-    let reach = Vec3::new(spacing * (n - 1) as f32 * 0.5, 0.0, 0.0);
-    // Room in front for an instance that walks with its root motion.
-    let ahead = Vec3::new(0.0, 0.0, 1.5 * (hi - lo).max_element());
-    let camera = Camera::framing(lo - reach, hi + reach + ahead, W as f32 / H as f32);
+    let placements = row(batch.len(), spacing);
+    let camera = row_camera(mesh, batch.len(), spacing);
+    let drawn = gpu_coverage(&ctx, lib, mesh, batch, &placements, &camera);
+    let skinning = cpu_skinning(lib, batch);
+    let rest: Vec<Mat3x4> = (0..batch.len()).flat_map(|_| rest_skinning(lib)).collect();
+    let wrong = [(rest.as_slice(), placements.as_slice())];
+    compare(lib, mesh, &camera, &drawn, (&skinning, &placements), &wrong);
+}
+
+/// Each instance's silhouette in `drawn` against the CPU reference (`skinning` at
+/// `placements`), and against each `wrong` reference, which must be far off.
+fn compare(
+    lib: &AnimLibrary,
+    mesh: &SkinnedMesh,
+    camera: &Camera,
+    drawn: &[bool],
+    (skinning, placements): (&[Mat3x4], &[Transform]),
+    wrong: &[(&[Mat3x4], &[Transform])],
+) {
     let bones = lib.bone_count();
-    let cols = columns(&placements, &camera);
-
-    let gpu = Silhouettes::split(
-        &gpu_coverage(&ctx, lib, mesh, batch, &placements, &camera),
-        &cols,
-    );
-    let cpu_skin = cpu_skinning(lib, batch);
+    let n = placements.len();
+    let cols = columns(placements, camera);
+    let gpu = Silhouettes::split(drawn, &cols);
     let cpu = Silhouettes::split(
-        &cpu_coverage(mesh, bones, &cpu_skin, &placements, &camera),
+        &cpu_coverage(mesh, bones, skinning, placements, camera),
         &cols,
     );
-    let rest: Vec<Mat3x4> = (0..n).flat_map(|_| rest_skinning(lib)).collect();
-    let wrong = Silhouettes::split(
-        &cpu_coverage(mesh, bones, &rest, &placements, &camera),
-        &cols,
-    );
-
     for k in 0..n {
         let (g, c) = (gpu.count(k), cpu.count(k));
         assert!(
@@ -250,12 +276,21 @@ fn check_silhouettes(lib: &AnimLibrary, mesh: &SkinnedMesh, batch: &PoseBatch, s
             diff as f32 <= 0.03 * c as f32 + 6.0,
             "instance {k}: {diff} of {c} pixels differ"
         );
-        // The same check against the unposed mesh fails by far: the pose is what is drawn.
-        let off = gpu.differing(&wrong, k);
-        assert!(
-            off as f32 > 0.1 * c as f32 && off > 4 * diff.max(5),
-            "instance {k}: the reference pose differs by only {off} pixels (posed: {diff})"
+    }
+    // The same check against a wrong pose or placement fails by far.
+    for (w, (skinning, placements)) in wrong.iter().enumerate() {
+        let off = Silhouettes::split(
+            &cpu_coverage(mesh, bones, skinning, placements, camera),
+            &cols,
         );
+        for k in 0..n {
+            let (miss, diff, c) = (gpu.differing(&off, k), gpu.differing(&cpu, k), cpu.count(k));
+            println!("instance {k}: wrong reference {w} differs by {miss} pixels");
+            assert!(
+                miss as f32 > 0.1 * c as f32 && miss > 4 * diff.max(5),
+                "instance {k}: wrong reference {w} differs by only {miss} pixels (right: {diff})"
+            );
+        }
     }
 }
 
@@ -310,6 +345,57 @@ fn cesium_man_matches_cpu_skinned_silhouettes() {
     }
     let (lo, hi) = mesh.bounds();
     check_silhouettes(&lib, &mesh, &batch, (hi - lo).max_element() * 1.3);
+}
+
+/// A crowd walking with root motion, drawn from the crowd's own placement records on the GPU
+/// (`DrawChunk::from_crowd`), lands where the CPU twin's placements put it.
+#[test]
+fn a_crowd_is_drawn_where_its_root_motion_took_it() {
+    let Some(ctx) = gpu() else { return };
+    let asset = posegpu::procedural::humanoid_asset();
+    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let mesh = SkinnedMesh::humanoid(&asset.skeleton);
+    let (walk, run) = (
+        lib.find_clip("walk").unwrap() as u32,
+        lib.find_clip("run").unwrap() as u32,
+    );
+    let spacing = 2.6;
+    let start = row(4, spacing);
+    let mut cpu = Crowd::new(&lib);
+    for (i, place) in start.iter().enumerate() {
+        let clip = if i % 2 == 0 { walk } else { run };
+        let player = Player::new(clip).starting_at(0.1 * i as f32).looping(true);
+        let agent = Agent::new(player).with_root_motion(Some(RootLock::RefPose));
+        let k = cpu.add(&agent).unwrap();
+        cpu.set_placement(k, *place).unwrap();
+    }
+    let mut gpu = GpuCrowd::new(&ctx, &lib, &cpu, &few_per_chunk()).unwrap();
+    for dt in [0.1, 0.15, 0.2] {
+        cpu.advance(&lib, dt).unwrap();
+        gpu.advance(dt).unwrap();
+    }
+    let moved = cpu.placements().to_vec();
+    assert!(
+        moved
+            .iter()
+            .zip(&start)
+            .all(|(m, s)| m.translation.distance(s.translation) > 0.3),
+        "every instance should have walked"
+    );
+    let camera = row_camera(&mesh, moved.len(), spacing);
+    let encoder = ctx.device.create_command_encoder(&Default::default());
+    let drawn = draw(
+        &ctx,
+        &lib,
+        &mesh,
+        &camera,
+        encoder,
+        &DrawChunk::from_crowd(&gpu),
+    );
+    let skinning = cpu_skinning(&lib, &cpu.batch());
+    // Wrong: the poses at the starting placements (the motion records ignored).
+    let wrong = [(skinning.as_slice(), start.as_slice())];
+    compare(&lib, &mesh, &camera, &drawn, (&skinning, &moved), &wrong);
 }
 
 /// A rigidly attached glTF mesh (the Knight's helmet under its head bone) lands, at the rest
@@ -492,4 +578,81 @@ fn draws_and_targets_that_do_not_fit_are_typed_errors() {
         .filter(|p| p[3] > 0)
         .count();
     assert!(covered > 0, "nothing was drawn after the refused draw");
+}
+
+fn posegpu(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_posegpu"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn render_command_writes_a_numbered_sequence_of_pictures() {
+    if gpu().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("posegpu-render-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("crowd.png");
+    let run = posegpu(&[
+        "render",
+        "--instances",
+        "6",
+        "--width",
+        "120",
+        "--height",
+        "80",
+        "--frames",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let mut pictures = Vec::new();
+    for k in 0..2 {
+        let path = dir.join(format!("crowd_{k:04}.png"));
+        let (w, h, rgba) = posegpu::picture::decode_png(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!((w, h), (120, 80), "{}", path.display());
+        let background = &rgba[..4];
+        let drawn = rgba.chunks_exact(4).filter(|p| p != &background).count();
+        assert!(drawn > 200, "{}: only {drawn} pixels drawn", path.display());
+        pictures.push(rgba);
+    }
+    assert_ne!(
+        pictures[0], pictures[1],
+        "the two frames are the same picture"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn render_command_reports_bad_input_without_a_picture() {
+    let dir = std::env::temp_dir().join(format!("posegpu-render-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("x.png");
+    let knight = anim_data().join("gltf/kaykit-adventurers/Knight.glb");
+    let cases: [(&[&str], &str); 3] = [
+        (&["--animation", "Moonwalk"], "Moonwalk"),
+        (
+            &["--model", knight.to_str().unwrap(), "--hide", "Excalibur"],
+            "Excalibur",
+        ),
+        (&["--model", "/nonexistent/model.glb"], "nonexistent"),
+    ];
+    for (args, needle) in cases {
+        let mut all = vec!["render", "--out", out.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let run = posegpu(&all);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "{args:?} succeeded");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!out.exists(), "{args:?} wrote a picture");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

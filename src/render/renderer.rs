@@ -7,7 +7,7 @@ use wgpu::util::DeviceExt;
 use super::mesh::{SkinnedMesh, SkinnedVertex};
 use crate::error::{Error, Result};
 use crate::gpu::shaders;
-use crate::gpu::{GpuContext, OutputChunk};
+use crate::gpu::{GpuContext, GpuCrowd, OutputChunk};
 use crate::library::{Mat3x4, Xform};
 use crate::math::Transform;
 
@@ -128,6 +128,29 @@ impl<'a> DrawChunk<'a> {
                 placements,
                 placement_first: c.first as u32,
                 placement_stride: 1,
+            })
+            .collect()
+    }
+}
+
+impl<'a> DrawChunk<'a> {
+    /// Every chunk of a crowd's last step, each instance where its root motion has taken it:
+    /// the placements are the crowd's own root-motion records on the GPU (96 bytes each, the
+    /// step's delta then the placement: index 1, stride 2 in `Xform`s).
+    pub fn from_crowd(crowd: &'a GpuCrowd) -> Vec<Self> {
+        crowd
+            .evaluator()
+            .chunks()
+            .iter()
+            .zip(crowd.root_motion_buffers())
+            .filter(|(c, _)| c.count > 0)
+            .map(|(c, (_, _, motion))| Self {
+                skinning: &c.skinning,
+                count: c.count,
+                first: c.first,
+                placements: motion,
+                placement_first: 1,
+                placement_stride: 2,
             })
             .collect()
     }
