@@ -7,8 +7,8 @@
 //! `render_crowd.png`). `posegpu render` does the same with glTF models and frame sequences.
 
 use posegpu::render::{
-    grid_placements, placements_buffer, Camera, CrowdRenderer, DrawChunk, RenderTarget,
-    SkinnedMesh, COLOR_FORMAT,
+    grid_placements, placements_buffer, rest_skinning, Camera, CrowdRenderer, DrawChunk,
+    RenderTarget, SkinnedMesh, COLOR_FORMAT,
 };
 use posegpu::{AnimLibrary, ClipSample, GpuContext, GpuEvaluator, GpuOptions, PoseBatch, RootLock};
 
@@ -30,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let placements = grid_placements(count, spacing);
     let placement_buffer = placements_buffer(&ctx, &placements)?;
     let target = RenderTarget::new(&ctx, 960, 540)?;
-    let (lo, hi) = mesh.bounds();
+    let (lo, hi) = mesh.bounds(&rest_skinning(&asset.skeleton));
     let reach = spacing * ((count as f32).sqrt().ceil() - 1.0) * 0.5;
     let pad = glam::Vec3::new(reach + 0.5, 0.3, reach + 0.5);
     renderer.set_camera(&Camera::framing(lo - pad, hi + pad, 960.0 / 540.0));

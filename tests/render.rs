@@ -210,8 +210,8 @@ fn cpu_skinning(lib: &AnimLibrary, batch: &PoseBatch) -> Vec<Mat3x4> {
 
 /// A camera on a row of `n` instances `spacing` apart, with room in front for instances that
 /// walk with their root motion.
-fn row_camera(mesh: &SkinnedMesh, n: usize, spacing: f32) -> Camera {
-    let (lo, hi) = mesh.bounds();
+fn row_camera(lib: &AnimLibrary, mesh: &SkinnedMesh, n: usize, spacing: f32) -> Camera {
+    let (lo, hi) = mesh.bounds(&rest_skinning(lib));
     let reach = Vec3::new(spacing * (n - 1) as f32 * 0.5, 0.0, 0.0);
     let ahead = Vec3::new(0.0, 0.0, 1.5 * (hi - lo).max_element());
     Camera::framing(lo - reach, hi + reach + ahead, W as f32 / H as f32)
@@ -222,7 +222,7 @@ fn row_camera(mesh: &SkinnedMesh, n: usize, spacing: f32) -> Camera {
 fn check_silhouettes(lib: &AnimLibrary, mesh: &SkinnedMesh, batch: &PoseBatch, spacing: f32) {
     let Some(ctx) = gpu() else { return };
     let placements = row(batch.len(), spacing);
-    let camera = row_camera(mesh, batch.len(), spacing);
+    let camera = row_camera(lib, mesh, batch.len(), spacing);
     let drawn = gpu_coverage(&ctx, lib, mesh, batch, &placements, &camera);
     let skinning = cpu_skinning(lib, batch);
     let rest: Vec<Mat3x4> = (0..batch.len()).flat_map(|_| rest_skinning(lib)).collect();
@@ -294,18 +294,8 @@ fn compare(
     }
 }
 
-/// Skinning matrices of the reference pose (identity where inverse binds are the rest pose's).
 fn rest_skinning(lib: &AnimLibrary) -> Vec<Mat3x4> {
-    let skeleton = lib.skeleton();
-    skeleton
-        .rest_component()
-        .iter()
-        .zip(skeleton.inverse_bind())
-        .map(|(cs, bind)| {
-            let m = cs.to_matrix() * bind.unwrap_or(glam::Mat4::IDENTITY);
-            posegpu::math::affine_rows(&m)
-        })
-        .collect()
+    posegpu::render::rest_skinning(lib.skeleton())
 }
 
 #[test]
@@ -343,7 +333,7 @@ fn cesium_man_matches_cpu_skinned_silhouettes() {
     for time in [0.2, 0.6, 1.3, 1.7] {
         batch.push_clip(0, time, true);
     }
-    let (lo, hi) = mesh.bounds();
+    let (lo, hi) = mesh.bounds(&rest_skinning(&lib));
     check_silhouettes(&lib, &mesh, &batch, (hi - lo).max_element() * 1.3);
 }
 
@@ -382,7 +372,7 @@ fn a_crowd_is_drawn_where_its_root_motion_took_it() {
             .all(|(m, s)| m.translation.distance(s.translation) > 0.3),
         "every instance should have walked"
     );
-    let camera = row_camera(&mesh, moved.len(), spacing);
+    let camera = row_camera(&lib, &mesh, moved.len(), spacing);
     let encoder = ctx.device.create_command_encoder(&Default::default());
     let drawn = draw(
         &ctx,
@@ -448,7 +438,8 @@ fn rigid_attachments_sit_where_the_file_puts_them() {
     let reader = prim.reader(|b| Some(&buffers[b.index()]));
     let expected: Vec<Vec3> = reader.read_positions().unwrap().map(Vec3::from).collect();
     assert_eq!(posed.len(), expected.len());
-    let size = (helmet.bounds().1 - helmet.bounds().0).length();
+    let (lo, hi) = helmet.bounds(&rest_skinning(&lib));
+    let size = (hi - lo).length();
     for (p, e) in posed.iter().zip(&expected) {
         let e = global.transform_point3(*e);
         assert!(p.distance(e) < 1e-4 * size.max(1.0), "{p} vs {e}");
@@ -655,4 +646,35 @@ fn render_command_reports_bad_input_without_a_picture() {
         assert!(!out.exists(), "{args:?} wrote a picture");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn render_command_draws_a_model_without_clips_in_its_reference_pose() {
+    if gpu().is_none() {
+        return;
+    }
+    let model = anim_data().join("gltf/kaykit-rig-medium/manny_med_mod.gltf");
+    let out = std::env::temp_dir().join(format!("posegpu-manny-{}.png", std::process::id()));
+    let run = posegpu(&[
+        "render",
+        "--model",
+        model.to_str().unwrap(),
+        "--instances",
+        "2",
+        "--width",
+        "64",
+        "--height",
+        "48",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let (_, _, rgba) = posegpu::picture::decode_png(&std::fs::read(&out).unwrap()).unwrap();
+    let drawn = rgba.chunks_exact(4).filter(|p| p != &&rgba[..4]).count();
+    assert!(drawn > 100, "only {drawn} pixels drawn");
+    std::fs::remove_file(&out).unwrap();
 }

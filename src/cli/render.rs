@@ -5,16 +5,20 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use posegpu::render::{
-    grid_placements, placements_buffer, Camera, CrowdRenderer, DrawChunk, RenderTarget,
-    SkinnedMesh, COLOR_FORMAT,
+    grid_placements, placements_buffer, rest_skinning, Camera, CrowdRenderer, DrawChunk,
+    RenderTarget, SkinnedMesh, COLOR_FORMAT,
 };
-use posegpu::{AnimLibrary, ClipSample, Error, GpuEvaluator, GpuOptions, PoseBatch, RootLock};
+use posegpu::{
+    AnimLibrary, BoneTrack, Channel, Clip, ClipSample, Error, GpuEvaluator, GpuOptions,
+    Interpolation, PoseBatch, RootLock, Skeleton,
+};
 
 use super::open_gpu;
 
 #[derive(clap::Args)]
 pub struct RenderArgs {
-    /// A skinned glTF model (default: the procedural humanoid and its generated mesh).
+    /// A skinned glTF model (default: the procedural humanoid and its generated mesh); one
+    /// without clips stands in its reference pose.
     #[arg(long)]
     model: Option<PathBuf>,
     /// Mesh nodes of the model not to draw, comma-separated (e.g. spare weapons).
@@ -57,7 +61,13 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
             (asset, mesh)
         }
     };
-    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
+    // A model without clips stands in its reference pose.
+    let clips = if asset.clips.is_empty() {
+        vec![reference_pose_clip(&asset.skeleton)?]
+    } else {
+        asset.clips.clone()
+    };
+    let lib = AnimLibrary::new(&asset.skeleton, &clips)?;
     let clip = args
         .animation
         .as_deref()
@@ -71,7 +81,7 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
     let mut renderer = CrowdRenderer::new(&ctx, &mesh, lib.bone_count(), COLOR_FORMAT)?;
 
     // Instances stand on a grid a little wider apart than the mesh is across.
-    let (lo, hi) = mesh.bounds();
+    let (lo, hi) = mesh.bounds(&rest_skinning(&asset.skeleton));
     let spacing = (hi.x - lo.x).max(hi.z - lo.z).max(1e-3) * 1.15;
     let placements = grid_placements(count, spacing);
     let placement_buffer = placements_buffer(&ctx, &placements)?;
@@ -141,4 +151,18 @@ fn frame_path(out: &Path, frame: Option<usize>) -> PathBuf {
     let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("frame");
     let ext = out.extension().and_then(|s| s.to_str()).unwrap_or("png");
     out.with_file_name(format!("{stem}_{k:04}.{ext}"))
+}
+
+/// One key per bone at its reference transform.
+fn reference_pose_clip(skeleton: &Skeleton) -> Result<Clip, Error> {
+    let key = |v| Some(Channel::new(vec![0.0], vec![v], Interpolation::Linear));
+    let tracks = skeleton
+        .rest()
+        .iter()
+        .map(|t| BoneTrack {
+            rotation: key(t.rotation),
+            ..BoneTrack::default()
+        })
+        .collect();
+    Clip::new("reference pose", skeleton, tracks)
 }

@@ -26,14 +26,7 @@ pub fn load_gltf(path: &Path) -> Result<Asset> {
         path: path.to_path_buf(),
         message,
     };
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let gltf::Gltf { document, blob } =
-        gltf::Gltf::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
-    let buffers = gltf::import_buffers(&document, path.parent(), blob)
-        .map_err(|e| err(format!("loading buffers: {e}")))?;
+    let (document, buffers) = read_file(path)?;
     let buffers: Vec<&[u8]> = buffers.iter().map(|b| b.0.as_slice()).collect();
     // The gltf crate's readers index into buffers; a malformed file must not take the caller
     // down if one of them panics.
@@ -43,6 +36,23 @@ pub fn load_gltf(path: &Path) -> Result<Asset> {
             ReadError::Model(e) => e,
             ReadError::Message(m) => err(m),
         })
+}
+
+/// The document and its buffers (external, embedded or data URIs); images are not decoded.
+pub(super) fn read_file(path: &Path) -> Result<(gltf::Document, Vec<gltf::buffer::Data>)> {
+    let err = |message: String| Error::Gltf {
+        path: path.to_path_buf(),
+        message,
+    };
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let gltf::Gltf { document, blob } =
+        gltf::Gltf::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
+    let buffers = gltf::import_buffers(&document, path.parent(), blob)
+        .map_err(|e| err(format!("loading buffers: {e}")))?;
+    Ok((document, buffers))
 }
 
 enum ReadError {

@@ -27,7 +27,7 @@ pub fn load_gltf_mesh(path: &Path, asset: &Asset, hide: &[&str]) -> Result<Skinn
         .nodes
         .as_ref()
         .ok_or_else(|| err("the asset was not read from a glTF file".into()))?;
-    let (document, buffers, _) = gltf::import(path).map_err(|e| err(e.to_string()))?;
+    let (document, buffers) = super::gltf::read_file(path)?;
     let buffers: Vec<&[u8]> = buffers.iter().map(|b| b.0.as_slice()).collect();
     let names: Vec<&str> = document
         .nodes()

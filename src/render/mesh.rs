@@ -6,7 +6,7 @@ use glam::{Mat4, Quat, Vec3};
 
 use crate::error::{Error, Result};
 use crate::library::Mat3x4;
-use crate::math::{rows_to_mat4, Transform};
+use crate::math::{affine_rows, rows_to_mat4, Transform};
 use crate::skeleton::Skeleton;
 
 /// One vertex, 56 bytes, as the vertex buffer holds it: bind-pose position and normal, four
@@ -99,13 +99,13 @@ impl SkinnedMesh {
             .collect()
     }
 
-    /// Corners of the box around the bind pose (after `root`); zeros for an empty mesh.
-    pub fn bounds(&self) -> (Vec3, Vec3) {
-        let points = self
-            .vertices
-            .iter()
-            .map(|v| self.root.transform_point3(Vec3::from(v.position)));
-        let (lo, hi) = points.fold((Vec3::MAX, Vec3::MIN), |(lo, hi), p| (lo.min(p), hi.max(p)));
+    /// Corners of the box around the mesh as `skinning` (one instance's matrices) poses it,
+    /// `root` applied; zeros for an empty mesh.
+    pub fn bounds(&self, skinning: &[Mat3x4]) -> (Vec3, Vec3) {
+        let points = self.skin(skinning);
+        let (lo, hi) = points.iter().fold((Vec3::MAX, Vec3::MIN), |(lo, hi), p| {
+            (lo.min(*p), hi.max(*p))
+        });
         if lo.cmple(hi).all() {
             (lo, hi)
         } else {
@@ -204,6 +204,17 @@ impl SkinnedMesh {
             self.indices.extend_from_slice(&quad);
         }
     }
+}
+
+/// The skinning matrices of `skeleton`'s reference pose, `M(CS) · inverseBind` per bone: what
+/// [`SkinnedMesh::bounds`] needs for the mesh at rest.
+pub fn rest_skinning(skeleton: &Skeleton) -> Vec<Mat3x4> {
+    skeleton
+        .rest_component()
+        .iter()
+        .zip(skeleton.inverse_bind())
+        .map(|(cs, bind)| affine_rows(&(cs.to_matrix() * bind.unwrap_or(Mat4::IDENTITY))))
+        .collect()
 }
 
 /// Placements of `count` instances on a square grid in the XZ plane, `spacing` apart, centred

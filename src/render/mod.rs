@@ -13,7 +13,7 @@ mod mesh;
 mod renderer;
 mod target;
 
-pub use mesh::{grid_placements, SkinnedMesh, SkinnedVertex};
+pub use mesh::{grid_placements, rest_skinning, SkinnedMesh, SkinnedVertex};
 pub use renderer::{
     placements_buffer, Camera, CrowdRenderer, DrawChunk, COLOR_FORMAT, DEPTH_FORMAT,
 };
