@@ -23,7 +23,8 @@ enum Command {
     Info(cli::info::InfoArgs),
     /// Evaluate a model's animation at given times and write JSON.
     Eval(cli::eval::EvalArgs),
-    /// Measure instances x frames on a backend, with per-pass GPU times.
+    /// Measure the pose pipeline (retargeted clip, additive layer, hierarchy) over instance
+    /// counts and skeleton sizes: GPU time per pass, CPU twin, copy-kernel bandwidth; CSV and plot.
     Bench(cli::bench::BenchArgs),
     /// Convert clips to another skeleton offline and write them as .glb.
     Retarget(cli::retarget::RetargetArgs),

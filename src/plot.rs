@@ -5,17 +5,25 @@ use crate::picture::encode_png;
 use font8x8::{UnicodeFonts, BASIC_FONTS, LATIN_FONTS};
 use std::fmt::Write as _;
 
-const W: u32 = 640;
+const W: u32 = 860;
 const H: u32 = 400;
 const PAD: f64 = 60.0;
-/// Series colors, reused in order when there are more series.
-const COLORS: [Rgb; 6] = [
+/// The legend's column, right of the plot area, so that it never hides a line.
+const LEGEND_W: f64 = 220.0;
+/// The plot area's right edge.
+const RIGHT: f64 = W as f64 - LEGEND_W;
+/// Series colors (matplotlib's tab10), reused in order when there are more series.
+const COLORS: [Rgb; 10] = [
     [0x1f, 0x77, 0xb4],
     [0xd6, 0x27, 0x28],
     [0x2c, 0xa0, 0x2c],
     [0xff, 0x7f, 0x0e],
     [0x94, 0x67, 0xbd],
     [0x8c, 0x56, 0x4b],
+    [0xe3, 0x77, 0xc2],
+    [0x7f, 0x7f, 0x7f],
+    [0xbc, 0xbd, 0x22],
+    [0x17, 0xbe, 0xcf],
 ];
 const WHITE: Rgb = [0xff; 3];
 const INK: Rgb = [0; 3];
@@ -42,7 +50,7 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-/// A 640x400 plot with logarithmic axes, sized to the data in whole decades.
+/// An 860x400 plot (the legend in a column on the right) with logarithmic axes, sized to the data in whole decades.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LogPlot {
     pub title: String,
@@ -244,7 +252,7 @@ impl Layout {
 
     /// The column of `10^exponent`; exponents, since the top tick may exceed `f64::MAX`.
     fn x_at(&self, exponent: f64) -> f64 {
-        PAD + self.x.frac(exponent) * (f64::from(W) - 2.0 * PAD)
+        PAD + self.x.frac(exponent) * (RIGHT - PAD)
     }
 
     fn y_at(&self, exponent: f64) -> f64 {
@@ -345,12 +353,16 @@ fn marks(plot: &LogPlot) -> Vec<Mark> {
         let y = layout.y_at(f64::from(d));
         marks.push(Mark::Line {
             from: (PAD, y),
-            to: (w - PAD, y),
+            to: (RIGHT, y),
             color: GRID,
         });
         marks.push(label((PAD - 6.0, y + 4.0), format!("1e{d}"), Anchor::End));
     }
-    marks.push(label((w / 2.0, h - 20.0), &plot.x_label, Anchor::Middle));
+    marks.push(label(
+        ((PAD + RIGHT) / 2.0, h - 20.0),
+        &plot.x_label,
+        Anchor::Middle,
+    ));
     marks.push(Mark::Text(Text {
         at: (16.0, h / 2.0),
         text: plot.y_label.clone(),
@@ -371,13 +383,17 @@ fn marks(plot: &LogPlot) -> Vec<Mark> {
             color,
         });
         marks.extend(points.into_iter().map(|at| Mark::Dot { at, color }));
-        let row = PAD + 14.0 + 16.0 * k as f64;
+        let row = PAD + 4.0 + 16.0 * k as f64;
         marks.push(Mark::Rect {
-            at: (PAD + 10.0, row - 1.5),
+            at: (RIGHT + 14.0, row - 1.5),
             size: (12.0, 3.0),
             color,
         });
-        marks.push(label((PAD + 28.0, row + 4.0), &series.name, Anchor::Start));
+        marks.push(label(
+            (RIGHT + 32.0, row + 4.0),
+            &series.name,
+            Anchor::Start,
+        ));
     }
     marks
 }
@@ -647,7 +663,7 @@ mod tests {
     }
 
     #[test]
-    fn png_is_640x400_on_white() {
+    fn png_has_the_plot_size_on_white() {
         let rgba = decode(&sample());
         assert_eq!(pixel(&rgba, 0, 0), WHITE);
         assert_eq!(pixel(&rgba, W as usize - 1, H as usize - 1), WHITE);

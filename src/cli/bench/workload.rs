@@ -1,0 +1,170 @@
+//! What `posegpu bench` evaluates: every instance plays one clip authored on another skeleton
+//! (retargeted at run time), with one additive layer over it, then the hierarchy.
+
+use glam::{Quat, Vec3};
+use posegpu::procedural::{humanoid_asset, humanoid_variant, random_asset};
+use posegpu::{
+    make_additive, AdditiveBase, AdditiveSpace, AnimLibrary, Asset, Bone, Clip, ClipSample, Error,
+    PoseBatch, Rig, Skeleton, Transform, TranslationMode,
+};
+
+/// The additive layer's weight: a partial weight, so the layer takes the blend path
+/// (`fastLerp` towards the delta, normalized), not the full-weight shortcut.
+pub const LAYER_WEIGHT: f32 = 0.7;
+
+/// The seed of the proportioned copies (and of `humanoid_variant`).
+const VARIANT_SEED: u64 = 7;
+
+/// The humanoid's bone count: `--bones 67` is the procedural humanoid.
+pub const HUMANOID_BONES: usize = 67;
+
+/// A library of retargeted clips and one additive clip on the target skeleton.
+pub struct Workload {
+    /// One line: what plays on what.
+    pub description: String,
+    pub lib: AnimLibrary,
+    /// The retargeted clips the bases play, dealt round-robin.
+    bases: Vec<u32>,
+    /// The additive clip of the layer.
+    layer: u32,
+    space: AdditiveSpace,
+}
+
+impl Workload {
+    /// `bones` = 67: the humanoid's four clips on `humanoid_variant(7)` through the humanoid
+    /// rig preset. Any other size: `random_asset(bones)`'s four clips on a proportioned copy of
+    /// its skeleton, every bone `animation_scaled`.
+    pub fn for_bones(bones: usize, space: AdditiveSpace) -> Result<Self, Error> {
+        if bones == HUMANOID_BONES {
+            let asset = humanoid_asset();
+            let target = humanoid_variant(VARIANT_SEED);
+            let what = "humanoid_variant(7) playing the humanoid's clips (rig: humanoid preset)";
+            return Self::retargeted(&asset, target, &Rig::humanoid(), space, what);
+        }
+        let asset = random_asset(bones as u64, bones, 4);
+        let target = proportioned(&asset.skeleton, VARIANT_SEED)?;
+        let rig = Rig::uniform(TranslationMode::AnimationScaled);
+        let what = format!(
+            "a proportioned copy of random_asset({bones}) playing its clips (rig: animation_scaled)"
+        );
+        Self::retargeted(&asset, target, &rig, space, &what)
+    }
+
+    /// A model's clips on a proportioned copy of its skeleton, every bone `animation_scaled`.
+    pub fn for_model(asset: &Asset, name: &str, space: AdditiveSpace) -> Result<Self, Error> {
+        if asset.clips.is_empty() {
+            return Err(Error::UnknownAnimation {
+                name: "any".into(),
+                available: "none: the model has no animations to measure".into(),
+            });
+        }
+        let target = proportioned(&asset.skeleton, VARIANT_SEED)?;
+        let rig = Rig::uniform(TranslationMode::AnimationScaled);
+        let what =
+            format!("a proportioned copy of {name} playing its clips (rig: animation_scaled)");
+        Self::retargeted(asset, target, &rig, space, &what)
+    }
+
+    /// `asset`'s clips retargeted onto `target`; the layer is the delta of the last clip
+    /// (replayed on `target`, whose bones it names alike) against its own first frame.
+    fn retargeted(
+        asset: &Asset,
+        target: Skeleton,
+        rig: &Rig,
+        space: AdditiveSpace,
+        what: &str,
+    ) -> Result<Self, Error> {
+        let last = asset.clips.last().ok_or_else(|| Error::UnknownAnimation {
+            name: "any".into(),
+            available: "none".into(),
+        })?;
+        let on_target = Clip::new(last.name(), &target, last.tracks().to_vec())?;
+        let name = format!("{} additive", last.name());
+        let additive = make_additive(&name, &target, &on_target, AdditiveBase::Frame(0), space)?;
+        let mut builder = AnimLibrary::builder(&target);
+        let source = builder.add_source("source", &asset.skeleton, None, rig)?;
+        builder.add_clips_from(source, &asset.clips)?;
+        builder.add_clips(std::slice::from_ref(&additive))?;
+        let lib = builder.build();
+        let layer = asset.clips.len() as u32;
+        Ok(Self {
+            description: format!(
+                "{} bones: {what}, {} clips; layer: '{name}' ({} space, against its frame 0, \
+                 weight {LAYER_WEIGHT})",
+                lib.bone_count(),
+                asset.clips.len(),
+                space.name()
+            ),
+            bases: (0..layer).collect(),
+            layer,
+            lib,
+            space,
+        })
+    }
+
+    pub fn bones(&self) -> usize {
+        self.lib.bone_count()
+    }
+
+    /// Frame `time` (seconds) of `count` instances into `batch`: instance `i` plays base clip
+    /// `i % clips` and the layer, both looping, each at its own phase (a golden-ratio sequence,
+    /// as `AnimLibrary::crowd`).
+    pub fn batch(&self, count: usize, time: f32, batch: &mut PoseBatch) {
+        batch.clear();
+        let layer_duration = self.lib.clip_duration(self.layer as usize);
+        for i in 0..count {
+            let clip = self.bases[i % self.bases.len()];
+            let phase = (i as f32 * 0.618_034).fract();
+            let t = phase * self.lib.clip_duration(clip as usize) + time;
+            let u = (phase + 0.5).fract() * layer_duration + time;
+            batch.push_clip(clip, t, true).additive(
+                self.space,
+                LAYER_WEIGHT,
+                &[ClipSample::new(self.layer, u, true)],
+            );
+        }
+    }
+}
+
+/// A copy of `skeleton` with other proportions: every bone's reference translation scaled by a
+/// factor in [0.7, 1.4] and its reference rotation turned by up to 15° (as
+/// `procedural::humanoid_variant`), names and hierarchy kept, inverse binds (where the bone has
+/// one) matching the new reference pose. Deterministic from `seed`.
+pub fn proportioned(skeleton: &Skeleton, seed: u64) -> Result<Skeleton, Error> {
+    let mut state = seed;
+    let mut next = move || {
+        // splitmix64
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let bones = |rest: &[Transform], binds: Option<&[Transform]>| -> Vec<Bone> {
+        (0..skeleton.len())
+            .map(|i| Bone {
+                inverse_bind: binds
+                    .filter(|_| skeleton.inverse_bind()[i].is_some())
+                    .map(|c| c[i].to_matrix().inverse()),
+                ..Bone::new(&skeleton.names()[i], skeleton.parent(i), rest[i])
+            })
+            .collect()
+    };
+    let rest: Vec<Transform> = skeleton
+        .rest()
+        .iter()
+        .map(|r| {
+            let axis = Vec3::new(next(), next(), next()) * 2.0 - Vec3::ONE;
+            let axis = axis.try_normalize().unwrap_or(Vec3::X);
+            let tilt = Quat::from_axis_angle(axis, next() * 15f32.to_radians());
+            let stretch = 0.7 + 0.7 * next();
+            Transform::new(
+                r.translation * stretch,
+                (r.rotation * tilt).normalize(),
+                r.scale,
+            )
+        })
+        .collect();
+    let unbound = Skeleton::new(bones(&rest, None))?;
+    Skeleton::new(bones(&rest, Some(&unbound.rest_component())))
+}
