@@ -746,7 +746,7 @@ fn bench_writes_a_csv_row_per_configuration_and_a_png_plot() {
 
     let (width, height, rgba) =
         posegpu::picture::decode_png(&std::fs::read(&png).unwrap()).expect("the plot is a PNG");
-    assert_eq!((width, height), (640, 400));
+    assert_eq!((width, height), (860, 400));
     assert!(rgba.chunks(4).any(|p| p[..3] != [0xff; 3]), "an empty plot");
     let _ = std::fs::remove_dir_all(dir);
 }
