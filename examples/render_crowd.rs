@@ -8,7 +8,7 @@
 
 use posegpu::render::{
     grid_placements, placements_buffer, rest_skinning, Camera, CrowdRenderer, DrawChunk,
-    RenderTarget, SkinnedMesh, COLOR_FORMAT,
+    RenderTarget, SkinnedMesh, BACKGROUND, COLOR_FORMAT,
 };
 use posegpu::{AnimLibrary, ClipSample, GpuContext, GpuEvaluator, GpuOptions, PoseBatch, RootLock};
 
@@ -47,24 +47,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
     gpu.encode(&mut encoder);
     let chunks = DrawChunk::from_outputs(gpu.chunks(), &placement_buffer);
-    let clear = wgpu::Color {
-        r: 0.92,
-        g: 0.93,
-        b: 0.95,
-        a: 1.0,
-    };
     renderer.draw(
         &mut encoder,
         target.color_view(),
         target.depth_view(),
-        clear,
+        BACKGROUND,
         &chunks,
     )?;
     ctx.queue.submit([encoder.finish()]);
 
-    let rgba = target.read_rgba(&ctx)?;
-    let png = posegpu::picture::encode_png(target.width(), target.height(), &rgba)?;
-    std::fs::write(&out, png)?;
+    std::fs::write(&out, target.png(&ctx)?)?;
     println!(
         "{count} instances, {} triangles each: {out}",
         mesh.indices.len() / 3

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use posegpu::render::{
     grid_placements, placements_buffer, rest_skinning, Camera, CrowdRenderer, DrawChunk,
-    RenderTarget, SkinnedMesh, COLOR_FORMAT,
+    RenderTarget, SkinnedMesh, BACKGROUND, COLOR_FORMAT,
 };
 use posegpu::{
     AnimLibrary, BoneTrack, Channel, Clip, ClipSample, Error, GpuEvaluator, GpuOptions,
@@ -90,12 +90,6 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
     });
     let aspect = args.width as f32 / args.height as f32;
     renderer.set_camera(&Camera::framing(grid_lo, grid_hi, aspect));
-    let clear = wgpu::Color {
-        r: 0.92,
-        g: 0.93,
-        b: 0.95,
-        a: 1.0,
-    };
 
     let frames = args.frames.max(1);
     let mut batch = PoseBatch::with_capacity(count, 1);
@@ -119,18 +113,15 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
             &mut encoder,
             target.color_view(),
             target.depth_view(),
-            clear,
+            BACKGROUND,
             &chunks,
         )?;
         ctx.queue.submit([encoder.finish()]);
-        let rgba = target.read_rgba(&ctx)?;
         let path = frame_path(&args.out, (frames > 1).then_some(frame));
-        let io = |source| Error::Io {
+        std::fs::write(&path, target.png(&ctx)?).map_err(|source| Error::Io {
             path: path.clone(),
             source,
-        };
-        let png = posegpu::picture::encode_png(args.width, args.height, &rgba).map_err(io)?;
-        std::fs::write(&path, png).map_err(io)?;
+        })?;
         println!("{}", path.display());
     }
     println!(

@@ -15,6 +15,6 @@ mod target;
 
 pub use mesh::{grid_placements, rest_skinning, SkinnedMesh, SkinnedVertex};
 pub use renderer::{
-    placements_buffer, Camera, CrowdRenderer, DrawChunk, COLOR_FORMAT, DEPTH_FORMAT,
+    placements_buffer, Camera, CrowdRenderer, DrawChunk, BACKGROUND, COLOR_FORMAT, DEPTH_FORMAT,
 };
 pub use target::RenderTarget;

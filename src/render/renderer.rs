@@ -13,6 +13,13 @@ use crate::math::Transform;
 
 /// The colour format [`CrowdRenderer`] draws into by default (and [`super::RenderTarget`] holds).
 pub const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+/// The light grey `posegpu render` clears to.
+pub const BACKGROUND: wgpu::Color = wgpu::Color {
+    r: 0.92,
+    g: 0.93,
+    b: 0.95,
+    a: 1.0,
+};
 /// The depth format the renderer tests against.
 pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 

@@ -86,6 +86,14 @@ impl RenderTarget {
         &self.depth_view
     }
 
+    /// The colour texture as a PNG file's bytes, after all submitted work (blocking).
+    pub fn png(&self, ctx: &GpuContext) -> Result<Vec<u8>> {
+        let rgba = self.read_rgba(ctx)?;
+        crate::picture::encode_png(self.width, self.height, &rgba).map_err(|e| Error::Render {
+            what: format!("encoding the {}x{} picture: {e}", self.width, self.height),
+        })
+    }
+
     /// The colour texture's pixels, row by row from the top, 4 bytes each (sRGB-encoded RGBA),
     /// after all submitted work (blocking).
     pub fn read_rgba(&self, ctx: &GpuContext) -> Result<Vec<u8>> {
