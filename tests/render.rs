@@ -7,8 +7,8 @@ mod common;
 use common::{anim_data, gpu};
 use glam::{Quat, Vec3, Vec4Swizzles};
 use posegpu::render::{
-    placements_buffer, Camera, CrowdRenderer, DrawChunk, RenderTarget, SkinnedMesh, SkinnedVertex,
-    COLOR_FORMAT,
+    placements_buffer, rest_skinning, Camera, CrowdRenderer, DrawChunk, RenderTarget, SkinnedMesh,
+    SkinnedVertex, COLOR_FORMAT,
 };
 use posegpu::{
     Agent, AnimLibrary, ClipSample, CpuEvaluator, Crowd, Error, GpuContext, GpuCrowd, GpuEvaluator,
@@ -211,7 +211,7 @@ fn cpu_skinning(lib: &AnimLibrary, batch: &PoseBatch) -> Vec<Mat3x4> {
 /// A camera on a row of `n` instances `spacing` apart, with room in front for instances that
 /// walk with their root motion.
 fn row_camera(lib: &AnimLibrary, mesh: &SkinnedMesh, n: usize, spacing: f32) -> Camera {
-    let (lo, hi) = mesh.bounds(&rest_skinning(lib));
+    let (lo, hi) = mesh.bounds(&rest_skinning(lib.skeleton()));
     let reach = Vec3::new(spacing * (n - 1) as f32 * 0.5, 0.0, 0.0);
     let ahead = Vec3::new(0.0, 0.0, 1.5 * (hi - lo).max_element());
     Camera::framing(lo - reach, hi + reach + ahead, W as f32 / H as f32)
@@ -225,7 +225,9 @@ fn check_silhouettes(lib: &AnimLibrary, mesh: &SkinnedMesh, batch: &PoseBatch, s
     let camera = row_camera(lib, mesh, batch.len(), spacing);
     let drawn = gpu_coverage(&ctx, lib, mesh, batch, &placements, &camera);
     let skinning = cpu_skinning(lib, batch);
-    let rest: Vec<Mat3x4> = (0..batch.len()).flat_map(|_| rest_skinning(lib)).collect();
+    let rest: Vec<Mat3x4> = (0..batch.len())
+        .flat_map(|_| rest_skinning(lib.skeleton()))
+        .collect();
     let wrong = [(rest.as_slice(), placements.as_slice())];
     compare(lib, mesh, &camera, &drawn, (&skinning, &placements), &wrong);
 }
@@ -294,10 +296,6 @@ fn compare(
     }
 }
 
-fn rest_skinning(lib: &AnimLibrary) -> Vec<Mat3x4> {
-    posegpu::render::rest_skinning(lib.skeleton())
-}
-
 #[test]
 fn humanoid_crowd_matches_cpu_skinned_silhouettes() {
     let asset = posegpu::procedural::humanoid_asset();
@@ -333,7 +331,7 @@ fn cesium_man_matches_cpu_skinned_silhouettes() {
     for time in [0.2, 0.6, 1.3, 1.7] {
         batch.push_clip(0, time, true);
     }
-    let (lo, hi) = mesh.bounds(&rest_skinning(&lib));
+    let (lo, hi) = mesh.bounds(&rest_skinning(lib.skeleton()));
     check_silhouettes(&lib, &mesh, &batch, (hi - lo).max_element() * 1.3);
 }
 
@@ -412,7 +410,7 @@ fn rigid_attachments_sit_where_the_file_puts_them() {
     ];
     let helmet = posegpu::import::load_gltf_mesh(&path, &asset, &others).unwrap();
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
-    let posed = helmet.skin(&rest_skinning(&lib));
+    let posed = helmet.skin(&rest_skinning(lib.skeleton()));
 
     // The file's view: the helmet node's global transform times its vertices.
     let (doc, buffers, _) = gltf::import(&path).unwrap();
@@ -438,7 +436,7 @@ fn rigid_attachments_sit_where_the_file_puts_them() {
     let reader = prim.reader(|b| Some(&buffers[b.index()]));
     let expected: Vec<Vec3> = reader.read_positions().unwrap().map(Vec3::from).collect();
     assert_eq!(posed.len(), expected.len());
-    let (lo, hi) = helmet.bounds(&rest_skinning(&lib));
+    let (lo, hi) = helmet.bounds(&rest_skinning(lib.skeleton()));
     let size = (hi - lo).length();
     for (p, e) in posed.iter().zip(&expected) {
         let e = global.transform_point3(*e);

@@ -9,8 +9,7 @@ use posegpu::render::{
     RenderTarget, SkinnedMesh, BACKGROUND, COLOR_FORMAT,
 };
 use posegpu::{
-    AnimLibrary, BoneTrack, Channel, Clip, ClipSample, Error, GpuEvaluator, GpuOptions,
-    Interpolation, PoseBatch, RootLock, Skeleton,
+    AnimLibrary, Clip, ClipSample, Error, GpuEvaluator, GpuOptions, PoseBatch, RootLock,
 };
 
 use super::open_gpu;
@@ -63,7 +62,11 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
     };
     // A model without clips stands in its reference pose.
     let clips = if asset.clips.is_empty() {
-        vec![reference_pose_clip(&asset.skeleton)?]
+        vec![Clip::from_pose(
+            "reference pose",
+            &asset.skeleton,
+            asset.skeleton.rest(),
+        )?]
     } else {
         asset.clips.clone()
     };
@@ -142,18 +145,4 @@ fn frame_path(out: &Path, frame: Option<usize>) -> PathBuf {
     let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("frame");
     let ext = out.extension().and_then(|s| s.to_str()).unwrap_or("png");
     out.with_file_name(format!("{stem}_{k:04}.{ext}"))
-}
-
-/// One key per bone at its reference transform.
-fn reference_pose_clip(skeleton: &Skeleton) -> Result<Clip, Error> {
-    let key = |v| Some(Channel::new(vec![0.0], vec![v], Interpolation::Linear));
-    let tracks = skeleton
-        .rest()
-        .iter()
-        .map(|t| BoneTrack {
-            rotation: key(t.rotation),
-            ..BoneTrack::default()
-        })
-        .collect();
-    Clip::new("reference pose", skeleton, tracks)
 }

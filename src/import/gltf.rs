@@ -55,6 +55,32 @@ pub(super) fn read_file(path: &Path) -> Result<(gltf::Document, Vec<gltf::buffer
     Ok((document, buffers))
 }
 
+/// Each node's parent, or `None` for a root; a node listed as the child of two is an error.
+pub(super) fn node_parents(document: &gltf::Document) -> Result<Vec<Option<usize>>, String> {
+    let mut parent_of: Vec<Option<usize>> = vec![None; document.nodes().len()];
+    for node in document.nodes() {
+        for child in node.children() {
+            if let Some(other) = parent_of[child.index()].replace(node.index()) {
+                return Err(format!(
+                    "node {} has two parents ({other} and {})",
+                    child.index(),
+                    node.index()
+                ));
+            }
+        }
+    }
+    Ok(parent_of)
+}
+
+/// The nodes above `node`, nearest first; stops after as many steps as there are nodes, so
+/// that a cycle of parents cannot hang the reader.
+pub(super) fn ancestors(
+    parent_of: &[Option<usize>],
+    node: usize,
+) -> impl Iterator<Item = usize> + Clone + '_ {
+    std::iter::successors(parent_of[node], |&n| parent_of[n]).take(parent_of.len())
+}
+
 enum ReadError {
     Model(Error),
     Message(String),
@@ -80,19 +106,7 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
     let get = |b: gltf::Buffer| buffers.get(b.index()).copied();
     let nodes: Vec<gltf::Node> = document.nodes().collect();
 
-    let mut parent_of: Vec<Option<usize>> = vec![None; nodes.len()];
-    for node in &nodes {
-        for child in node.children() {
-            if let Some(other) = parent_of[child.index()].replace(node.index()) {
-                return Err(format!(
-                    "node {} has two parents ({other} and {})",
-                    child.index(),
-                    node.index()
-                )
-                .into());
-            }
-        }
-    }
+    let parent_of = node_parents(document)?;
 
     let joints: Vec<usize> = skin.joints().map(|j| j.index()).collect();
     if joints.is_empty() {

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use glam::{Mat4, Vec3};
 
+use super::gltf::{ancestors, node_parents};
 use super::Asset;
 use crate::error::{Error, Result};
 use crate::render::{SkinnedMesh, SkinnedVertex};
@@ -60,25 +61,19 @@ fn read_meshes(
     hide: &[&str],
 ) -> Result<SkinnedMesh, String> {
     let skeleton = &asset.skeleton;
-    let mut parent_of = vec![None; document.nodes().len()];
-    for node in document.nodes() {
-        for child in node.children() {
-            parent_of[child.index()] = Some(node.index());
-        }
-    }
+    let parent_of = node_parents(document)?;
     let locals: Vec<Mat4> = document
         .nodes()
         .map(|n| Mat4::from_cols_array_2d(&n.transform().matrix()))
         .collect();
-    let local = |n: usize| locals[n];
     // The space above the skeleton: the global transform of the first root bone's parent.
-    let root_node = asset.nodes.as_ref().and_then(|n| n.first().copied());
-    let mut root = Mat4::IDENTITY;
-    let mut up = root_node.and_then(|n| parent_of[n]);
-    while let Some(n) = up {
-        root = local(n) * root;
-        up = parent_of[n];
-    }
+    let root = asset
+        .nodes
+        .as_ref()
+        .and_then(|n| n.first().copied())
+        .map_or(Mat4::IDENTITY, |top| {
+            ancestors(&parent_of, top).fold(Mat4::IDENTITY, |m, n| locals[n] * m)
+        });
     let binds = skeleton.inverse_bind();
 
     let mut mesh = SkinnedMesh {
@@ -110,22 +105,15 @@ fn read_meshes(
             }
         } else {
             // The nearest bone above the node, and the node's transform relative to it.
-            let mut chain = local(node.index());
-            let mut up = parent_of[node.index()];
-            let bone = loop {
-                match up {
-                    None => break None,
-                    Some(n) if bone_of.contains_key(&n) => break Some(bone_of[&n]),
-                    Some(n) => {
-                        chain = local(n) * chain;
-                        up = parent_of[n];
-                    }
-                }
-            };
-            let Some(bone) = bone else {
+            let above = ancestors(&parent_of, node.index());
+            let Some(bone_node) = above.clone().find(|n| bone_of.contains_key(n)) else {
                 log::info!("{label}: neither skinned nor under a bone; skipped");
                 continue;
             };
+            let bone = bone_of[&bone_node];
+            let chain = above
+                .take_while(|&n| n != bone_node)
+                .fold(locals[node.index()], |m, n| locals[n] * m);
             // Rest: S(rest) · p' = rest_cs · chain · p, with S(rest) = rest_cs · inverse_bind.
             let bind = binds[bone].unwrap_or(Mat4::IDENTITY);
             Binding::Rigid(bone as u32, bind.inverse() * chain)

@@ -118,7 +118,7 @@ impl SkinnedMesh {
     /// bone, IK targets) get none, so a floor-level root draws no stick to the pelvis.
     pub fn bone_boxes(skeleton: &Skeleton, width: impl Fn(usize, f32) -> f32) -> Self {
         let rest = skeleton.rest_component();
-        let binds = skeleton.inverse_bind();
+        let rest_skin = rest_skinning(skeleton);
         let mut mesh = Self {
             vertices: Vec::new(),
             indices: Vec::new(),
@@ -137,8 +137,7 @@ impl SkinnedMesh {
                 continue;
             }
             // Rest component space to the parent's bind space: S(rest) · p' = p.
-            let bind = binds[parent].unwrap_or(Mat4::IDENTITY);
-            let to_bind = (rest[parent].to_matrix() * bind).inverse();
+            let to_bind = rows_to_mat4(&rest_skin[parent]).inverse();
             mesh.add_box(a, b, width(parent, length), parent as u32, &to_bind);
         }
         mesh

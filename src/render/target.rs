@@ -13,6 +13,8 @@ pub struct RenderTarget {
     color: wgpu::Texture,
     color_view: wgpu::TextureView,
     depth_view: wgpu::TextureView,
+    /// Where `read_rgba` copies the picture, rows at 256-byte strides; made once.
+    readback: wgpu::Buffer,
 }
 
 impl RenderTarget {
@@ -59,12 +61,19 @@ impl RenderTarget {
             DEPTH_FORMAT,
             wgpu::TextureUsages::RENDER_ATTACHMENT,
         );
+        let readback = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("target readback"),
+            size: u64::from(row_stride(width)) * u64::from(height),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let target = Self {
             width,
             height,
             color_view: color.create_view(&Default::default()),
             depth_view: depth.create_view(&Default::default()),
             color,
+            readback,
         };
         scope.pop()?;
         Ok(target)
@@ -98,33 +107,32 @@ impl RenderTarget {
     /// after all submitted work (blocking).
     pub fn read_rgba(&self, ctx: &GpuContext) -> Result<Vec<u8>> {
         let row = self.width as usize * 4;
-        // Copies go row by row at 256-byte strides.
-        let stride = row.next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as usize);
-        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("target readback"),
-            size: (stride * self.height as usize) as u64,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let stride = row_stride(self.width);
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         encoder.copy_texture_to_buffer(
             self.color.as_image_copy(),
             wgpu::TexelCopyBufferInfo {
-                buffer: &staging,
+                buffer: &self.readback,
                 layout: wgpu::TexelCopyBufferLayout {
                     offset: 0,
-                    bytes_per_row: Some(stride as u32),
+                    bytes_per_row: Some(stride),
                     rows_per_image: None,
                 },
             },
             self.color.size(),
         );
         ctx.queue.submit([encoder.finish()]);
-        let padded = read_mapped(&ctx.device, &staging)?;
+        let padded = read_mapped(&ctx.device, &self.readback)?;
         Ok(padded
-            .chunks_exact(stride)
+            .chunks_exact(stride as usize)
             .flat_map(|r| &r[..row])
             .copied()
             .collect())
     }
+}
+
+/// Bytes per row of a picture `width` wide in a texture-to-buffer copy (rows start at
+/// 256-byte boundaries).
+fn row_stride(width: u32) -> u32 {
+    (width * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
 }
