@@ -1,0 +1,293 @@
+//! `posegpu bench`: the whole pose pipeline (a retargeted clip, one additive layer, the
+//! hierarchy) over a sweep of instance counts and skeleton sizes, on the GPU (per-pass time
+//! from timestamp queries) and on the CPU twin side by side, against the device's copy-kernel
+//! bandwidth and a model of the bytes each pass moves. Prints a table, writes a CSV and a plot.
+
+mod report;
+mod traffic;
+mod workload;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use crate::bandwidth::{copy_bandwidth, Bandwidth};
+use clap::ValueEnum;
+use posegpu::{AdditiveSpace, CpuEvaluator, Error, GpuContext, GpuEvaluator, GpuOptions};
+use posegpu::{PoseBatch, Poses};
+
+use crate::util::open_gpu;
+use report::{Csv, GpuFigures, Output, Row};
+use workload::Workload;
+
+/// Where `posegpu bench` measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BenchBackend {
+    /// The GPU and the CPU twin side by side (the CPU up to `--cpu-max-instances`); without
+    /// an adapter, the CPU twin alone.
+    Both,
+    /// The GPU only; an error without an adapter.
+    Gpu,
+    /// The CPU twin only (no device is opened).
+    Cpu,
+}
+
+/// The additive layer's space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LayerSpace {
+    /// Applied in the sampling pass, bone by bone.
+    Local,
+    /// Applied by the parent-ordered layer pass (a weighted delta per bone in between).
+    Mesh,
+}
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// A model whose clips play, retargeted, on a proportioned copy of its skeleton, instead of
+    /// the `--bones` sizes.
+    #[arg(conflicts_with = "bones")]
+    model: Option<PathBuf>,
+    /// Crowd sizes, comma-separated.
+    #[arg(long, value_delimiter = ',', value_parser = at_least_one,
+          default_values_t = [1_000, 10_000, 100_000])]
+    instances: Vec<usize>,
+    /// Skeleton sizes, comma-separated: 67 is the procedural humanoid (its clips retargeted
+    /// onto `humanoid_variant(7)`), any other size `random_asset`'s skeleton and clips
+    /// retargeted onto a proportioned copy of it.
+    #[arg(long, value_delimiter = ',', value_parser = at_least_one, default_values_t = [67])]
+    bones: Vec<usize>,
+    /// Timed frames per configuration (after one warm-up frame); medians are reported.
+    #[arg(long, value_parser = at_least_one, default_value_t = 5)]
+    frames: usize,
+    /// Where to measure.
+    #[arg(long, value_enum, default_value = "both")]
+    backend: BenchBackend,
+    /// The CPU twin runs only configurations of at most this many instances.
+    #[arg(long, default_value_t = 100_000)]
+    cpu_max_instances: usize,
+    /// The additive layer's space.
+    #[arg(long, value_enum, default_value = "local")]
+    layer_space: LayerSpace,
+    /// MiB copied by the bandwidth probe (clamped to the device's storage-binding limit).
+    #[arg(long, value_parser = at_least_one, default_value_t = 256)]
+    copy_mib: usize,
+    /// The CSV written, one row per configuration (its folder is created).
+    #[arg(long, default_value = "target/bench/pipeline.csv")]
+    csv: PathBuf,
+    /// The plot written: PNG, or SVG when the name ends in `.svg`.
+    #[arg(long, default_value = "target/bench/pipeline.png")]
+    plot: PathBuf,
+}
+
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
+    let space = match args.layer_space {
+        LayerSpace::Local => AdditiveSpace::Local,
+        LayerSpace::Mesh => AdditiveSpace::Mesh,
+    };
+    // Every input is checked and every output opened before the first measurement.
+    let workloads = match &args.model {
+        Some(path) => {
+            let asset = posegpu::import::load(path)?;
+            let name = path
+                .file_name()
+                .unwrap_or(path.as_os_str())
+                .to_string_lossy();
+            vec![Workload::for_model(&asset, &name, space)?]
+        }
+        None => args
+            .bones
+            .iter()
+            .map(|&b| Workload::for_bones(b, space))
+            .collect::<Result<_, _>>()?,
+    };
+    let mut csv = Csv::create(&args.csv)?;
+    let mut plot_file = Output::create(&args.plot)?;
+
+    let ctx = match args.backend {
+        BenchBackend::Cpu => None,
+        BenchBackend::Gpu => Some(open_gpu()?.ok_or(Error::NoAdapter)?),
+        BenchBackend::Both => {
+            let ctx = open_gpu()?;
+            if ctx.is_none() {
+                println!("no GPU adapter (not even lavapipe): the CPU twin alone");
+            }
+            ctx
+        }
+    };
+    let cpu_threads = rayon::current_num_threads();
+    let adapter = ctx.as_ref().map_or(String::new(), |c| c.describe());
+    let copy = match &ctx {
+        Some(ctx) => {
+            println!("adapter: {adapter}");
+            if !ctx.has_timestamps() {
+                println!("(no timestamp queries on this adapter: wall clock only)");
+            }
+            let copy = copy_bandwidth(ctx, args.copy_mib as u64 * (1 << 20))?;
+            println!("{}", copy_line(&copy));
+            Some(copy)
+        }
+        None => None,
+    };
+    println!(
+        "pipeline per instance: one clip retargeted from another skeleton, one {} additive \
+         layer (weight {}), the hierarchy (component and skinning matrices)",
+        space.name(),
+        workload::LAYER_WEIGHT
+    );
+    for w in &workloads {
+        println!("  {}", w.description);
+    }
+    println!(
+        "{} timed frames per configuration, medians; CPU twin (CpuEvaluator::evaluate_batch, {} \
+         threads, wall clock) up to {} instances",
+        args.frames, cpu_threads, args.cpu_max_instances
+    );
+    println!(
+        "B/bone: compulsory-traffic model (bytes each pass must read and write once, shared \
+         tables once per pass), not a hardware counter; GB/s = B/bone x GPU rate; \
+         of copy = GB/s over the copy kernel's"
+    );
+    println!("{}", report::table_header());
+
+    let run_cpu = args.backend != BenchBackend::Gpu;
+    let mut rows = Vec::new();
+    for w in &workloads {
+        let mut gpu = match &ctx {
+            Some(ctx) => Some(GpuEvaluator::new(ctx, &w.lib, 1, &GpuOptions::default())?),
+            None => None,
+        };
+        for &n in &args.instances {
+            let cpu = run_cpu && n <= args.cpu_max_instances;
+            let row = measure(w, n, args.frames, gpu.as_mut(), cpu)?;
+            let row = Row {
+                layer_space: space.name(),
+                copy_bytes_per_s: copy.as_ref().map(Bandwidth::bytes_per_second),
+                cpu_threads,
+                adapter: adapter.clone(),
+                ..row
+            };
+            println!("{}", report::table_row(&row));
+            csv.row(&row)?;
+            rows.push(row);
+        }
+    }
+
+    let title = plot_title(ctx.as_ref(), space);
+    let plot = report::plot(&rows, &title);
+    let is_svg = args
+        .plot
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+    let bytes = if is_svg {
+        plot.svg().into_bytes()
+    } else {
+        plot.png().map_err(|source| Error::Io {
+            path: args.plot.clone(),
+            source,
+        })?
+    };
+    plot_file.write(&bytes)?;
+    println!(
+        "wrote {} and {}",
+        csv.0.path.display(),
+        plot_file.path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One configuration: a warm-up frame, then `frames` timed frames on each backend asked for.
+fn measure(
+    w: &Workload,
+    n: usize,
+    frames: usize,
+    gpu: Option<&mut GpuEvaluator>,
+    cpu: bool,
+) -> Result<Row, Error> {
+    let mut batch = PoseBatch::with_capacity(n, 5);
+    let time = |f: usize| f as f32 / 60.0;
+    let gpu = match gpu {
+        Some(gpu) => {
+            w.batch(n, time(0), &mut batch);
+            gpu.evaluate_batch_timed(&batch)?; // buffers grown, pipelines warm
+            let (mut passes, mut wall) = (Vec::new(), Vec::new());
+            for f in 1..=frames {
+                w.batch(n, time(f), &mut batch);
+                let start = Instant::now();
+                let t = gpu.evaluate_batch_timed(&batch)?;
+                wall.push(start.elapsed().as_secs_f64() * 1e3);
+                passes.extend(t.map(|t| [t.sample_ns, t.layers_ns, t.hierarchy_ns]));
+            }
+            let passes_ms = (passes.len() == frames).then(|| {
+                std::array::from_fn(|k| median(passes.iter().map(|p| p[k]).collect()) / 1e6)
+            });
+            Some(GpuFigures {
+                passes_ms,
+                wall_ms: median(wall),
+            })
+        }
+        None => None,
+    };
+    let cpu_ms = if cpu {
+        let twin = CpuEvaluator::new(&w.lib);
+        let mut poses = Poses::default();
+        w.batch(n, time(0), &mut batch);
+        twin.evaluate_batch(&batch, &mut poses)?; // memory allocated
+        let mut times = Vec::new();
+        for f in 1..=frames {
+            w.batch(n, time(f), &mut batch);
+            let start = Instant::now();
+            twin.evaluate_batch(&batch, &mut poses)?;
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        Some(median(times))
+    } else {
+        None
+    };
+    Ok(Row {
+        instances: n,
+        bones: w.bones(),
+        layer_space: "",
+        frames,
+        gpu,
+        traffic: traffic::model(&w.lib, &batch),
+        copy_bytes_per_s: None,
+        cpu_ms,
+        cpu_threads: 0,
+        adapter: String::new(),
+    })
+}
+
+fn copy_line(copy: &Bandwidth) -> String {
+    format!(
+        "copy kernel: {:.1} MiB read + {:.1} MiB written per pass, best of {}: {:.2} GB/s \
+         (median {:.2} GB/s), {}",
+        copy.bytes as f64 / (1 << 20) as f64,
+        copy.bytes as f64 / (1 << 20) as f64,
+        copy.seconds.len(),
+        copy.bytes_per_second() / 1e9,
+        copy.median_bytes_per_second() / 1e9,
+        copy.source.name()
+    )
+}
+
+fn plot_title(ctx: Option<&GpuContext>, space: AdditiveSpace) -> String {
+    let on = ctx.map_or("CPU twin".to_string(), |c| c.info.name.clone());
+    let mut title = format!("retarget + {} additive + hierarchy: {on}", space.name());
+    if title.chars().count() > 76 {
+        title = title.chars().take(73).collect::<String>() + "...";
+    }
+    title
+}

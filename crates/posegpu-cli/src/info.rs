@@ -1,0 +1,141 @@
+//! `posegpu info FILE`: the bone tree and the clips; with `--against SOURCE`, how SOURCE's
+//! bones drive FILE's when its clips are retargeted.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use posegpu::{AnimLibrary, Error, Rig, Skeleton, TranslationMode};
+
+#[derive(clap::Args)]
+pub struct InfoArgs {
+    /// A .glb, .gltf or .bvh file (with --against: the retarget target).
+    file: PathBuf,
+    /// Show the bone correspondence from this source file to FILE, each bone's mode and cache.
+    #[arg(long, value_name = "SOURCE")]
+    against: Option<PathBuf>,
+    /// With --against: a rig JSON file, `humanoid` (the default) or a mode name.
+    #[arg(long, requires = "against")]
+    rig: Option<String>,
+}
+
+pub fn run(args: &InfoArgs) -> Result<ExitCode, Error> {
+    match &args.against {
+        Some(source) => against(
+            &args.file,
+            source,
+            args.rig.as_deref().unwrap_or("humanoid"),
+        ),
+        None => tree(&args.file),
+    }
+}
+
+fn tree(file: &Path) -> Result<ExitCode, Error> {
+    let asset = posegpu::import::load(file)?;
+    let s = &asset.skeleton;
+    println!(
+        "{}: {} bones, depth {}, {} roots",
+        file.display(),
+        s.len(),
+        s.depth(),
+        s.parents().iter().filter(|p| **p < 0).count()
+    );
+    print_tree(s);
+    println!("{} clips", asset.clips.len());
+    for (i, clip) in asset.clips.iter().enumerate() {
+        let (mut t, mut r, mut sc, mut keys) = (0, 0, 0, 0);
+        for track in clip.tracks() {
+            t += usize::from(track.translation.is_some());
+            r += usize::from(track.rotation.is_some());
+            sc += usize::from(track.scale.is_some());
+            keys += track.translation.as_ref().map_or(0, |c| c.len())
+                + track.rotation.as_ref().map_or(0, |c| c.len())
+                + track.scale.as_ref().map_or(0, |c| c.len());
+        }
+        println!(
+            "  [{i}] {}: {:.3} s, {} key times, {keys} keys; channels: {t} translation, {r} rotation, {sc} scale",
+            clip.name(),
+            clip.duration(),
+            clip.key_count(),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_tree(s: &Skeleton) {
+    let mut depth = vec![0usize; s.len()];
+    for (i, name) in s.names().iter().enumerate() {
+        depth[i] = s.parent(i).map_or(0, |p| depth[p] + 1);
+        let t = s.rest()[i].translation;
+        println!(
+            "  {:indent$}{i} {} (rest offset {:.4} {:.4} {:.4})",
+            "",
+            if name.is_empty() { "<unnamed>" } else { name },
+            t.x,
+            t.y,
+            t.z,
+            indent = 2 * depth[i]
+        );
+    }
+}
+
+/// Per target bone: its source bone and how it matched, its mode, and the cache values.
+fn against(target_file: &Path, source_file: &Path, rig: &str) -> Result<ExitCode, Error> {
+    let rig = Rig::from_arg(rig)?;
+    let target = posegpu::import::load(target_file)?.skeleton;
+    let source = posegpu::import::load(source_file)?.skeleton;
+    let mut builder = AnimLibrary::builder(&target);
+    let id = builder.add_source(&source_file.display().to_string(), &source, None, &rig)?;
+    let lib = builder.build();
+    let src = &lib.source(id);
+    let name = |s: &Skeleton, i: usize| {
+        let n = &s.names()[i];
+        if n.is_empty() {
+            format!("<unnamed {i}>")
+        } else {
+            n.clone()
+        }
+    };
+    println!(
+        "{} driven by {}: {} of {} target bones matched",
+        target_file.display(),
+        source_file.display(),
+        src.mapping.matched_count(),
+        target.len()
+    );
+    for (i, (m, cache)) in src
+        .mapping
+        .matches()
+        .iter()
+        .zip(lib.retarget_caches(id))
+        .enumerate()
+    {
+        let mode = cache.mode;
+        let detail = match (mode, cache.orient_scale) {
+            (TranslationMode::AnimationScaled, _) => format!(" ratio {:.4}", cache.length_ratio),
+            (TranslationMode::OrientAndScale, Some(k)) => format!(" k {k:.4}"),
+            (TranslationMode::OrientAndScale, None) => " (no entry: same translation)".to_string(),
+            _ => String::new(),
+        };
+        match m {
+            Some((s, kind)) => println!(
+                "  {i:3} {} <- {} ({}), {mode}{detail}",
+                name(&target, i),
+                name(&source, *s),
+                kind.name()
+            ),
+            None => println!(
+                "  {i:3} {} <- none: keeps its reference pose",
+                name(&target, i)
+            ),
+        }
+    }
+    let unused = src.mapping.unused_sources();
+    if !unused.is_empty() {
+        let names: Vec<_> = unused.iter().map(|&s| name(&source, s)).collect();
+        println!(
+            "source bones driving nothing (ignored): {}",
+            names.join(", ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,22 @@
+//! The tools around the posegpu library: the `posegpu` command's subcommands, and what they
+//! need that a program embedding the library does not (plots, pictures, the bandwidth probe,
+//! demo and synthetic workloads). The binary is `src/main.rs`.
+
+pub mod bandwidth;
+pub mod bench;
+pub mod demo;
+pub mod eval;
+pub mod info;
+pub mod picture;
+pub mod plot;
+pub mod render;
+pub mod retarget;
+pub mod util;
+pub mod workload;
+
+/// Where poses are evaluated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    Cpu,
+    Gpu,
+}

@@ -1,0 +1,53 @@
+//! The `posegpu` command line: a crowd demo on the embedded humanoid, `info`, `eval`, `bench`,
+//! `retarget`, `render`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use posegpu_cli as cli;
+
+#[derive(Parser)]
+#[command(version, about = "Skeletal animation poses for huge crowds on the GPU")]
+struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The embedded demo (also what runs with no arguments): a crowd of procedural humanoids
+    /// evaluated on the GPU and checked against the CPU twin.
+    Demo(cli::demo::DemoArgs),
+    /// Print a file's bone tree and clips, or how another file's bones drive it.
+    Info(cli::info::InfoArgs),
+    /// Evaluate a model's animation at given times and write JSON.
+    Eval(cli::eval::EvalArgs),
+    /// Measure the pose pipeline (retargeted clip, additive layer, hierarchy) over instance
+    /// counts and skeleton sizes: GPU time per pass, CPU twin, copy-kernel bandwidth; CSV and plot.
+    Bench(cli::bench::BenchArgs),
+    /// Convert clips to another skeleton offline and write them as .glb.
+    Retarget(cli::retarget::RetargetArgs),
+    /// Draw a skinned crowd headless from the skinning buffers and write PNGs.
+    Render(cli::render::RenderArgs),
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let args = Args::parse();
+    let result = match args.command {
+        None => cli::demo::run(&cli::demo::DemoArgs::DEFAULT),
+        Some(Command::Demo(a)) => cli::demo::run(&a),
+        Some(Command::Info(a)) => cli::info::run(&a),
+        Some(Command::Eval(a)) => cli::eval::run(&a),
+        Some(Command::Bench(a)) => cli::bench::run(&a),
+        Some(Command::Retarget(a)) => cli::retarget::run(&a),
+        Some(Command::Render(a)) => cli::render::run(&a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

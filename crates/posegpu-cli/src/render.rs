@@ -1,0 +1,153 @@
+//! `posegpu render`: a skinned crowd drawn headless from the evaluator's skinning buffers, to
+//! one PNG or a numbered sequence.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use posegpu::render::{
+    grid_placements, placements_buffer, rest_skinning, Camera, CrowdRenderer, DrawChunk,
+    RenderTarget, SkinnedMesh, BACKGROUND, COLOR_FORMAT,
+};
+use posegpu::{
+    AnimLibrary, Clip, ClipSample, Error, GpuEvaluator, GpuOptions, PoseBatch, RootLock,
+};
+
+use crate::util::open_gpu;
+
+#[derive(clap::Args)]
+pub struct RenderArgs {
+    /// A skinned glTF model (default: the procedural humanoid and its generated mesh); one
+    /// without clips stands in its reference pose.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Mesh nodes of the model not to draw, comma-separated (e.g. spare weapons).
+    #[arg(long, value_delimiter = ',')]
+    hide: Vec<String>,
+    /// The clip every instance plays (default: the clips in turn).
+    #[arg(long)]
+    animation: Option<String>,
+    /// Instances, on a square grid.
+    #[arg(long, default_value_t = 100)]
+    instances: usize,
+    #[arg(long, default_value_t = 960)]
+    width: u32,
+    #[arg(long, default_value_t = 540)]
+    height: u32,
+    /// Frames; more than one writes OUT's stem with _0000, _0001, ... appended.
+    #[arg(long, default_value_t = 1)]
+    frames: usize,
+    /// Frames per second of animation time.
+    #[arg(long, default_value_t = 30.0)]
+    fps: f32,
+    /// Animation time of the first frame, in seconds.
+    #[arg(long, default_value_t = 0.4)]
+    time: f32,
+    #[arg(long, default_value = "render.png")]
+    out: PathBuf,
+}
+
+pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
+    let (asset, mesh) = match &args.model {
+        Some(path) => {
+            let asset = posegpu::import::load(path)?;
+            let hide: Vec<&str> = args.hide.iter().map(String::as_str).collect();
+            let mesh = posegpu::import::load_gltf_mesh(path, &asset, &hide)?;
+            (asset, mesh)
+        }
+        None => {
+            let asset = posegpu::procedural::humanoid_asset();
+            let mesh = SkinnedMesh::humanoid(&asset.skeleton);
+            (asset, mesh)
+        }
+    };
+    // A model without clips stands in its reference pose.
+    let clips = if asset.clips.is_empty() {
+        vec![Clip::from_pose(
+            "reference pose",
+            &asset.skeleton,
+            asset.skeleton.rest(),
+        )?]
+    } else {
+        asset.clips.clone()
+    };
+    let lib = AnimLibrary::new(&asset.skeleton, &clips)?;
+    let clip = args
+        .animation
+        .as_deref()
+        .map(|name| lib.find_clip(name))
+        .transpose()?;
+    let count = args.instances.max(1);
+    let ctx = open_gpu()?.ok_or(Error::NoAdapter)?;
+    println!("adapter: {}", ctx.describe());
+    let target = RenderTarget::new(&ctx, args.width, args.height)?;
+    let mut gpu = GpuEvaluator::new(&ctx, &lib, count, &GpuOptions::default())?;
+    let mut renderer = CrowdRenderer::new(&ctx, &mesh, lib.bone_count(), COLOR_FORMAT)?;
+
+    // Instances stand on a grid a little wider apart than the mesh is across.
+    let (lo, hi) = mesh.bounds(&rest_skinning(&asset.skeleton));
+    let spacing = (hi.x - lo.x).max(hi.z - lo.z).max(1e-3) * 1.15;
+    let placements = grid_placements(count, spacing);
+    let placement_buffer = placements_buffer(&ctx, &placements)?;
+    let (grid_lo, grid_hi) = placements.iter().fold((lo, hi), |(a, b), p| {
+        (a.min(lo + p.translation), b.max(hi + p.translation))
+    });
+    let aspect = args.width as f32 / args.height as f32;
+    renderer.set_camera(&Camera::framing(grid_lo, grid_hi, aspect));
+
+    let frames = args.frames.max(1);
+    let mut batch = PoseBatch::with_capacity(count, 1);
+    for frame in 0..frames {
+        // In place (the root at its reference pose): each instance stays on its grid cell.
+        let time = args.time + frame as f32 / args.fps.max(1e-3);
+        batch.clear();
+        for (i, instance) in crate::workload::crowd(&lib, count, time)
+            .into_iter()
+            .enumerate()
+        {
+            let (clip, t) = match clip {
+                Some(c) => (c as u32, time + i as f32 * 0.137),
+                None => (instance.clip, instance.time),
+            };
+            let sample = ClipSample::new(clip, t, true).with_root_lock(Some(RootLock::RefPose));
+            batch.push_blend(&[sample]);
+        }
+        gpu.write_batch(&batch)?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        gpu.encode(&mut encoder);
+        let chunks = DrawChunk::from_outputs(gpu.chunks(), &placement_buffer);
+        renderer.draw(
+            &mut encoder,
+            target.color_view(),
+            target.depth_view(),
+            BACKGROUND,
+            &chunks,
+        )?;
+        ctx.queue.submit([encoder.finish()]);
+        let path = frame_path(&args.out, (frames > 1).then_some(frame));
+        std::fs::write(&path, crate::picture::target_png(&target, &ctx)?).map_err(|source| {
+            Error::Io {
+                path: path.clone(),
+                source,
+            }
+        })?;
+        println!("{}", path.display());
+    }
+    println!(
+        "{count} instances of {} bones, {} triangles each, {frames} frame(s) at {}x{}",
+        lib.bone_count(),
+        mesh.indices.len() / 3,
+        args.width,
+        args.height
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `out`, or for frame `k` of a sequence `out`'s stem with `_{k:04}` appended.
+fn frame_path(out: &Path, frame: Option<usize>) -> PathBuf {
+    let Some(k) = frame else {
+        return out.to_path_buf();
+    };
+    let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("frame");
+    let ext = out.extension().and_then(|s| s.to_str()).unwrap_or("png");
+    out.with_file_name(format!("{stem}_{k:04}.{ext}"))
+}

@@ -1,0 +1,22 @@
+//! Demo workloads: crowds that play every clip of a library at spread phases.
+
+use posegpu::{AnimLibrary, Instance};
+
+/// A crowd of `count` looping instances, clips dealt round-robin, phases spread evenly over
+/// each clip (a golden-ratio sequence), all advanced by `time` seconds: the workload of the
+/// demo, `posegpu render` and the benchmarks.
+pub fn crowd(lib: &AnimLibrary, count: usize, time: f32) -> Vec<Instance> {
+    let clips = lib.clip_count().max(1);
+    (0..count)
+        .map(|i| {
+            let clip = i % clips;
+            let duration = if clip < lib.clip_count() {
+                lib.clip_duration(clip)
+            } else {
+                0.0
+            };
+            let phase = (i as f32 * 0.618_034).fract() * duration;
+            Instance::new(clip as u32, phase + time, true)
+        })
+        .collect()
+}

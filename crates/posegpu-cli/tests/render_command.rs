@@ -1,0 +1,116 @@
+//! `posegpu render`: numbered frames that differ, the reference pose of a model without clips,
+//! and bad input reported without writing a picture.
+
+#[path = "../../posegpu/tests/common/mod.rs"]
+mod common;
+
+use common::{anim_data, gpu};
+use posegpu_cli::picture::decode_png;
+
+fn posegpu(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_posegpu"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn render_command_writes_a_numbered_sequence_of_pictures() {
+    if gpu().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("posegpu-render-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("crowd.png");
+    let run = posegpu(&[
+        "render",
+        "--instances",
+        "6",
+        "--width",
+        "120",
+        "--height",
+        "80",
+        "--frames",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let mut pictures = Vec::new();
+    for k in 0..2 {
+        let path = dir.join(format!("crowd_{k:04}.png"));
+        let (w, h, rgba) = decode_png(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!((w, h), (120, 80), "{}", path.display());
+        let background = &rgba[..4];
+        let drawn = rgba.chunks_exact(4).filter(|p| p != &background).count();
+        assert!(drawn > 200, "{}: only {drawn} pixels drawn", path.display());
+        pictures.push(rgba);
+    }
+    assert_ne!(
+        pictures[0], pictures[1],
+        "the two frames are the same picture"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn render_command_reports_bad_input_without_a_picture() {
+    let dir = std::env::temp_dir().join(format!("posegpu-render-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("x.png");
+    let knight = anim_data().join("gltf/kaykit-adventurers/Knight.glb");
+    let cases: [(&[&str], &str); 3] = [
+        (&["--animation", "Moonwalk"], "Moonwalk"),
+        (
+            &["--model", knight.to_str().unwrap(), "--hide", "Excalibur"],
+            "Excalibur",
+        ),
+        (&["--model", "/nonexistent/model.glb"], "nonexistent"),
+    ];
+    for (args, needle) in cases {
+        let mut all = vec!["render", "--out", out.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let run = posegpu(&all);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "{args:?} succeeded");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!out.exists(), "{args:?} wrote a picture");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn render_command_draws_a_model_without_clips_in_its_reference_pose() {
+    if gpu().is_none() {
+        return;
+    }
+    let model = anim_data().join("gltf/kaykit-rig-medium/manny_med_mod.gltf");
+    let out = std::env::temp_dir().join(format!("posegpu-manny-{}.png", std::process::id()));
+    let run = posegpu(&[
+        "render",
+        "--model",
+        model.to_str().unwrap(),
+        "--instances",
+        "2",
+        "--width",
+        "64",
+        "--height",
+        "48",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let (_, _, rgba) = decode_png(&std::fs::read(&out).unwrap()).unwrap();
+    let drawn = rgba.chunks_exact(4).filter(|p| p != &&rgba[..4]).count();
+    assert!(drawn > 100, "only {drawn} pixels drawn");
+    std::fs::remove_file(&out).unwrap();
+}

@@ -1,0 +1,94 @@
+//! The cost of each translation retargeting mode against playing clips on their own skeleton:
+//! the procedural humanoid's clips (67 bones) on `humanoid_variant` (other proportions and rest
+//! orientations), every bone in one mode, and with the humanoid preset.
+//!
+//! Only the sampling stage retargets, so this measures it alone: on the CPU (one core,
+//! `CpuEvaluator::sample_locals`) and on the GPU (the sampling pass's time from timestamp queries).
+//! `POSEGPU_BENCH_SIZES=10000` picks the crowd sizes (default 10,000 and 100,000).
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use posegpu::{
+    AnimLibrary, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions, PoseBatch, Rig,
+    TranslationMode,
+};
+
+/// (label, library): the baseline first, then each mode, then the preset.
+fn libraries() -> Vec<(String, AnimLibrary)> {
+    let h = posegpu::procedural::humanoid_asset();
+    let variant = posegpu::procedural::humanoid_variant(7);
+    let mut rigs: Vec<(String, Rig)> = TranslationMode::ALL
+        .iter()
+        .map(|m| (m.to_string(), Rig::uniform(*m)))
+        .collect();
+    rigs.push(("humanoid_preset".into(), Rig::humanoid()));
+    let mut out = vec![(
+        "own_skeleton".to_string(),
+        AnimLibrary::new(&h.skeleton, &h.clips).unwrap(),
+    )];
+    for (label, rig) in rigs {
+        let mut b = AnimLibrary::builder(&variant);
+        let s = b.add_source("humanoid", &h.skeleton, None, &rig).unwrap();
+        b.add_clips_from(s, &h.clips).unwrap();
+        out.push((label, b.build()));
+    }
+    out
+}
+
+fn sizes() -> Vec<usize> {
+    std::env::var("POSEGPU_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|v| v.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![10_000, 100_000])
+}
+
+fn retarget(c: &mut Criterion) {
+    let ctx = GpuContext::new().ok();
+    match &ctx {
+        Some(ctx) => eprintln!("adapter: {}", ctx.describe()),
+        None => eprintln!("no GPU adapter: CPU only"),
+    }
+    for n in sizes() {
+        let mut group = c.benchmark_group(format!("retarget/{n}"));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(300))
+            .measurement_time(Duration::from_secs(2));
+        for (label, lib) in libraries() {
+            group.throughput(Throughput::Elements((n * lib.bone_count()) as u64));
+            let instances = common::crowd(&lib, n, 0.5);
+            if n <= 10_000 {
+                let mut locals = Vec::new();
+                let batch = PoseBatch::from_instances(&instances);
+                let cpu = CpuEvaluator::new(&lib);
+                group.bench_function(BenchmarkId::new("cpu_sample_one_core", &label), |b| {
+                    b.iter(|| cpu.sample_locals(&batch, &mut locals).unwrap())
+                });
+            }
+            let Some(ctx) = &ctx else { continue };
+            let mut gpu = GpuEvaluator::new(ctx, &lib, n, &GpuOptions::default()).unwrap();
+            group.bench_function(BenchmarkId::new("gpu_sample", &label), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for frame in 0..iters {
+                        let inst = common::crowd(&lib, n, frame as f32 / 60.0);
+                        let start = Instant::now();
+                        total += match gpu.evaluate_timed(&inst).unwrap() {
+                            Some(t) => Duration::from_nanos(t.sample_ns as u64),
+                            None => start.elapsed(),
+                        };
+                    }
+                    total
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, retarget);
+criterion_main!(benches);

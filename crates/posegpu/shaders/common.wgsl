@@ -1,0 +1,224 @@
+// Shared types and math, prepended to every stage (src/gpu/shaders.rs). Every struct and scalar
+// constant shared with Rust has its twin of the same name in src/layout.rs, checked by a test
+// (layout::tests); the math follows src/math.rs and src/additive/delta.rs in the same order.
+
+// A transform: rotation quaternion (x, y, z, w), translation and scale (w unused).
+struct Xform {
+    r: vec4<f32>,
+    t: vec4<f32>,
+    s: vec4<f32>,
+}
+
+// A 3x4 affine matrix as three rows [r | t].
+struct Mat3x4 {
+    r0: vec4<f32>,
+    r1: vec4<f32>,
+    r2: vec4<f32>,
+}
+
+// Per dispatch: the skeleton's bone count and this chunk's instance count.
+struct Params {
+    bone_count: u32,
+    instance_count: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+const WORKGROUP_SIZE: u32 = 64u;
+
+// Linear invocation index over a 2D grid of workgroups (dispatches wider than the per-dimension
+// limit spill into y).
+fn invocation_index(wg: vec3<u32>, num_wg: vec3<u32>, local_index: u32) -> u32 {
+    return (wg.y * num_wg.x + wg.x) * WORKGROUP_SIZE + local_index;
+}
+
+// Hamilton product a ⊗ b: rotate by b, then by a.
+fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(
+        a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+        a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+        a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
+        a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
+    );
+}
+
+fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
+    let t = 2.0 * cross(q.xyz, v);
+    return v + q.w * t + cross(q.xyz, t);
+}
+
+fn normalize_quat(q: vec4<f32>) -> vec4<f32> {
+    return q * (1.0 / sqrt(dot(q, q)));
+}
+
+// compose(child, parent): R = Rp ⊗ Rc, S = Sc ∘ Sp, T = Rp · (Sp ∘ Tc) + Tp.
+fn compose(child: Xform, parent: Xform) -> Xform {
+    var out: Xform;
+    out.r = quat_mul(parent.r, child.r);
+    out.s = vec4<f32>(child.s.xyz * parent.s.xyz, 0.0);
+    out.t = vec4<f32>(quat_rotate(parent.r, parent.s.xyz * child.t.xyz) + parent.t.xyz, 0.0);
+    return out;
+}
+
+// The frame buffer is an array of 16-byte words (src/batch.rs builds it): the chunk's heads,
+// then its entries. Each word is read through the record it holds: a Head per instance, then
+// per layer a LayerEntry followed by its SampleEntry words.
+
+// Per instance: its first entry in the frame buffer, its layer count (the base included), its
+// first delta slot and slot count.
+struct Head {
+    first: u32,
+    layers: u32,
+    slot: u32,
+    slots: u32,
+}
+
+// A layer: kind (LAYER_*) | sample count << 8, and its weight.
+struct LayerEntry {
+    kind_and_samples: u32,
+    weight: f32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+// A clip at a time: clip | INSTANCE_LOOP, seconds, weight in its layer, root-lock code.
+struct SampleEntry {
+    clip_and_flags: u32,
+    time: f32,
+    weight: f32,
+    root_lock: u32,
+}
+
+fn as_head(w: vec4<u32>) -> Head {
+    return Head(w.x, w.y, w.z, w.w);
+}
+
+fn as_layer(w: vec4<u32>) -> LayerEntry {
+    return LayerEntry(w.x, bitcast<f32>(w.y), w.z, w.w);
+}
+
+fn as_sample(w: vec4<u32>) -> SampleEntry {
+    return SampleEntry(w.x, bitcast<f32>(w.y), bitcast<f32>(w.z), w.w);
+}
+
+fn sample_word(s: SampleEntry) -> vec4<u32> {
+    return vec4<u32>(s.clip_and_flags, bitcast<u32>(s.time), bitcast<u32>(s.weight), s.root_lock);
+}
+
+const LAYER_BASE: u32 = 0u;
+const LAYER_LOCAL: u32 = 1u;
+const LAYER_MESH: u32 = 2u;
+const LAYER_DYNAMIC_LOCAL: u32 = 3u;
+const LAYER_DYNAMIC_MESH: u32 = 4u;
+const INSTANCE_LOOP: u32 = 0x80000000u;
+
+fn layer_kind(layer: LayerEntry) -> u32 {
+    return layer.kind_and_samples & 0xffu;
+}
+
+fn layer_samples(layer: LayerEntry) -> u32 {
+    return layer.kind_and_samples >> 8u;
+}
+
+fn layer_is_mesh(kind: u32) -> bool {
+    return kind == LAYER_MESH || kind == LAYER_DYNAMIC_MESH;
+}
+
+// Delta slots a layer takes once it is deferred to the layer stage.
+fn layer_slots(kind: u32) -> u32 {
+    return select(1u, 2u, kind == LAYER_DYNAMIC_MESH);
+}
+
+// The additive math of src/additive/delta.rs, in the same order.
+// Clamps t to [0, duration], or wraps it into [0, duration) when looping (map_time in
+// src/cpu/sample.rs).
+fn map_time(t: f32, duration: f32, looping: bool) -> f32 {
+    if (duration <= 0.0) {
+        return 0.0;
+    }
+    if (looping) {
+        let r = t - duration * floor(t / duration);
+        return select(0.0, r, r >= 0.0 && r < duration);
+    }
+    return clamp(t, 0.0, duration);
+}
+
+const ZERO_WEIGHT: f32 = 1e-5;
+
+// The blend rule's sum (BlendAccumulator in src/blend/pose.rs): w·T and w·S summed, rotations
+// summed as 4-vectors, each flipped into the accumulator's hemisphere, then normalized.
+struct Blend {
+    r: vec4<f32>,
+    t: vec3<f32>,
+    s: vec3<f32>,
+    started: bool,
+}
+
+const BLEND_EMPTY = Blend(vec4<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), false);
+
+// Adds x with its renormalized weight w.
+fn blend_add(acc: ptr<function, Blend>, x: Xform, w: f32) {
+    let q = x.r * w;
+    let r = (*acc).r;
+    (*acc).r = select(r - q, r + q, !(*acc).started || dot(r, q) >= 0.0);
+    (*acc).t += x.t.xyz * w;
+    (*acc).s += x.s.xyz * w;
+    (*acc).started = true;
+}
+
+fn blend_result(acc: Blend) -> Xform {
+    return Xform(normalize_quat(acc.r), vec4<f32>(acc.t, 0.0), vec4<f32>(acc.s, 0.0));
+}
+const IDENTITY = Xform(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), vec4<f32>(1.0, 1.0, 1.0, 0.0));
+const NO_ROTATION: f32 = 1e-10;
+const NO_DELTA_ROTATION = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+const IDENTITY_DELTA = Xform(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), vec4<f32>(0.0));
+
+fn quat_conj(q: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(-q.xyz, q.w);
+}
+
+fn safe_recip3(v: vec3<f32>) -> vec3<f32> {
+    return select(1.0 / v, vec3<f32>(0.0), abs(v) <= vec3<f32>(1e-8));
+}
+
+// Δ of pose p against base b.
+fn make_delta(p: Xform, b: Xform) -> Xform {
+    return Xform(
+        normalize_quat(quat_mul(p.r, quat_conj(b.r))),
+        vec4<f32>(p.t.xyz - b.t.xyz, 0.0),
+        vec4<f32>(p.s.xyz * safe_recip3(b.s.xyz) - 1.0, 0.0),
+    );
+}
+
+// D, the part of Δ weight w applies (w > ZERO_WEIGHT): full weight scales it all, the rotation
+// as a 4-vector; partial weight takes normalize(fastLerp(identity, Δ.R, w)). A rotation the
+// spec skips (D.R.w² ≥ 1 − 1e-10, evaluated as |D.R.xyz|² ≤ w² − 1 + 1e-10) becomes the exact
+// identity.
+fn weighted_delta(delta: Xform, w: f32) -> Xform {
+    var r = delta.r * w;
+    var limit = (w - 1.0) * (w + 1.0) + NO_ROTATION;
+    if (w < 1.0 - ZERO_WEIGHT) {
+        let sign = select(-1.0, 1.0, delta.r.w >= 0.0);
+        r = normalize_quat(vec4<f32>(0.0, 0.0, 0.0, 1.0 - w) + delta.r * (w * sign));
+        limit = NO_ROTATION;
+    }
+    if (dot(r.xyz, r.xyz) <= limit) {
+        r = NO_DELTA_ROTATION;
+    }
+    return Xform(r, delta.t * w, delta.s * w);
+}
+
+// D applied onto x: R = normalize(D.R ⊗ R) (no product for the identity), T + D.T,
+// S ∘ (1 + D.S).
+fn apply_delta(x: Xform, d: Xform) -> Xform {
+    var r = x.r;
+    if (any(d.r != NO_DELTA_ROTATION)) {
+        r = quat_mul(d.r, x.r);
+    }
+    return Xform(
+        normalize_quat(r),
+        vec4<f32>(x.t.xyz + d.t.xyz, 0.0),
+        vec4<f32>(x.s.xyz * (1.0 + d.s.xyz), 0.0),
+    );
+}

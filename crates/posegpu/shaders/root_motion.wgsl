@@ -1,0 +1,133 @@
+// Crowd stage 2, one invocation per instance that extracts root motion: each kept player's
+// root motion over its last step (relative(Root(t1), Root(t0)), split where a looping track
+// wraps and at segment boundaries, accumulated in play order), blended by weight, then the
+// placement moved by it. CPU twin: src/cpu/root_motion.rs and Crowd::advance (src/cpu/crowd.rs).
+
+struct RootMotionData {
+    delta: Xform,
+    placement: Xform,
+}
+
+@group(0) @binding(7) var<storage, read> players: array<PlayerData>;
+@group(0) @binding(8) var<storage, read_write> motion: array<RootMotionData>;
+
+// relative(a, b): a expressed in b's space.
+fn relative(a: Xform, b: Xform) -> Xform {
+    let inv_r = quat_conj(b.r);
+    let inv_s = safe_recip3(b.s.xyz);
+    return Xform(
+        quat_mul(inv_r, a.r),
+        vec4<f32>(quat_rotate(inv_r, a.t.xyz - b.t.xyz) * inv_s, 0.0),
+        vec4<f32>(a.s.xyz * inv_s, 0.0),
+    );
+}
+
+// The root (bone 0) at track position `pos` within segment `s`, retargeted as the pose is.
+fn root_at(s: SegmentData, pos: f32) -> Xform {
+    let t = map_time(segment_clip_time(s, pos), clips[s.clip].duration, false);
+    return sample_clip(SampleEntry(s.clip, t, 1.0, 0u), 0u);
+}
+
+// The root's motion from a to b (backwards when b < a), one piece per segment crossed.
+fn range_motion(track: u32, a: f32, b: f32) -> Xform {
+    let t = track_at(track);
+    let forward = b >= a;
+    var acc = IDENTITY;
+    for (var j = 0u; j < t.segment_count; j++) {
+        let s = track_segment(t, select(t.segment_count - 1u - j, j, forward));
+        let lo = max(min(a, b), s.track_start);
+        let hi = min(max(a, b), segment_end(s));
+        if (hi > lo) {
+            let x0 = select(hi, lo, forward);
+            let x1 = select(lo, hi, forward);
+            acc = compose(relative(root_at(s, x1), root_at(s, x0)), acc);
+        }
+    }
+    return acc;
+}
+
+// x composed with itself n times, by squaring.
+fn power(x: Xform, count: u32) -> Xform {
+    var n = count;
+    var acc = IDENTITY;
+    var base = x;
+    while (n > 0u) {
+        if ((n & 1u) == 1u) {
+            acc = compose(base, acc);
+        }
+        base = compose(base, base);
+        n = n >> 1u;
+    }
+    return acc;
+}
+
+// One player's root motion over its last step: to the end it crossed, whole laps, then from
+// the other end on (one range where it crossed none, or does not loop).
+fn step_motion(p: PlayerData) -> Xform {
+    let length = track_length(p.track);
+    if (p.step_travel == 0.0 || length <= 0.0) {
+        return IDENTITY;
+    }
+    let total = p.step_start + p.step_travel;
+    let forward = p.step_travel > 0.0;
+    let crossed = select(-floor(total / length), floor(total / length), forward);
+    if (!player_loops(p) || crossed <= 0.0) {
+        return range_motion(p.track, p.step_start, total);
+    }
+    let n = u32(crossed);
+    let end = select(0.0, length, forward);
+    let start = select(length, 0.0, forward);
+    let rest = clamp(total - sign(p.step_travel) * crossed * length, 0.0, length);
+    var acc = range_motion(p.track, p.step_start, end);
+    if (n > 1u) {
+        acc = compose(power(range_motion(p.track, start, end), n - 1u), acc);
+    }
+    return compose(range_motion(p.track, start, rest), acc);
+}
+
+@compute @workgroup_size(64)
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) num_wg: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let i = invocation_index(wg, num_wg, local_index);
+    if (i >= crowd.group_count) {
+        return;
+    }
+    let g = group_at(i);
+    if ((g.flags & GROUP_ROOT_MOTION) == 0u) {
+        motion[i].delta = IDENTITY;
+        return;
+    }
+    // The blend rule: weights at or below ZERO_WEIGHT dropped, the rest renormalized; one kept
+    // player's motion as it is.
+    var sum = 0.0;
+    var kept = 0u;
+    for (var k = 0u; k < g.player_count; k++) {
+        let w = players[g.first_player + k].weight;
+        if (w > ZERO_WEIGHT) {
+            sum += w;
+            kept += 1u;
+        }
+    }
+    var out = IDENTITY;
+    var acc = BLEND_EMPTY;
+    for (var k = 0u; k < g.player_count; k++) {
+        let p = players[g.first_player + k];
+        if (p.weight <= ZERO_WEIGHT) {
+            continue;
+        }
+        let x = step_motion(p);
+        if (kept == 1u) {
+            out = x;
+        } else {
+            blend_add(&acc, x, p.weight / sum);
+        }
+    }
+    if (acc.started) {
+        out = blend_result(acc);
+    }
+    motion[i].delta = out;
+    motion[i].placement = compose(out, motion[i].placement);
+}

@@ -1,0 +1,13 @@
+//! Additive poses: deltas built from a pose and a base pose, in local space or as mesh-space
+//! rotations, and applied onto other poses with a weight.
+//!
+//! [`delta`] holds the per-bone math (the reference both evaluators follow); [`build`] turns
+//! whole clips into additive clips on the host, once, before they are uploaded.
+
+pub mod build;
+pub mod delta;
+
+pub use build::{frame_time, make_additive, AdditiveBase};
+pub use delta::{apply_delta, make_delta, to_local_rotations, to_mesh_rotations, weighted_delta};
+
+pub use crate::model::AdditiveSpace;

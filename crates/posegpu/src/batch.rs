@@ -1,0 +1,449 @@
+//! What every instance plays in a frame: a base pose (one clip, or a blend of clips) and any
+//! number of additive layers, each with its own clips, times, weight and space.
+//!
+//! A batch is two flat arrays, uploaded as they are: one [`Head`] per instance and a list of
+//! 16-byte entries. An instance's entries are its layers in order, each a header followed by
+//! its clip samples. The first layer is the base.
+//!
+//! Layers up to an instance's first mesh-space layer are applied bone by bone in the sampling
+//! stage. From that layer on, the sampling stage writes each layer's weighted delta (or, for a
+//! dynamic mesh-space additive, its two sampled poses) into delta slots, and the parent-ordered
+//! layer stage applies them in order. [`PoseBatch`] numbers those slots as instances are pushed.
+
+use crate::additive::delta::ZERO_WEIGHT;
+use crate::error::{Error, Result};
+use crate::layout::{
+    Entry, Head, INSTANCE_LOOP, LAYER_BASE, LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_LOCAL,
+    LAYER_MESH, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE, ROOT_LOCK_ZERO,
+};
+use crate::library::AnimLibrary;
+use crate::model::AdditiveSpace;
+
+/// One instance playing one clip: a [`ClipSample`] of weight 1, as `PoseBatch::from_instances`
+/// and the single-clip evaluation calls take it.
+pub type Instance = ClipSample;
+
+/// One clip at one time, with its weight in a blend.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClipSample {
+    pub clip: u32,
+    /// Seconds; clamped to the clip's range, or wrapped when `looping`.
+    pub time: f32,
+    pub looping: bool,
+    /// Weights at or below 1e-5 are dropped; the rest are renormalized to sum to 1.
+    pub weight: f32,
+    /// In-place playback: what the root bone (bone 0) shows instead of its animation (a base
+    /// sample only).
+    pub root_lock: Option<RootLock>,
+}
+
+impl ClipSample {
+    /// `clip` at `time` with weight 1.
+    pub fn new(clip: u32, time: f32, looping: bool) -> Self {
+        Self {
+            clip,
+            time,
+            looping,
+            weight: 1.0,
+            root_lock: None,
+        }
+    }
+
+    pub fn with_weight(self, weight: f32) -> Self {
+        Self { weight, ..self }
+    }
+
+    pub fn with_root_lock(self, root_lock: Option<RootLock>) -> Self {
+        Self { root_lock, ..self }
+    }
+
+    fn entry(&self) -> Entry {
+        let clip = self.clip | if self.looping { INSTANCE_LOOP } else { 0 };
+        let lock = RootLock::code(self.root_lock);
+        [clip, self.time.to_bits(), self.weight.to_bits(), lock]
+    }
+
+    /// The sample an entry holds; an unknown root-lock code reads as none (validation
+    /// reports it).
+    pub(crate) fn from_entry(e: &Entry) -> Self {
+        Self {
+            clip: e[0] & !INSTANCE_LOOP,
+            time: f32::from_bits(e[1]),
+            looping: e[0] & INSTANCE_LOOP != 0,
+            weight: f32::from_bits(e[2]),
+            root_lock: RootLock::from_code(e[3]).flatten(),
+        }
+    }
+}
+
+/// What a layer does with its samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayerKind {
+    /// The base pose: the blend of its samples (clips that are not additive).
+    Base,
+    /// The blend of its samples' deltas (additive clips of this space), applied with the
+    /// layer's weight.
+    Additive(AdditiveSpace),
+    /// UE's Make Dynamic Additive: the delta of its first sample's pose against its second's
+    /// (both clips that are not additive), made at run time in this space and applied.
+    Dynamic(AdditiveSpace),
+}
+
+impl LayerKind {
+    fn code(self) -> u32 {
+        match self {
+            Self::Base => LAYER_BASE,
+            Self::Additive(AdditiveSpace::Local) => LAYER_LOCAL,
+            Self::Additive(AdditiveSpace::Mesh) => LAYER_MESH,
+            Self::Dynamic(AdditiveSpace::Local) => LAYER_DYNAMIC_LOCAL,
+            Self::Dynamic(AdditiveSpace::Mesh) => LAYER_DYNAMIC_MESH,
+        }
+    }
+
+    fn from_code(code: u32) -> Option<Self> {
+        Some(match code {
+            LAYER_BASE => Self::Base,
+            LAYER_LOCAL => Self::Additive(AdditiveSpace::Local),
+            LAYER_MESH => Self::Additive(AdditiveSpace::Mesh),
+            LAYER_DYNAMIC_LOCAL => Self::Dynamic(AdditiveSpace::Local),
+            LAYER_DYNAMIC_MESH => Self::Dynamic(AdditiveSpace::Mesh),
+            _ => return None,
+        })
+    }
+
+    /// Mesh-space layers go through the parent-ordered layer stage.
+    pub fn is_mesh(self) -> bool {
+        matches!(
+            self,
+            Self::Additive(AdditiveSpace::Mesh) | Self::Dynamic(AdditiveSpace::Mesh)
+        )
+    }
+
+    /// Delta slots a layer takes once it is deferred to the layer stage.
+    fn slots(self) -> u32 {
+        match self {
+            Self::Dynamic(AdditiveSpace::Mesh) => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// One layer of an instance, decoded.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Layer<'a> {
+    pub kind: LayerKind,
+    pub weight: f32,
+    /// Applied by the layer stage (at or after the instance's first mesh-space layer).
+    pub deferred: bool,
+    /// This layer's first delta slot, counted from the instance's first (when `deferred`).
+    pub slot: u32,
+    pub(crate) samples: &'a [Entry],
+}
+
+impl Layer<'_> {
+    pub fn samples(&self) -> impl ExactSizeIterator<Item = ClipSample> + '_ {
+        self.samples.iter().map(ClipSample::from_entry)
+    }
+}
+
+/// The per-frame description of a crowd: what each instance plays.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PoseBatch {
+    pub(crate) heads: Vec<Head>,
+    pub(crate) entries: Vec<Entry>,
+    slots: u32,
+    /// Some instance has more than one layer, or a base of more or less than one kept clip.
+    blends_or_layers: bool,
+    mesh_layers: bool,
+}
+
+impl PoseBatch {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Room for `instances` instances of `entries_per_instance` entries each (a header and a
+    /// sample per single-clip layer).
+    pub fn with_capacity(instances: usize, entries_per_instance: usize) -> Self {
+        Self {
+            heads: Vec::with_capacity(instances),
+            entries: Vec::with_capacity(instances * entries_per_instance),
+            ..Self::default()
+        }
+    }
+
+    /// One instance per [`Instance`], each playing its clip alone.
+    pub fn from_instances(instances: &[Instance]) -> Self {
+        let mut batch = Self::with_capacity(instances.len(), 2);
+        for i in instances {
+            batch.push_blend(std::slice::from_ref(i));
+        }
+        batch
+    }
+
+    /// Empties the batch, keeping its memory.
+    pub fn clear(&mut self) {
+        self.heads.clear();
+        self.entries.clear();
+        self.slots = 0;
+        self.blends_or_layers = false;
+        self.mesh_layers = false;
+    }
+
+    /// The number of instances.
+    pub fn len(&self) -> usize {
+        self.heads.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heads.is_empty()
+    }
+
+    /// Adds an instance whose base is one clip; returns it to add layers.
+    pub fn push_clip(&mut self, clip: u32, time: f32, looping: bool) -> InstanceLayers<'_> {
+        self.push_blend(&[ClipSample::new(clip, time, looping)])
+    }
+
+    /// Adds an instance whose base is the blend of `samples`; returns it to add layers.
+    pub fn push_blend(&mut self, samples: &[ClipSample]) -> InstanceLayers<'_> {
+        self.heads.push(Head {
+            first: self.entries.len() as u32,
+            layers: 0,
+            slot: self.slots,
+            slots: 0,
+        });
+        let mut instance = InstanceLayers {
+            batch: self,
+            deferred: false,
+        };
+        instance.push(LayerKind::Base, 1.0, samples);
+        instance
+    }
+
+    /// Delta slots over all instances.
+    pub fn slot_count(&self) -> u32 {
+        self.slots
+    }
+
+    /// True when every instance plays one clip (a base of one sample whose weight is over
+    /// ZERO_WEIGHT) and nothing else: the sampling stage then takes its shortest path.
+    pub fn is_single_clips(&self) -> bool {
+        !self.blends_or_layers
+    }
+
+    /// True when some instance has a mesh-space layer (the layer stage has work).
+    pub fn has_mesh_layers(&self) -> bool {
+        self.mesh_layers
+    }
+
+    /// The 16-byte words this batch uploads each frame: a head per instance and its entries.
+    pub fn frame_words(&self) -> usize {
+        self.heads.len() + self.entries.len()
+    }
+
+    /// Layers over all instances, the bases included.
+    pub fn layer_count(&self) -> usize {
+        self.heads.iter().map(|h| h.layers as usize).sum()
+    }
+
+    /// Instances that have a layer the layer stage applies (from a mesh-space layer on).
+    pub fn deferred_instance_count(&self) -> usize {
+        self.heads.iter().filter(|h| h.slots > 0).count()
+    }
+
+    pub(crate) fn heads(&self) -> &[Head] {
+        &self.heads
+    }
+
+    pub(crate) fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// Checks a batch: every instance starts with its base layer and has no other; every
+    /// sample names a clip of the library at a finite time and weight; base and dynamic
+    /// layers sample ordinary clips, additive layers additive clips of their own space.
+    pub fn validate(&self, lib: &AnimLibrary) -> Result<()> {
+        let batch = self;
+        let bad = |instance, what: String| Error::BadInstance { instance, what };
+        for instance in 0..batch.len() {
+            for (l, layer) in batch.layers(instance).enumerate() {
+                let layer =
+                    layer.ok_or_else(|| bad(instance, format!("layer {l} is malformed")))?;
+                let what = |w: &str| format!("layer {l} ({:?}): {w}", layer.kind);
+                if (l == 0) != (layer.kind == LayerKind::Base) {
+                    let w = "the base must be the first layer, and only the first";
+                    return Err(bad(instance, what(w)));
+                }
+                if !layer.weight.is_finite() {
+                    let w = format!("weight {} is not finite", layer.weight);
+                    return Err(bad(instance, what(&w)));
+                }
+                let count = layer.samples().len();
+                match layer.kind {
+                    LayerKind::Dynamic(_) if count != 2 => {
+                        let w = format!("{count} samples; a dynamic additive takes 2 (pose, base)");
+                        return Err(bad(instance, what(&w)));
+                    }
+                    _ if count == 0 => return Err(bad(instance, what("no samples"))),
+                    _ => {}
+                }
+                let wanted = match layer.kind {
+                    LayerKind::Additive(space) => Some(space),
+                    LayerKind::Base | LayerKind::Dynamic(_) => None,
+                };
+                for (k, sample) in layer.samples().enumerate() {
+                    let c = sample.clip as usize;
+                    let problem = if c >= lib.clip_count() {
+                        format!(
+                            "clip {c} does not exist (the library has {})",
+                            lib.clip_count()
+                        )
+                    } else if !sample.time.is_finite() || !sample.weight.is_finite() {
+                        format!(
+                            "time {} or weight {} is not finite",
+                            sample.time, sample.weight
+                        )
+                    } else if layer.samples[k][3] > 3 {
+                        "its root lock is not a known code (0 to 3)".to_string()
+                    } else if sample.root_lock.is_some() && layer.kind != LayerKind::Base {
+                        "only a base sample may lock the root".to_string()
+                    } else if lib.clip_additive_space(c) != wanted {
+                        let kind = |s: Option<AdditiveSpace>| match s {
+                            None => "an ordinary clip".to_string(),
+                            Some(s) => format!("a {} additive", s.name()),
+                        };
+                        format!(
+                            "clip '{}' is {}, the layer needs {}",
+                            lib.clip_names()[c],
+                            kind(lib.clip_additive_space(c)),
+                            kind(wanted)
+                        )
+                    } else {
+                        continue;
+                    };
+                    return Err(bad(instance, what(&format!("sample {k}: {problem}"))));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The layers of one instance, in order; `None` for an entry that is not a layer header
+    /// (only a hand-edited batch has one).
+    pub fn layers(&self, instance: usize) -> impl Iterator<Item = Option<Layer<'_>>> + '_ {
+        layers(&self.entries, &self.heads[instance])
+    }
+}
+
+/// Decodes the layers of the instance `head` describes from `entries`.
+pub(crate) fn layers<'a>(
+    entries: &'a [Entry],
+    head: &Head,
+) -> impl Iterator<Item = Option<Layer<'a>>> + 'a {
+    let (mut e, mut slot, mut deferred) = (head.first as usize, 0, false);
+    (0..head.layers).map(move |_| {
+        let header = entries.get(e)?;
+        let kind = LayerKind::from_code(header[0] & 0xff)?;
+        let count = (header[0] >> 8) as usize;
+        let samples = entries.get(e + 1..e + 1 + count)?;
+        deferred |= kind.is_mesh();
+        let layer = Layer {
+            kind,
+            weight: f32::from_bits(header[1]),
+            deferred,
+            slot,
+            samples,
+        };
+        if deferred {
+            slot += kind.slots();
+        }
+        e += 1 + count;
+        Some(layer)
+    })
+}
+
+/// The instance last pushed, to add additive layers to in order.
+pub struct InstanceLayers<'a> {
+    batch: &'a mut PoseBatch,
+    deferred: bool,
+}
+
+impl InstanceLayers<'_> {
+    /// Adds a layer whose delta is the blend of `samples` (additive clips of `space`: a single
+    /// clip, or a blend space's samples with their weights), applied with `weight`.
+    pub fn additive(mut self, space: AdditiveSpace, weight: f32, samples: &[ClipSample]) -> Self {
+        self.push(LayerKind::Additive(space), weight, samples);
+        self
+    }
+
+    /// Adds a dynamic additive: the delta of `pose` against `base` (clips that are not
+    /// additive), made in `space` at run time and applied with `weight`.
+    pub fn dynamic(
+        mut self,
+        space: AdditiveSpace,
+        weight: f32,
+        pose: ClipSample,
+        base: ClipSample,
+    ) -> Self {
+        let samples = [pose.with_weight(1.0), base.with_weight(1.0)];
+        self.push(LayerKind::Dynamic(space), weight, &samples);
+        self
+    }
+
+    fn push(&mut self, kind: LayerKind, weight: f32, samples: &[ClipSample]) {
+        let b = &mut *self.batch;
+        b.entries.push([
+            kind.code() | (samples.len() as u32) << 8,
+            weight.to_bits(),
+            0,
+            0,
+        ]);
+        b.entries.extend(samples.iter().map(ClipSample::entry));
+        self.deferred |= kind.is_mesh();
+        b.mesh_layers |= kind.is_mesh();
+        let single =
+            kind == LayerKind::Base && samples.len() == 1 && samples[0].weight > ZERO_WEIGHT;
+        b.blends_or_layers |= !single;
+        let head = b.heads.last_mut().expect("an instance was pushed");
+        head.layers += 1;
+        if self.deferred {
+            head.slots += kind.slots();
+            b.slots += kind.slots();
+        }
+    }
+}
+
+/// What an in-place instance's root bone shows once its motion is taken out of the pose (UE's
+/// root motion root lock).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RootLock {
+    /// The skeleton's reference pose (UE's default).
+    #[default]
+    RefPose,
+    /// The clip's own root at time 0.
+    FirstFrame,
+    /// The identity transform.
+    Zero,
+}
+
+impl RootLock {
+    /// The code in a clip sample's fourth word (0: no lock).
+    pub(crate) fn code(lock: Option<Self>) -> u32 {
+        match lock {
+            None => 0,
+            Some(Self::RefPose) => ROOT_LOCK_REF_POSE,
+            Some(Self::FirstFrame) => ROOT_LOCK_FIRST_FRAME,
+            Some(Self::Zero) => ROOT_LOCK_ZERO,
+        }
+    }
+
+    pub(crate) fn from_code(code: u32) -> Option<Option<Self>> {
+        Some(match code {
+            0 => None,
+            ROOT_LOCK_REF_POSE => Some(Self::RefPose),
+            ROOT_LOCK_FIRST_FRAME => Some(Self::FirstFrame),
+            ROOT_LOCK_ZERO => Some(Self::Zero),
+            _ => return None,
+        })
+    }
+}

@@ -1,0 +1,168 @@
+//! CPU twin of `shaders/clip.wgsl`: one bone of one clip sample at one time, its keys found,
+//! interpolated and retargeted (UE's translation modes), or the root lock of an in-place sample.
+
+use glam::{Quat, Vec3, Vec4};
+
+use crate::additive::delta::IDENTITY_DELTA;
+use crate::batch::RootLock;
+use crate::layout::{
+    BoneRetarget, ChannelData, Xform, CHANNEL_STEP, CLIP_ADDITIVE, RETARGET_ORIENT,
+};
+use crate::library::AnimLibrary;
+use crate::math::{lerp3, normalize_quat, Transform, ORIENT_PRECISION};
+use crate::model::find_keys;
+use crate::retarget::TranslationMode;
+
+/// The last key search, reused by the next channel with the same key times: glTF samplers
+/// often share them, and the library stores identical time arrays once.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct KeySearch {
+    time_offset: u32,
+    count: u32,
+    found: (usize, usize, f32),
+}
+
+impl KeySearch {
+    fn find(&mut self, lib: &AnimLibrary, ch: &ChannelData, t: f32) -> (usize, usize, f32) {
+        if (self.time_offset, self.count) != (ch.time_offset, ch.count) {
+            let start = ch.time_offset as usize;
+            self.found = find_keys(&lib.times[start..start + ch.count as usize], t);
+            (self.time_offset, self.count) = (ch.time_offset, ch.count);
+        }
+        self.found
+    }
+}
+
+/// Samples one channel: absolute value indices and blend factor; `None` when it is absent.
+fn sample_channel(
+    lib: &AnimLibrary,
+    ch: &ChannelData,
+    t: f32,
+    search: &mut KeySearch,
+) -> Option<(u32, u32, f32)> {
+    if ch.count == 0 {
+        return None;
+    }
+    let (k0, k1, alpha) = search.find(lib, ch, t);
+    let alpha = if ch.flags & CHANNEL_STEP != 0 {
+        0.0
+    } else {
+        alpha
+    };
+    Some((
+        ch.value_offset + k0 as u32,
+        ch.value_offset + k1 as u32,
+        alpha,
+    ))
+}
+
+/// The local transform of target bone `bone` in `clip` at an already mapped time: its source
+/// bone's channels sampled (channels the clip lacks take the retarget source's reference
+/// value), then retargeted; a bone with no source bone or no track keeps its target reference
+/// (for additive clips, the identity delta: no rotation or translation, scale delta 0). `search` carries the last key search over from the
+/// previous call at the same time (a fresh `KeySearch::default()` otherwise).
+pub(crate) fn sample_bone(
+    lib: &AnimLibrary,
+    clip: usize,
+    bone: usize,
+    t: f32,
+    search: &mut KeySearch,
+) -> Transform {
+    let c = &lib.clips[clip];
+    let r = &lib.retarget[c.retarget_base as usize + bone];
+    let additive = c.flags & CLIP_ADDITIVE != 0;
+    let reference = |x: &Xform| -> Transform {
+        if additive {
+            IDENTITY_DELTA
+        } else {
+            (*x).into()
+        }
+    };
+    let channels = (r.source >= 0).then(|| {
+        let base = c.channel_base as usize + r.source as usize * 3;
+        &lib.channels[base..base + 3]
+    });
+    let Some(channels) = channels.filter(|ch| ch.iter().any(|c| c.count > 0)) else {
+        let mut out = reference(&r.target_ref);
+        out.rotation = normalize_quat(Vec4::from(out.rotation));
+        return out;
+    };
+    let mut out = reference(&r.source_ref);
+    if let Some((a, b, alpha)) = sample_channel(lib, &channels[0], t, search) {
+        out.translation = lerp3(lib.value3(a), lib.value3(b), alpha);
+    }
+    if let Some((a, b, alpha)) = sample_channel(lib, &channels[1], t, search) {
+        let (qa, qb) = (lib.value4(a), lib.value4(b));
+        let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
+        out.rotation = normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign));
+    } else {
+        out.rotation = normalize_quat(Vec4::from(out.rotation));
+    }
+    if let Some((a, b, alpha)) = sample_channel(lib, &channels[2], t, search) {
+        out.scale = lerp3(lib.value3(a), lib.value3(b), alpha);
+    }
+    retarget_bone(out, r, additive)
+}
+
+/// Applies a bone's translation retargeting mode to its sampled local transform `x`. Additive
+/// clips (whose keys are deltas) follow the spec's rules: Skeleton gives a zero translation,
+/// AnimationScaled scales, AnimationRelative and OrientAndScale leave the delta alone.
+pub(crate) fn retarget_bone(x: Transform, b: &BoneRetarget, additive: bool) -> Transform {
+    let mut out = x;
+    match TranslationMode::from_code(b.mode) {
+        TranslationMode::Animation => {}
+        TranslationMode::Skeleton => {
+            out.translation = if additive {
+                Vec3::ZERO
+            } else {
+                Transform::from(b.target_ref).translation
+            };
+        }
+        TranslationMode::AnimationScaled => out.translation = x.translation * b.length_ratio,
+        TranslationMode::AnimationRelative if !additive => {
+            let rel = Transform::from(b.relative);
+            out.rotation = normalize_quat(Vec4::from(x.rotation * rel.rotation));
+            out.translation = x.translation + rel.translation;
+            out.scale = x.scale * rel.scale;
+        }
+        TranslationMode::OrientAndScale if !additive && b.flags & RETARGET_ORIENT != 0 => {
+            let s = Vec4::from(b.orient_source);
+            let near = (x.translation - s.truncate()).abs().max_element() <= ORIENT_PRECISION;
+            out.translation = if near {
+                Vec4::from(b.orient_target).truncate()
+            } else {
+                s.w * (Quat::from_array(b.orient_rotation) * x.translation)
+            };
+        }
+        TranslationMode::AnimationRelative | TranslationMode::OrientAndScale => {}
+    }
+    out
+}
+
+/// A clip sample with its time mapped into the clip's range.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Prepared {
+    pub clip: usize,
+    pub time: f32,
+    pub weight: f32,
+    pub root_lock: Option<RootLock>,
+}
+
+impl Prepared {
+    /// `bone` of this sample; an in-place sample's root shows its lock instead.
+    pub(crate) fn bone(&self, lib: &AnimLibrary, bone: usize, search: &mut KeySearch) -> Transform {
+        match (bone, self.root_lock) {
+            (0, Some(RootLock::RefPose)) => {
+                let mut out: Transform = lib.retarget[0].target_ref.into();
+                out.rotation = normalize_quat(Vec4::from(out.rotation));
+                out
+            }
+            (0, Some(RootLock::Zero)) => Transform::IDENTITY,
+            // A search of its own: `search` carries this sample's time over to the next bones.
+            (0, Some(RootLock::FirstFrame)) => {
+                sample_bone(lib, self.clip, 0, 0.0, &mut KeySearch::default())
+            }
+            _ => sample_bone(lib, self.clip, bone, self.time, search),
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! A crowd of instances, each with its players, stepped on the CPU: the state both backends
+//! start from, and the CPU twin of the GPU's advance and root-motion passes
+//! ([`crate::GpuCrowd`]).
+
+use super::advance::advance_group;
+use super::root_motion::step_motion;
+use crate::additive::delta::ZERO_WEIGHT;
+use crate::batch::{ClipSample, PoseBatch, RootLock};
+use crate::blend::pose::{blend_with, kept_weights};
+use crate::error::{Error, Result};
+use crate::layout::{GROUP_ROOT_MOTION, GROUP_SYNC};
+use crate::library::AnimLibrary;
+use crate::math::Transform;
+use crate::playback::{Agent, Montage, Player, Timeline, TrackId};
+
+/// An instance's players: `first .. first + count` of the crowd's players.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Group {
+    pub first: u32,
+    pub count: u32,
+    /// GROUP_SYNC | GROUP_ROOT_MOTION | lock code << 8.
+    pub flags: u32,
+}
+
+impl Group {
+    pub(crate) fn lock(&self) -> Option<RootLock> {
+        RootLock::from_code(self.flags >> 8).flatten()
+    }
+
+    fn players(&self) -> std::ops::Range<usize> {
+        self.first as usize..(self.first + self.count) as usize
+    }
+}
+
+/// A crowd's players and what they produce each step: the CPU twin of
+/// [`crate::gpu::GpuCrowd`], which starts from it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Crowd {
+    pub(crate) timeline: Timeline,
+    pub(crate) groups: Vec<Group>,
+    pub(crate) players: Vec<Player>,
+    motion: Vec<Transform>,
+    placements: Vec<Transform>,
+    finished: Vec<u32>,
+}
+
+impl Crowd {
+    /// An empty crowd that can play every clip of `lib` (track `k` is clip `k`).
+    pub fn new(lib: &AnimLibrary) -> Self {
+        Self {
+            timeline: Timeline::new(lib),
+            groups: Vec::new(),
+            players: Vec::new(),
+            motion: Vec::new(),
+            placements: Vec::new(),
+            finished: Vec::new(),
+        }
+    }
+
+    /// Adds a montage's track (its segments checked against `lib`).
+    pub fn add_montage(&mut self, lib: &AnimLibrary, montage: &Montage) -> Result<TrackId> {
+        self.timeline.add_montage(lib, montage)
+    }
+
+    /// Checks that the crowd was made for `lib` (its clip tracks are `lib`'s clips).
+    pub(crate) fn check_library(&self, lib: &AnimLibrary) -> Result<()> {
+        let same = self.timeline.tracks.len() >= lib.clip_count()
+            && lib.clips.iter().enumerate().all(|(k, c)| {
+                let s = self.timeline.segments(TrackId(k as u32));
+                s.len() == 1 && s[0].clip == k as u32 && s[0].length == c.duration
+            });
+        if same {
+            Ok(())
+        } else {
+            Err(Error::Playback {
+                what: "the crowd was made for another library (its clip tracks differ)".into(),
+            })
+        }
+    }
+
+    /// The length of a track in seconds.
+    pub fn track_length(&self, track: TrackId) -> Option<f32> {
+        self.timeline.get(track).map(|t| t.length)
+    }
+
+    /// The root's motion along `track` from position `a` to `b` (backwards when `b < a`),
+    /// segment by segment, without wrapping.
+    pub fn track_motion(
+        &self,
+        lib: &AnimLibrary,
+        track: TrackId,
+        a: f32,
+        b: f32,
+    ) -> Result<Transform> {
+        if self.timeline.get(track).is_none() || !a.is_finite() || !b.is_finite() {
+            return Err(Error::Playback {
+                what: format!("no motion along track {} from {a} to {b}", track.0),
+            });
+        }
+        Ok(super::root_motion::range(lib, &self.timeline, track, a, b))
+    }
+
+    /// Adds an instance (its players checked first); returns its index. Its placement starts
+    /// at the identity.
+    pub fn add(&mut self, agent: &Agent) -> Result<usize> {
+        let instance = self.groups.len();
+        if agent.players.is_empty() {
+            return Err(bad(instance, "no players".into()));
+        }
+        for (k, p) in agent.players.iter().enumerate() {
+            self.check_player(instance, k, p)?;
+        }
+        check_weights(instance, agent.players.iter().map(|p| p.weight))?;
+        let flags = (u32::from(agent.sync) * GROUP_SYNC)
+            | (u32::from(agent.root_motion) * GROUP_ROOT_MOTION)
+            | (RootLock::code(agent.in_place) << 8);
+        self.groups.push(Group {
+            first: self.players.len() as u32,
+            count: agent.players.len() as u32,
+            flags,
+        });
+        self.players.extend_from_slice(&agent.players);
+        self.motion.push(Transform::IDENTITY);
+        self.placements.push(Transform::IDENTITY);
+        Ok(instance)
+    }
+
+    fn check_player(&self, instance: usize, k: usize, p: &Player) -> Result<()> {
+        let what = |w: String| bad(instance, format!("player {k}: {w}"));
+        let Some(track) = self.timeline.get(p.track) else {
+            let n = self.timeline.tracks.len();
+            return Err(what(format!(
+                "track {} does not exist (the crowd has {n})",
+                p.track.0
+            )));
+        };
+        if let Some(problem) = p.rate.problem() {
+            return Err(what(problem));
+        }
+        for (name, pos) in [
+            ("position", p.position),
+            ("start position", p.start_position),
+        ] {
+            if !(0.0..=track.length).contains(&pos) {
+                return Err(what(format!(
+                    "{name} {pos} lies outside the track's range [0, {}]",
+                    track.length
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The number of instances.
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// The players of `instance`.
+    pub fn players(&self, instance: usize) -> &[Player] {
+        &self.players[self.groups[instance].players()]
+    }
+
+    /// Every player, instance after instance.
+    pub fn all_players(&self) -> &[Player] {
+        &self.players
+    }
+
+    /// Replaces player `k` of `instance` (checked first).
+    pub fn set_player(&mut self, instance: usize, k: usize, player: Player) -> Result<()> {
+        let at = self.player_index(instance, k)?;
+        self.check_player(instance, k, &player)?;
+        let mut weights: Vec<f32> = self.players(instance).iter().map(|p| p.weight).collect();
+        weights[k] = player.weight;
+        check_weights(instance, weights.into_iter())?;
+        self.players[at] = player;
+        Ok(())
+    }
+
+    /// Sets the weights of `instance`'s players, one per player.
+    pub fn set_weights(&mut self, instance: usize, weights: &[f32]) -> Result<()> {
+        let range = self.group(instance)?.players();
+        if weights.len() != range.len() {
+            let w = format!("{} weights for {} players", weights.len(), range.len());
+            return Err(bad(instance, w));
+        }
+        check_weights(instance, weights.iter().copied())?;
+        for (p, &w) in self.players[range].iter_mut().zip(weights) {
+            p.weight = w;
+        }
+        Ok(())
+    }
+
+    /// Puts every player of `instance` back at its start position.
+    pub fn restart(&mut self, instance: usize) -> Result<()> {
+        let range = self.group(instance)?.players();
+        for p in &mut self.players[range] {
+            p.position = p.start_position;
+        }
+        Ok(())
+    }
+
+    /// Where `instance` stands (its root motion accumulates here).
+    pub fn set_placement(&mut self, instance: usize, placement: Transform) -> Result<()> {
+        self.group(instance)?;
+        if !placement.is_finite() {
+            return Err(bad(instance, "placement is not finite".into()));
+        }
+        self.placements[instance] = placement;
+        Ok(())
+    }
+
+    pub(crate) fn group(&self, instance: usize) -> Result<&Group> {
+        self.groups.get(instance).ok_or_else(|| {
+            let n = self.groups.len();
+            bad(instance, format!("no such instance (the crowd has {n})"))
+        })
+    }
+
+    pub(crate) fn player_index(&self, instance: usize, k: usize) -> Result<usize> {
+        let g = self.group(instance)?;
+        if k >= g.count as usize {
+            let w = format!("no player {k} (it has {})", g.count);
+            return Err(bad(instance, w));
+        }
+        Ok(g.first as usize + k)
+    }
+
+    /// Each instance's root motion over the last step (the identity where it is not
+    /// extracted).
+    pub fn root_motion(&self) -> &[Transform] {
+        &self.motion
+    }
+
+    /// Each instance's placement: where it started, moved by every root motion since.
+    pub fn placements(&self) -> &[Transform] {
+        &self.placements
+    }
+
+    /// The instances that reached the end of a non-looping track in the last step, ascending.
+    pub fn finished(&self) -> &[u32] {
+        &self.finished
+    }
+
+    /// What every instance plays now: a base blending its players' clips at their positions.
+    pub fn batch(&self) -> PoseBatch {
+        let mut batch =
+            PoseBatch::with_capacity(self.len(), 1 + self.players.len() / self.len().max(1));
+        let mut samples = Vec::new();
+        for g in &self.groups {
+            samples.clear();
+            samples.extend(self.players[g.players()].iter().map(|p| {
+                let (clip, time) = self.timeline.locate(p.track, p.position);
+                ClipSample::new(clip, time, false)
+                    .with_weight(p.weight)
+                    .with_root_lock(g.lock())
+            }));
+            batch.push_blend(&samples);
+        }
+        batch
+    }
+
+    /// Advances every player by `dt` seconds of its own rate (followers of a synced instance
+    /// by their leader's phase), extracts root motion where asked and moves placements by it,
+    /// and lists the instances that finished. The CPU twin of the GPU's advance and
+    /// root-motion passes.
+    pub fn advance(&mut self, lib: &AnimLibrary, dt: f32) -> Result<()> {
+        check_dt(dt)?;
+        self.check_library(lib)?;
+        self.finished.clear();
+        let mut steps = Vec::new();
+        for (i, g) in self.groups.iter().enumerate() {
+            let players = &mut self.players[g.players()];
+            advance_group(&self.timeline, players, g.flags, dt, &mut steps);
+            if steps.iter().any(|s| s.finished) {
+                self.finished.push(i as u32);
+            }
+            if g.flags & GROUP_ROOT_MOTION == 0 {
+                self.motion[i] = Transform::IDENTITY;
+                continue;
+            }
+            let motion = blend_with(players.iter().map(|p| p.weight), Transform::IDENTITY, |k| {
+                step_motion(
+                    lib,
+                    &self.timeline,
+                    players[k].track,
+                    &steps[k],
+                    players[k].looping,
+                )
+            });
+            self.motion[i] = motion;
+            self.placements[i] = Transform::compose(&motion, &self.placements[i]);
+        }
+        Ok(())
+    }
+}
+
+fn bad(instance: usize, what: String) -> Error {
+    Error::BadInstance { instance, what }
+}
+
+/// Weights must be finite and not negative, and at least one over 1e-5 (all-zero blends have
+/// nothing to play).
+pub(crate) fn check_weights(
+    instance: usize,
+    weights: impl Iterator<Item = f32> + Clone,
+) -> Result<()> {
+    for (k, w) in weights.clone().enumerate() {
+        if !w.is_finite() || w < 0.0 {
+            return Err(bad(
+                instance,
+                format!("player {k}: weight {w} is not a finite, non-negative number"),
+            ));
+        }
+    }
+    if kept_weights(weights.clone()).1 == 0 {
+        let all: Vec<f32> = weights.collect();
+        return Err(bad(
+            instance,
+            format!("weights {all:?} are all at or below {ZERO_WEIGHT}: nothing to play"),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_dt(dt: f32) -> Result<()> {
+    if dt.is_finite() && dt >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::Playback {
+            what: format!("time step {dt} is not a finite, non-negative number of seconds (play backwards with a negative rate)"),
+        })
+    }
+}

@@ -1,0 +1,44 @@
+//! CPU twin of `shaders/hierarchy.wgsl`: the parent-ordered pass from local transforms to
+//! component-space transforms and skinning matrices.
+
+use glam::Mat4;
+
+use crate::layout::{Mat3x4, Xform};
+use crate::library::AnimLibrary;
+use crate::math::{affine_rows, rows_to_mat4, Transform};
+
+/// One instance: `locals`, `component` and `skinning` hold one entry per bone.
+pub(super) fn run_instance(
+    lib: &AnimLibrary,
+    locals: &[Xform],
+    component: &mut [Xform],
+    skinning: &mut [Mat3x4],
+) {
+    for (i, local) in locals.iter().enumerate() {
+        let local = Transform::from(*local);
+        let cs = match usize::try_from(lib.parents[i]) {
+            Ok(p) => Transform::compose(&local, &component[p].into()),
+            Err(_) => local,
+        };
+        component[i] = cs.into();
+        let bind: Mat4 = rows_to_mat4(&lib.inverse_bind[i]);
+        skinning[i] = affine_rows(&(cs.to_matrix() * bind));
+    }
+}
+
+/// The stage for every instance (instance-major buffers).
+pub(super) fn run(
+    lib: &AnimLibrary,
+    locals: &[Xform],
+    component: &mut [Xform],
+    skinning: &mut [Mat3x4],
+) {
+    let bones = lib.bone_count();
+    for ((l, c), s) in locals
+        .chunks_exact(bones)
+        .zip(component.chunks_exact_mut(bones))
+        .zip(skinning.chunks_exact_mut(bones))
+    {
+        run_instance(lib, l, c, s);
+    }
+}

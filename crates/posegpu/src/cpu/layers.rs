@@ -1,0 +1,101 @@
+//! CPU twin of `shaders/layers.wgsl`: per instance, the layers from its first mesh-space layer
+//! on, in order. Mesh-space layers walk the bones parents first: rotations to mesh space, the
+//! delta applied, back to local, in one forward loop. Each bone's mesh-space rotations before
+//! and after the delta replace its used delta slot, where its children read them.
+
+use glam::Quat;
+
+use crate::additive::delta::{
+    apply_delta, apply_mesh_delta, make_delta, weighted_delta, ZERO_WEIGHT,
+};
+use crate::additive::AdditiveSpace;
+use crate::batch::{self, LayerKind, PoseBatch};
+use crate::layout::{Entry, Head, Xform};
+use crate::library::AnimLibrary;
+use crate::math::Transform;
+
+fn quat(v: [f32; 4]) -> Quat {
+    Quat::from_array(v)
+}
+
+/// The deferred layers of one instance applied to its `locals`; `deltas` holds its slots
+/// (`slot * bones + bone`), written by the sampling stage, used here as scratch too.
+pub(super) fn run_instance(
+    lib: &AnimLibrary,
+    entries: &[Entry],
+    head: &Head,
+    locals: &mut [Xform],
+    deltas: &mut [Xform],
+) {
+    let bones = lib.bone_count();
+    let parents = &lib.parents;
+    let layers = batch::layers(entries, head).map_while(|l| l);
+    for layer in layers.filter(|l| l.deferred && l.weight > ZERO_WEIGHT) {
+        let base = layer.slot as usize * bones;
+        match layer.kind {
+            LayerKind::Additive(AdditiveSpace::Local)
+            | LayerKind::Dynamic(AdditiveSpace::Local) => {
+                for (x, d) in locals.iter_mut().zip(&deltas[base..base + bones]) {
+                    *x = apply_delta(&(*x).into(), &(*d).into()).into();
+                }
+            }
+            LayerKind::Additive(AdditiveSpace::Mesh) => {
+                for i in 0..bones {
+                    let parent = usize::try_from(parents[i]).ok().map(|p| {
+                        let s = &deltas[base + p];
+                        (quat(s.rotation), quat(s.translation))
+                    });
+                    let d = deltas[base + i].into();
+                    let (out, before, after) = apply_mesh_delta(&locals[i].into(), &d, parent);
+                    locals[i] = out.into();
+                    deltas[base + i].rotation = before.to_array();
+                    deltas[base + i].translation = after.to_array();
+                }
+            }
+            LayerKind::Dynamic(AdditiveSpace::Mesh) => {
+                // Slot 0 holds the pose, slot 1 the base; after bone i they hold its mesh-space
+                // pose and base rotations, and (in slot 0) the instance's before and after.
+                let (pose_slot, base_slot) = (base, base + bones);
+                for i in 0..bones {
+                    let p = usize::try_from(parents[i]).ok();
+                    let mut pose: Transform = deltas[pose_slot + i].into();
+                    let mut base_pose: Transform = deltas[base_slot + i].into();
+                    if let Some(p) = p {
+                        pose.rotation = quat(deltas[pose_slot + p].rotation) * pose.rotation;
+                        base_pose.rotation =
+                            quat(deltas[base_slot + p].rotation) * base_pose.rotation;
+                    }
+                    let delta = make_delta(&pose, &base_pose);
+                    let d = weighted_delta(&delta, layer.weight).expect("weight checked above");
+                    let parent = p.map(|p| {
+                        let s = &deltas[pose_slot + p];
+                        (quat(s.translation), quat(s.scale))
+                    });
+                    let (out, before, after) = apply_mesh_delta(&locals[i].into(), &d, parent);
+                    locals[i] = out.into();
+                    deltas[pose_slot + i] = Xform {
+                        rotation: pose.rotation.to_array(),
+                        translation: before.to_array(),
+                        scale: after.to_array(),
+                    };
+                    deltas[base_slot + i].rotation = base_pose.rotation.to_array();
+                }
+            }
+            LayerKind::Base => {}
+        }
+    }
+}
+
+/// The stage for every instance of `batch` (instance-major `locals`, batch-wide `deltas`).
+pub(super) fn run(
+    lib: &AnimLibrary,
+    batch: &PoseBatch,
+    locals: &mut [Xform],
+    deltas: &mut [Xform],
+) {
+    let bones = lib.bone_count();
+    for (h, l) in batch.heads.iter().zip(locals.chunks_exact_mut(bones)) {
+        let d = &mut deltas[h.slot as usize * bones..(h.slot + h.slots) as usize * bones];
+        run_instance(lib, &batch.entries, h, l, d);
+    }
+}

@@ -1,0 +1,138 @@
+//! The CPU backend: the twins of the GPU stages, and an evaluator that runs them on every core.
+//! It is the test oracle for the GPU and the fallback where there is no adapter.
+
+//!
+//! One file per stage, named as its shader: `clip.rs` ↔ `clip.wgsl`, `sample.rs` ↔
+//! `sample.wgsl`, `layers.rs`, `hierarchy.rs`, `advance.rs`, `root_motion.rs`, and the crowd
+//! that steps players on the CPU ([`Crowd`]).
+
+mod advance;
+mod clip;
+pub(crate) mod crowd;
+mod hierarchy;
+mod layers;
+mod root_motion;
+mod sample;
+
+#[cfg(test)]
+pub(crate) use clip::retarget_bone;
+pub(crate) use clip::{sample_bone, KeySearch};
+pub use crowd::Crowd;
+
+use rayon::prelude::*;
+
+use crate::batch::{Instance, PoseBatch};
+use crate::error::Result;
+use crate::layout::Xform;
+use crate::library::AnimLibrary;
+use crate::math::Transform;
+use crate::model::map_time;
+use crate::pose::Poses;
+
+/// Instances per parallel task: large enough to amortise scheduling, small enough to balance.
+const INSTANCES_PER_TASK: usize = 64;
+
+/// Evaluates sampling and the hierarchy on the CPU, instance by instance, over all cores.
+pub struct CpuEvaluator<'a> {
+    lib: &'a AnimLibrary,
+}
+
+impl<'a> CpuEvaluator<'a> {
+    /// An evaluator of `lib`'s clips (it allocates nothing until it evaluates).
+    pub fn new(lib: &'a AnimLibrary) -> Self {
+        Self { lib }
+    }
+
+    /// Evaluates `instances` (one clip each) into `out` (resized to fit).
+    pub fn evaluate(&self, instances: &[Instance], out: &mut Poses) -> Result<()> {
+        self.evaluate_batch(&PoseBatch::from_instances(instances), out)
+    }
+
+    /// Evaluates every instance of `batch` (bases, blends, additive layers) into `out`.
+    pub fn evaluate_batch(&self, batch: &PoseBatch, out: &mut Poses) -> Result<()> {
+        batch.validate(self.lib)?;
+        let bones = self.lib.bone_count();
+        out.resize(bones, batch.len());
+        let chunk = INSTANCES_PER_TASK * bones;
+        (0..batch.len())
+            .into_par_iter()
+            .step_by(INSTANCES_PER_TASK)
+            .zip(out.locals.par_chunks_mut(chunk))
+            .zip(out.component.par_chunks_mut(chunk))
+            .zip(out.skinning.par_chunks_mut(chunk))
+            .for_each(|(((first, l), c), s)| {
+                let mut scratch = sample::Scratch::default();
+                let mut deltas = Vec::new();
+                for j in 0..l.len() / bones {
+                    let (i, r) = (first + j, j * bones..(j + 1) * bones);
+                    let head = &batch.heads[i];
+                    deltas.resize(head.slots as usize * bones, Xform::default());
+                    let l = &mut l[r.clone()];
+                    sample::sample_instance(self.lib, batch, i, l, &mut deltas, &mut scratch);
+                    layers::run_instance(self.lib, &batch.entries, head, l, &mut deltas);
+                    hierarchy::run_instance(self.lib, l, &mut c[r.clone()], &mut s[r]);
+                }
+            });
+        Ok(())
+    }
+
+    /// The same on the calling thread only, stage after stage over the whole batch (for
+    /// single-core measurements).
+    pub fn evaluate_single_thread(&self, batch: &PoseBatch, out: &mut Poses) -> Result<()> {
+        batch.validate(self.lib)?;
+        let bones = self.lib.bone_count();
+        out.resize(bones, batch.len());
+        let mut deltas = vec![Xform::default(); batch.slot_count() as usize * bones];
+        sample::run(self.lib, batch, &mut out.locals, &mut deltas);
+        layers::run(self.lib, batch, &mut out.locals, &mut deltas);
+        hierarchy::run(self.lib, &out.locals, &mut out.component, &mut out.skinning);
+        Ok(())
+    }
+
+    /// The sampling stage alone (clips sampled, retargeted and blended, local layers applied):
+    /// every instance's local transforms, instance-major, into `locals` (resized to fit), on
+    /// the calling thread. For measurements, and for hosts that run their own hierarchy; a
+    /// batch with mesh-space layers is refused, as their layers need the layer stage.
+    pub fn sample_locals(&self, batch: &PoseBatch, locals: &mut Vec<Xform>) -> Result<()> {
+        batch.validate(self.lib)?;
+        if batch.has_mesh_layers() {
+            return Err(crate::Error::BadInstance {
+                instance: 0,
+                what: "sample_locals runs no layer stage: the batch has mesh-space layers".into(),
+            });
+        }
+        locals.resize(batch.len() * self.lib.bone_count(), Xform::default());
+        sample::run(self.lib, batch, locals, &mut []);
+        Ok(())
+    }
+
+    /// The local transform of `bone` (of the library's skeleton) in `clip` at `time`, clamped
+    /// or wrapped, as the sampling stage computes it: retargeted when the clip comes from
+    /// another skeleton; an additive clip gives its delta.
+    pub fn sample_bone(
+        &self,
+        clip: usize,
+        bone: usize,
+        time: f32,
+        looping: bool,
+    ) -> Result<Transform> {
+        if clip >= self.lib.clip_count() || bone >= self.lib.bone_count() || !time.is_finite() {
+            return Err(crate::Error::BadInstance {
+                instance: 0,
+                what: format!(
+                    "clip {clip}, bone {bone} at time {time}: the library has {} clips and {} bones",
+                    self.lib.clip_count(),
+                    self.lib.bone_count()
+                ),
+            });
+        }
+        let t = map_time(time, self.lib.clip_duration(clip), looping);
+        Ok(sample_bone(
+            self.lib,
+            clip,
+            bone,
+            t,
+            &mut KeySearch::default(),
+        ))
+    }
+}

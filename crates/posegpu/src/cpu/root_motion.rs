@@ -1,0 +1,96 @@
+//! Root motion: how the root bone (bone 0, as in UE) moved over a step of a player, as
+//! `relative(Root(t1), Root(t0))`, split where a looping track wraps and at montage segment
+//! boundaries, the pieces accumulated in the order they are played (`acc = compose(piece,
+//! acc)`), backwards for backwards play. CPU twin of `shaders/root_motion.wgsl`.
+
+use super::advance::Step;
+use super::clip::{sample_bone, KeySearch};
+use crate::layout::SegmentData;
+use crate::library::AnimLibrary;
+use crate::math::Transform;
+use crate::model::map_time;
+use crate::playback::{Timeline, TrackId};
+
+/// The root's local transform (retargeted, as the pose samples it) at track position `pos`
+/// within `segment`.
+pub(crate) fn root_at(lib: &AnimLibrary, segment: &SegmentData, pos: f32) -> Transform {
+    let clip = segment.clip as usize;
+    let t = map_time(segment.clip_time(pos), lib.clips[clip].duration, false);
+    sample_bone(lib, clip, 0, t, &mut KeySearch::default())
+}
+
+/// The root's motion from track position `a` to `b` (backwards when `b < a`), without
+/// wrapping: one piece per segment crossed, in play order.
+pub(crate) fn range(
+    lib: &AnimLibrary,
+    timeline: &Timeline,
+    track: TrackId,
+    a: f32,
+    b: f32,
+) -> Transform {
+    let segments = timeline.segments(track);
+    let forward = b >= a;
+    let mut acc = Transform::IDENTITY;
+    for j in 0..segments.len() {
+        let s = &segments[if forward { j } else { segments.len() - 1 - j }];
+        let lo = a.min(b).max(s.track_start);
+        let hi = a.max(b).min(s.track_end());
+        if hi > lo {
+            let (x0, x1) = if forward { (lo, hi) } else { (hi, lo) };
+            let piece = Transform::relative(&root_at(lib, s, x1), &root_at(lib, s, x0));
+            acc = Transform::compose(&piece, &acc);
+        }
+    }
+    acc
+}
+
+/// `x` composed with itself `n` times (by squaring: a step may cover many loops).
+pub(super) fn power(x: &Transform, mut n: u32) -> Transform {
+    let (mut acc, mut base) = (Transform::IDENTITY, *x);
+    while n > 0 {
+        if n & 1 == 1 {
+            acc = Transform::compose(&base, &acc);
+        }
+        base = Transform::compose(&base, &base);
+        n >>= 1;
+    }
+    acc
+}
+
+/// The root's motion over one step of a player on `track`.
+pub(crate) fn step_motion(
+    lib: &AnimLibrary,
+    timeline: &Timeline,
+    track: TrackId,
+    step: &Step,
+    looping: bool,
+) -> Transform {
+    let length = timeline.length(track);
+    let (from, travel) = (step.from, step.travel);
+    if travel == 0.0 || length <= 0.0 {
+        return Transform::IDENTITY;
+    }
+    let total = from + travel;
+    // Ends crossed: forward past `length`, or backward past 0.
+    let crossed = if travel > 0.0 {
+        (total / length).floor()
+    } else {
+        -(total / length).floor()
+    };
+    if !looping || crossed <= 0.0 {
+        return range(lib, timeline, track, from, total);
+    }
+    let n = crossed as u32;
+    let (end, start) = if travel > 0.0 {
+        (length, 0.0)
+    } else {
+        (0.0, length)
+    };
+    let rest = (total - travel.signum() * crossed * length).clamp(0.0, length);
+    let mut acc = range(lib, timeline, track, from, end);
+    if n > 1 {
+        let lap = range(lib, timeline, track, start, end);
+        acc = Transform::compose(&power(&lap, n - 1), &acc);
+    }
+    Transform::compose(&range(lib, timeline, track, start, rest), &acc)
+}

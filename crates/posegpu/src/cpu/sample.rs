@@ -1,0 +1,130 @@
+//! CPU twin of `shaders/sample.wgsl`: per (instance, bone), the base pose (clips sampled,
+//! retargeted when they come from another skeleton, blended) and the additive layers that
+//! apply bone by bone.
+
+use super::clip::{KeySearch, Prepared};
+use crate::additive::delta::{
+    apply_delta, make_delta, weighted_delta, IDENTITY_DELTA, ZERO_WEIGHT,
+};
+use crate::additive::AdditiveSpace;
+use crate::batch::{self, ClipSample, LayerKind, PoseBatch};
+use crate::blend::pose::blend_with;
+use crate::layout::Entry;
+use crate::layout::Xform;
+use crate::library::AnimLibrary;
+use crate::math::Transform;
+use crate::model::map_time;
+
+/// The per-instance state the sampling reuses from bone to bone: each sample of the layer at
+/// hand with its mapped time, and one key search per sample.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scratch {
+    samples: Vec<Prepared>,
+    searches: Vec<KeySearch>,
+}
+
+impl Scratch {
+    /// Maps the times of `samples` once for all bones; fresh key searches.
+    fn prepare(&mut self, lib: &AnimLibrary, samples: &[Entry]) {
+        self.samples.clear();
+        self.samples.extend(samples.iter().map(|e| {
+            let s = ClipSample::from_entry(e);
+            let clip = s.clip as usize;
+            Prepared {
+                clip,
+                time: map_time(s.time, lib.clips[clip].duration, s.looping),
+                weight: s.weight,
+                root_lock: s.root_lock,
+            }
+        }));
+        self.searches.clear();
+        self.searches.resize(samples.len(), KeySearch::default());
+    }
+
+    /// `bone` of sample `k`.
+    fn sample(&mut self, lib: &AnimLibrary, k: usize, bone: usize) -> Transform {
+        self.samples[k].bone(lib, bone, &mut self.searches[k])
+    }
+
+    /// The blend of the prepared samples at `bone` (sampling only the kept ones); `empty`
+    /// where no weight is kept.
+    fn blend(&mut self, lib: &AnimLibrary, bone: usize, empty: Transform) -> Transform {
+        let (samples, searches) = (&self.samples, &mut self.searches);
+        blend_with(samples.iter().map(|s| s.weight), empty, |k| {
+            samples[k].bone(lib, bone, &mut searches[k])
+        })
+    }
+}
+
+/// One instance: the base, then the layers that apply bone by bone (every layer before its
+/// first mesh-space layer) into `out`, one entry per bone. From that layer on, each layer's
+/// weighted delta (or a dynamic mesh-space layer's two sampled poses) goes to its slots in
+/// `deltas` (the instance's slots, `slot * bones + bone`) for the layer stage.
+///
+/// Layer by layer over all bones: each bone sees the same operations in the same order as in
+/// the shader's bone-by-bone loop, and the key searches carry over from bone to bone.
+pub(crate) fn sample_instance(
+    lib: &AnimLibrary,
+    batch: &PoseBatch,
+    instance: usize,
+    out: &mut [Xform],
+    deltas: &mut [Xform],
+    scratch: &mut Scratch,
+) {
+    let bones = lib.bone_count();
+    let head = &batch.heads[instance];
+    for layer in batch::layers(&batch.entries, head).map_while(|l| l) {
+        if layer.kind != LayerKind::Base && layer.weight <= ZERO_WEIGHT {
+            continue;
+        }
+        scratch.prepare(lib, layer.samples);
+        if layer.kind == LayerKind::Base {
+            for (bone, o) in out.iter_mut().enumerate() {
+                let reference = lib.retarget[bone].target_ref.into();
+                *o = scratch.blend(lib, bone, reference).into();
+            }
+            continue;
+        }
+        let slot = layer.slot as usize * bones;
+        for (bone, o) in out.iter_mut().enumerate() {
+            let delta = match layer.kind {
+                LayerKind::Dynamic(space) => {
+                    let (p, b) = (scratch.sample(lib, 0, bone), scratch.sample(lib, 1, bone));
+                    if space == AdditiveSpace::Mesh {
+                        deltas[slot + bone] = p.into();
+                        deltas[slot + bones + bone] = b.into();
+                        continue;
+                    }
+                    make_delta(&p, &b)
+                }
+                _ => scratch.blend(lib, bone, IDENTITY_DELTA),
+            };
+            let Some(d) = weighted_delta(&delta, layer.weight) else {
+                continue;
+            };
+            if layer.deferred {
+                deltas[slot + bone] = d.into();
+            } else {
+                *o = apply_delta(&(*o).into(), &d).into();
+            }
+        }
+    }
+}
+
+/// The stage: local transforms of every instance, instance-major (`locals[i * bones + b]`),
+/// and the deferred layers' deltas (`deltas[(head.slot + slot) * bones + b]`). The batch must
+/// have been validated ([`AnimLibrary::validate_batch`]).
+pub(crate) fn run(
+    lib: &AnimLibrary,
+    batch: &PoseBatch,
+    locals: &mut [Xform],
+    deltas: &mut [Xform],
+) {
+    let bones = lib.bone_count();
+    let mut scratch = Scratch::default();
+    for (i, out) in locals.chunks_exact_mut(bones).enumerate() {
+        let h = &batch.heads[i];
+        let d = &mut deltas[h.slot as usize * bones..(h.slot + h.slots) as usize * bones];
+        sample_instance(lib, batch, i, out, d, &mut scratch);
+    }
+}

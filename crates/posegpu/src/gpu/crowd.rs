@@ -1,0 +1,546 @@
+//! A crowd on the GPU: its players, tracks and root motion live in storage buffers; each step
+//! runs two passes (advance, then root motion where some instance extracts it) before the
+//! evaluator's three, all in one submission. Nothing is uploaded per frame but `dt`.
+
+use wgpu::util::DeviceExt;
+
+use super::context::GpuContext;
+use super::evaluator::{GpuEvaluator, GpuOptions, PassTimes};
+use super::util::{
+    fits_binding, grid, read_mapped, submit_timed, ErrorScope, PassTimer, StagePipeline,
+    WORKGROUP_SIZE,
+};
+use crate::cpu::crowd::check_dt;
+use crate::cpu::Crowd;
+use crate::error::{Error, Result};
+use crate::layout::{
+    CrowdParams, Entry, GroupData, PlayerData, RootMotionData, Xform, GROUP_ROOT_MOTION,
+    PLAYER_LOOP,
+};
+use crate::library::AnimLibrary;
+use crate::math::Transform;
+use crate::playback::{PlayRate, Player, TrackId};
+
+const PLAYER_BYTES: u64 = std::mem::size_of::<PlayerData>() as u64;
+const MOTION_BYTES: u64 = std::mem::size_of::<RootMotionData>() as u64;
+/// Byte offsets of fields the host rewrites alone.
+const POSITION_OFFSET: u64 = std::mem::offset_of!(PlayerData, position) as u64;
+const WEIGHT_OFFSET: u64 = std::mem::offset_of!(PlayerData, weight) as u64;
+const PLACEMENT_OFFSET: u64 = std::mem::offset_of!(RootMotionData, placement) as u64;
+
+impl PlayerData {
+    fn new(p: &Player, entry: u32) -> Self {
+        Self {
+            track: p.track.0,
+            flags: if p.looping { PLAYER_LOOP } else { 0 },
+            entry,
+            position: p.position,
+            start_position: p.start_position,
+            weight: p.weight,
+            rate: p.rate.rate,
+            basis: p.rate.basis,
+            scale: p.rate.scale,
+            bias: p.rate.bias,
+            clamp_min: p.rate.clamp.0,
+            clamp_max: p.rate.clamp.1,
+            ..Self::default()
+        }
+    }
+
+    fn player(&self) -> Player {
+        Player {
+            track: TrackId(self.track),
+            position: self.position,
+            start_position: self.start_position,
+            rate: PlayRate {
+                rate: self.rate,
+                basis: self.basis,
+                scale: self.scale,
+                bias: self.bias,
+                clamp: (self.clamp_min, self.clamp_max),
+            },
+            looping: self.flags & PLAYER_LOOP != 0,
+            weight: self.weight,
+        }
+    }
+}
+
+/// GPU time of every pass of a step, from timestamp queries.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CrowdTimes {
+    pub advance_ns: f64,
+    /// 0 when no instance extracts root motion (the pass did not run).
+    pub root_motion_ns: f64,
+    pub passes: PassTimes,
+}
+
+impl CrowdTimes {
+    pub fn total_ns(&self) -> f64 {
+        self.advance_ns + self.root_motion_ns + self.passes.total_ns()
+    }
+}
+
+/// What a chunk's crowd buffers will hold, checked against the limits before any is made.
+struct ChunkPlan {
+    /// The evaluator's chunk.
+    index: usize,
+    first: usize,
+    count: usize,
+    first_player: usize,
+    params: CrowdParams,
+    structure: Vec<Entry>,
+    players: Vec<PlayerData>,
+    motion: Vec<RootMotionData>,
+}
+
+/// The crowd state of one of the evaluator's chunks (the same instances).
+struct CrowdChunk {
+    first: usize,
+    count: usize,
+    first_player: usize,
+    params: wgpu::Buffer,
+    players: wgpu::Buffer,
+    motion: wgpu::Buffer,
+    /// advance, root motion.
+    groups: [wgpu::BindGroup; 2],
+}
+
+/// A [`Crowd`] played on the GPU: one call advances every player by `dt` and evaluates every
+/// pose, without per-frame uploads. The CPU twin is [`Crowd::advance`] and
+/// [`crate::CpuEvaluator`].
+pub struct GpuCrowd {
+    eval: GpuEvaluator,
+    /// The description, and every value the host has set since (positions go stale: the GPU
+    /// advances them).
+    host: Crowd,
+    /// advance, root motion.
+    pipelines: [StagePipeline; 2],
+    /// `[count, instances...]` of the last step.
+    events: wgpu::Buffer,
+    chunks: Vec<CrowdChunk>,
+    /// Each player's clip sample in its chunk's frame buffer.
+    entries: Vec<u32>,
+    root_motion: bool,
+    timer: Option<PassTimer>,
+}
+
+impl GpuCrowd {
+    /// Uploads `lib` and `crowd` (the state it has now) and makes every buffer a step needs.
+    pub fn new(
+        ctx: &GpuContext,
+        lib: &AnimLibrary,
+        crowd: &Crowd,
+        options: &GpuOptions,
+    ) -> Result<Self> {
+        crowd.check_library(lib)?;
+        if crowd.is_empty() {
+            return Err(Error::Playback {
+                what: "the crowd has no instances".into(),
+            });
+        }
+        let mut eval = GpuEvaluator::new(ctx, lib, crowd.len(), options)?;
+        let batch = crowd.batch();
+        eval.write_batch(&batch)?;
+        let device = eval.device().clone();
+        let max_binding = eval.max_binding();
+        let too_large = |what: String, size: u64| fits_binding(|| what, size, max_binding);
+        too_large(
+            "the finished-events list".into(),
+            4 * (1 + crowd.len() as u64),
+        )?;
+
+        // Every chunk's structure: its groups (players counted from the chunk's first), then
+        // every track and segment.
+        let timeline = &crowd.timeline;
+        let heads = batch.heads();
+        let mut entries = vec![0; crowd.players.len()];
+        let mut planned = Vec::new();
+        for (index, chunk) in eval
+            .chunks()
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.count > 0)
+        {
+            let range = chunk.first..chunk.first + chunk.count;
+            let groups = &crowd.groups[range.clone()];
+            let first_player = groups[0].first;
+            let e0 = heads[chunk.first].first;
+            let mut structure: Vec<Entry> = groups
+                .iter()
+                .zip(range.clone())
+                .map(|(g, i)| {
+                    bytemuck::cast(GroupData {
+                        first_player: g.first - first_player,
+                        player_count: g.count,
+                        flags: g.flags,
+                        instance: i as u32,
+                    })
+                })
+                .collect();
+            let tracks = structure.len() as u32;
+            structure.extend(
+                timeline
+                    .tracks
+                    .iter()
+                    .map(|t| bytemuck::cast::<_, Entry>(*t)),
+            );
+            let segments = structure.len() as u32;
+            structure.extend(
+                timeline
+                    .segments
+                    .iter()
+                    .map(|s| bytemuck::cast::<_, Entry>(*s)),
+            );
+            let mut players = Vec::new();
+            for (g, i) in groups.iter().zip(range.clone()) {
+                // The chunk's frame buffer: its heads, then its entries (a base header, then
+                // one sample per player).
+                let base = chunk.count as u32 + heads[i].first - e0 + 1;
+                for k in 0..g.count {
+                    let p = (g.first + k) as usize;
+                    entries[p] = base + k;
+                    players.push(PlayerData::new(&crowd.players[p], base + k));
+                }
+            }
+            let motion: Vec<RootMotionData> = crowd.placements()[range]
+                .iter()
+                .map(|p| RootMotionData {
+                    delta: Transform::IDENTITY.into(),
+                    placement: (*p).into(),
+                })
+                .collect();
+            let at = format!("instances {}..{}", chunk.first, chunk.first + chunk.count);
+            too_large(
+                format!("the crowd structure of {at}"),
+                16 * structure.len() as u64,
+            )?;
+            too_large(
+                format!("the players of {at}"),
+                PLAYER_BYTES * players.len() as u64,
+            )?;
+            too_large(
+                format!("the root motion of {at}"),
+                MOTION_BYTES * motion.len() as u64,
+            )?;
+            let params = CrowdParams {
+                dt: 0.0,
+                group_count: chunk.count as u32,
+                tracks,
+                segments,
+            };
+            planned.push(ChunkPlan {
+                index,
+                first: chunk.first,
+                count: chunk.count,
+                first_player: first_player as usize,
+                params,
+                structure,
+                players,
+                motion,
+            });
+        }
+
+        let scope = ErrorScope::push(&device);
+        let pipelines = [
+            StagePipeline::new(&device, "advance", &[]),
+            StagePipeline::new(&device, "root_motion", &[]),
+        ];
+        let events = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("finished events"),
+            size: 4 * (1 + crowd.len() as u64),
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let init = |label: &str, contents: &[u8], usage: wgpu::BufferUsages| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage,
+            })
+        };
+        let storage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST;
+        let assets = eval.assets();
+        let mut chunks = Vec::new();
+        for plan in planned {
+            let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
+            let params = init("crowd params", bytemuck::bytes_of(&plan.params), uniform);
+            let structure = init(
+                "crowd structure",
+                bytemuck::cast_slice(&plan.structure),
+                wgpu::BufferUsages::STORAGE,
+            );
+            let players = init("players", bytemuck::cast_slice(&plan.players), storage);
+            let motion = init("root motion", bytemuck::cast_slice(&plan.motion), storage);
+            let frame = &eval.chunks()[plan.index].frame;
+            let groups = [
+                pipelines[0].bind(&device, &[&params, &structure, &players, frame, &events]),
+                pipelines[1].bind(
+                    &device,
+                    &[
+                        &params,
+                        &structure,
+                        &assets.clips,
+                        &assets.channels,
+                        &assets.times,
+                        &assets.values,
+                        &assets.retarget,
+                        &players,
+                        &motion,
+                    ],
+                ),
+            ];
+            chunks.push(CrowdChunk {
+                first: plan.first,
+                count: plan.count,
+                first_player: plan.first_player,
+                params,
+                players,
+                motion,
+                groups,
+            });
+        }
+        let timer = ctx
+            .has_timestamps()
+            .then(|| PassTimer::new(&device, eval.queue(), 5));
+        scope.pop()?;
+        Ok(Self {
+            root_motion: crowd
+                .groups
+                .iter()
+                .any(|g| g.flags & GROUP_ROOT_MOTION != 0),
+            eval,
+            host: crowd.clone(),
+            pipelines,
+            events,
+            chunks,
+            entries,
+            timer,
+        })
+    }
+
+    /// The evaluator whose output buffers hold the poses of the last step.
+    pub fn evaluator(&self) -> &GpuEvaluator {
+        &self.eval
+    }
+
+    /// The number of instances.
+    pub fn len(&self) -> usize {
+        self.host.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.host.is_empty()
+    }
+
+    /// Per chunk of instances `first .. first + count`, the root-motion buffer: per instance
+    /// 96 bytes, the last step's delta then the placement, each an [`Xform`] (`STORAGE`
+    /// usage: a crowd simulation may bind it).
+    pub fn root_motion_buffers(&self) -> impl Iterator<Item = (usize, usize, &wgpu::Buffer)> {
+        self.chunks.iter().map(|c| (c.first, c.count, &c.motion))
+    }
+
+    /// Advances every player by `dt` seconds and evaluates every pose, on the GPU, in one
+    /// submission (without waiting for it).
+    pub fn advance(&mut self, dt: f32) -> Result<()> {
+        let mut encoder = self
+            .eval
+            .device()
+            .create_command_encoder(&Default::default());
+        self.encode_step(&mut encoder, dt)?;
+        self.eval.queue().submit([encoder.finish()]);
+        Ok(())
+    }
+
+    /// Records a step of `dt` seconds into a caller's encoder (a renderer records its draw
+    /// after it). `dt` is written to the queue, so submit this encoder before the next step.
+    pub fn encode_step(&mut self, encoder: &mut wgpu::CommandEncoder, dt: f32) -> Result<()> {
+        self.write_dt(dt)?;
+        self.encode_passes(encoder, None);
+        Ok(())
+    }
+
+    /// Like [`GpuCrowd::advance`], then waits and returns each pass's GPU time; `None` where
+    /// the adapter has no timestamp queries.
+    pub fn advance_timed(&mut self, dt: f32) -> Result<Option<CrowdTimes>> {
+        self.write_dt(dt)?;
+        let mut encoder = self
+            .eval
+            .device()
+            .create_command_encoder(&Default::default());
+        self.encode_passes(&mut encoder, self.timer.as_ref());
+        let (device, queue) = (self.eval.device(), self.eval.queue());
+        let spans = submit_timed(device, queue, encoder, self.timer.as_ref())?;
+        Ok(spans.map(|spans| CrowdTimes {
+            advance_ns: spans[0],
+            root_motion_ns: if self.root_motion { spans[1] } else { 0.0 },
+            passes: self.eval.pass_times(&spans[2..]),
+        }))
+    }
+
+    fn write_dt(&self, dt: f32) -> Result<()> {
+        check_dt(dt)?;
+        for c in &self.chunks {
+            self.eval
+                .queue()
+                .write_buffer(&c.params, 0, bytemuck::bytes_of(&dt));
+        }
+        Ok(())
+    }
+
+    fn encode_passes(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) {
+        encoder.clear_buffer(&self.events, 0, Some(4));
+        for (k, (label, pipeline)) in ["advance", "root motion"]
+            .into_iter()
+            .zip(&self.pipelines)
+            .enumerate()
+        {
+            if k == 1 && !self.root_motion {
+                continue;
+            }
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(label),
+                timestamp_writes: timer.map(|t| t.writes(k as u32)),
+            });
+            pass.set_pipeline(&pipeline.pipeline);
+            for c in &self.chunks {
+                let workgroups = (c.count as u64).div_ceil(WORKGROUP_SIZE);
+                let (x, y) = grid(workgroups, self.eval.max_workgroups());
+                pass.set_bind_group(0, &c.groups[k], &[]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        }
+        self.eval.encode_passes(encoder, timer.map(|t| (t, 2)));
+    }
+
+    /// The instances that reached the end of a non-looping track in the last step,
+    /// ascending: reads back their count, then only that many indices.
+    pub fn finished(&self) -> Result<Vec<u32>> {
+        let count: u32 = bytemuck::pod_read_unaligned(&self.read(&self.events, 0, 4)?);
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let bytes = self.read(&self.events, 4, 4 * u64::from(count))?;
+        let mut list: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+        list.sort_unstable();
+        Ok(list)
+    }
+
+    /// Every player as the GPU has it now, instance after instance (blocking).
+    pub fn read_players(&self) -> Result<Vec<Player>> {
+        let mut out = Vec::with_capacity(self.entries.len());
+        for c in &self.chunks {
+            let bytes = self.read(&c.players, 0, c.players.size())?;
+            let data: Vec<PlayerData> = bytemuck::pod_collect_to_vec(&bytes);
+            out.extend(data.iter().map(PlayerData::player));
+        }
+        Ok(out)
+    }
+
+    /// Each instance's root motion over the last step (the identity where it is not
+    /// extracted), blocking.
+    pub fn read_root_motion(&self) -> Result<Vec<Transform>> {
+        Ok(self.read_motion()?.iter().map(|m| m.delta.into()).collect())
+    }
+
+    /// Each instance's placement, moved by every root motion so far (blocking).
+    pub fn read_placements(&self) -> Result<Vec<Transform>> {
+        Ok(self
+            .read_motion()?
+            .iter()
+            .map(|m| m.placement.into())
+            .collect())
+    }
+
+    fn read_motion(&self) -> Result<Vec<RootMotionData>> {
+        let mut out = Vec::with_capacity(self.len());
+        for c in &self.chunks {
+            let bytes = self.read(&c.motion, 0, c.motion.size())?;
+            out.extend(bytemuck::pod_collect_to_vec::<u8, RootMotionData>(&bytes));
+        }
+        Ok(out)
+    }
+
+    /// Replaces player `k` of `instance` (checked first), on the GPU.
+    pub fn set_player(&mut self, instance: usize, k: usize, player: Player) -> Result<()> {
+        self.host.set_player(instance, k, player)?;
+        let p = self.host.player_index(instance, k)?;
+        let data = PlayerData::new(&player, self.entries[p]);
+        let (buffer, at) = self.player_at(instance, p);
+        self.eval
+            .queue()
+            .write_buffer(buffer, at, bytemuck::bytes_of(&data));
+        Ok(())
+    }
+
+    /// Sets the weights of `instance`'s players (checked first), on the GPU.
+    pub fn set_weights(&mut self, instance: usize, weights: &[f32]) -> Result<()> {
+        self.host.set_weights(instance, weights)?;
+        let first = self.host.player_index(instance, 0)?;
+        for (j, w) in weights.iter().enumerate() {
+            let (buffer, at) = self.player_at(instance, first + j);
+            let bytes = bytemuck::bytes_of(w);
+            self.eval
+                .queue()
+                .write_buffer(buffer, at + WEIGHT_OFFSET, bytes);
+        }
+        Ok(())
+    }
+
+    /// Puts every player of `instance` back at its start position, on the GPU.
+    pub fn restart(&mut self, instance: usize) -> Result<()> {
+        self.host.restart(instance)?;
+        let first = self.host.player_index(instance, 0)?;
+        for (j, p) in self.host.players(instance).iter().enumerate() {
+            let (buffer, at) = self.player_at(instance, first + j);
+            let bytes = bytemuck::bytes_of(&p.start_position);
+            self.eval
+                .queue()
+                .write_buffer(buffer, at + POSITION_OFFSET, bytes);
+        }
+        Ok(())
+    }
+
+    /// Moves `instance` to `placement`, on the GPU.
+    pub fn set_placement(&mut self, instance: usize, placement: Transform) -> Result<()> {
+        self.host.set_placement(instance, placement)?;
+        let c = self.chunk_of(instance);
+        let at = (instance - c.first) as u64 * MOTION_BYTES + PLACEMENT_OFFSET;
+        let x: Xform = placement.into();
+        self.eval
+            .queue()
+            .write_buffer(&c.motion, at, bytemuck::bytes_of(&x));
+        Ok(())
+    }
+
+    fn chunk_of(&self, instance: usize) -> &CrowdChunk {
+        let k = self
+            .chunks
+            .partition_point(|c| c.first + c.count <= instance);
+        &self.chunks[k]
+    }
+
+    /// The buffer and byte offset of global player `p` of `instance`.
+    fn player_at(&self, instance: usize, p: usize) -> (&wgpu::Buffer, u64) {
+        let c = self.chunk_of(instance);
+        (&c.players, (p - c.first_player) as u64 * PLAYER_BYTES)
+    }
+
+    /// `size` bytes of `buffer` from `offset`, after the work submitted so far.
+    fn read(&self, buffer: &wgpu::Buffer, offset: u64, size: u64) -> Result<Vec<u8>> {
+        let device = self.eval.device();
+        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("crowd readback"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
+        self.eval.queue().submit([encoder.finish()]);
+        read_mapped(device, &staging)
+    }
+}

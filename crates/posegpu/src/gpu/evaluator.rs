@@ -1,0 +1,575 @@
+//! The GPU evaluator: assets uploaded once, a small frame buffer per frame (what each instance
+//! plays), three compute passes (sampling, the parent-ordered layer stage when some instance has
+//! a mesh-space layer, hierarchy) and output buffers a renderer binds directly.
+
+use bytemuck::{Pod, Zeroable};
+use wgpu::util::DeviceExt;
+
+use super::context::GpuContext;
+use super::util::{
+    fits_binding, grid, read_mapped, submit_timed, ErrorScope, PassTimer, StagePipeline,
+    WORKGROUP_SIZE,
+};
+use crate::batch::Instance;
+use crate::batch::PoseBatch;
+use crate::error::{Error, Result};
+use crate::layout::{Entry, Head};
+use crate::layout::{Mat3x4, Xform};
+use crate::library::AnimLibrary;
+use crate::pose::Poses;
+
+const XFORM_BYTES: u64 = std::mem::size_of::<Xform>() as u64;
+const MAT_BYTES: u64 = std::mem::size_of::<Mat3x4>() as u64;
+const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
+
+/// Limits below the device's, to force the splitting paths (tests use them), or to keep
+/// buffers small.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GpuOptions {
+    /// At most this many bytes per storage binding (and per output buffer).
+    pub max_binding_size: Option<u64>,
+    /// At most this many workgroups per dispatch dimension.
+    pub max_workgroups_per_dimension: Option<u32>,
+}
+
+/// GPU time of each pass, from timestamp queries.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PassTimes {
+    pub sample_ns: f64,
+    /// 0 when no instance had a mesh-space layer (the pass did not run).
+    pub layers_ns: f64,
+    pub hierarchy_ns: f64,
+}
+
+impl PassTimes {
+    pub fn total_ns(&self) -> f64 {
+        self.sample_ns + self.layers_ns + self.hierarchy_ns
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct Params {
+    bone_count: u32,
+    instance_count: u32,
+    _pad: [u32; 2],
+}
+
+/// Instances `first .. first + count` live in one set of output buffers. Where a crowd exceeds
+/// a device limit (binding size, workgroups per dimension) it is split over several chunks.
+///
+/// Layouts, instance-major within the chunk (`[(instance - first) * bones + bone]`):
+/// `locals` and `component` are arrays of [`Xform`] (48 bytes), `skinning` an array of
+/// [`Mat3x4`] (48 bytes, three rows). All three have `STORAGE | COPY_SRC` usage.
+pub struct OutputChunk {
+    pub first: usize,
+    /// Instances evaluated in the last frame.
+    pub count: usize,
+    /// Instances the buffers hold room for.
+    pub capacity: usize,
+    pub locals: wgpu::Buffer,
+    pub component: wgpu::Buffer,
+    pub skinning: wgpu::Buffer,
+    /// This frame's heads and entries (grown on demand).
+    pub(crate) frame: wgpu::Buffer,
+    /// Delta slots of deferred layers (grown on demand; 48 bytes when there are none).
+    deltas: wgpu::Buffer,
+    params: wgpu::Buffer,
+    /// One per pipeline.
+    groups: [wgpu::BindGroup; 4],
+}
+
+pub(crate) struct Assets {
+    pub clips: wgpu::Buffer,
+    pub channels: wgpu::Buffer,
+    pub times: wgpu::Buffer,
+    pub values: wgpu::Buffer,
+    pub retarget: wgpu::Buffer,
+    parents: wgpu::Buffer,
+    inverse_bind: wgpu::Buffer,
+}
+
+/// Evaluates a crowd of instances of one [`AnimLibrary`] on the GPU.
+pub struct GpuEvaluator {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    lib: AnimLibrary,
+    assets: Assets,
+    /// sample (one clip per instance), sample, layers, hierarchy.
+    pipelines: [StagePipeline; 4],
+    chunks: Vec<OutputChunk>,
+    instances_per_chunk: usize,
+    max_binding: u64,
+    max_workgroups: u32,
+    /// Whether the last batch written has blends or layers (the sampling pipeline that has
+    /// their code), and mesh-space layers (the layer stage runs).
+    blends_or_layers: bool,
+    layers_needed: bool,
+    timer: Option<PassTimer>,
+}
+
+impl GpuEvaluator {
+    /// Uploads `lib` and creates output buffers for `capacity` instances (grown on demand).
+    pub fn new(
+        ctx: &GpuContext,
+        lib: &AnimLibrary,
+        capacity: usize,
+        options: &GpuOptions,
+    ) -> Result<Self> {
+        let device = ctx.device.clone();
+        let limits = device.limits();
+        let max_binding = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+            .min(options.max_binding_size.unwrap_or(u64::MAX));
+        let max_workgroups = limits
+            .max_compute_workgroups_per_dimension
+            .min(options.max_workgroups_per_dimension.unwrap_or(u32::MAX))
+            .max(1);
+        let bones = lib.bone_count() as u64;
+        let per_instance = bones * XFORM_BYTES.max(MAT_BYTES);
+        let what = || format!("one instance's output ({bones} bones)");
+        fits_binding(what, per_instance, max_binding)?;
+        // The sampling pass runs `instances * bones` invocations over a 2D grid of workgroups.
+        let max_invocations = u64::from(max_workgroups).pow(2) * WORKGROUP_SIZE;
+        let instances_per_chunk = (max_binding / per_instance)
+            .min(max_invocations / bones)
+            .min(u64::from(u32::MAX) / bones)
+            .max(1) as usize;
+
+        let scope = ErrorScope::push(&device);
+        let storage = |label: &str, bytes: &[u8]| -> Result<wgpu::Buffer> {
+            fits_binding(
+                || format!("the {label} buffer"),
+                bytes.len() as u64,
+                max_binding,
+            )?;
+            // Bindings may not be empty: a library without clips still binds 16 bytes.
+            let mut padded = bytes.to_vec();
+            padded.resize(bytes.len().max(16), 0);
+            Ok(
+                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents: &padded,
+                    usage: wgpu::BufferUsages::STORAGE,
+                }),
+            )
+        };
+        let assets = Assets {
+            clips: storage("clips", bytemuck::cast_slice(&lib.clips))?,
+            channels: storage("channels", bytemuck::cast_slice(&lib.channels))?,
+            times: storage("key times", bytemuck::cast_slice(&lib.times))?,
+            values: storage("key values", bytemuck::cast_slice(&lib.values))?,
+            retarget: storage("retarget caches", bytemuck::cast_slice(&lib.retarget))?,
+            parents: storage("parents", bytemuck::cast_slice(&lib.parents))?,
+            inverse_bind: storage("inverse bind", bytemuck::cast_slice(&lib.inverse_bind))?,
+        };
+        let pipeline =
+            |stage: &str, constants: &[(&str, f64)]| StagePipeline::new(&device, stage, constants);
+        let pipelines = [
+            pipeline("sample", &[("SINGLE_CLIP", 1.0)]),
+            pipeline("sample", &[]),
+            pipeline("layers", &[]),
+            pipeline("hierarchy", &[]),
+        ];
+        let timer = ctx
+            .has_timestamps()
+            .then(|| PassTimer::new(&device, &ctx.queue, 3));
+        scope.pop()?;
+
+        let mut evaluator = Self {
+            device,
+            queue: ctx.queue.clone(),
+            lib: lib.clone(),
+            assets,
+            pipelines,
+            chunks: Vec::new(),
+            instances_per_chunk,
+            max_binding,
+            max_workgroups,
+            blends_or_layers: false,
+            layers_needed: false,
+            timer,
+        };
+        evaluator.reserve(capacity.max(1))?;
+        Ok(evaluator)
+    }
+
+    /// The library this evaluator plays.
+    pub fn library(&self) -> &AnimLibrary {
+        &self.lib
+    }
+
+    pub(crate) fn assets(&self) -> &Assets {
+        &self.assets
+    }
+
+    pub(crate) fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    pub(crate) fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// The most bytes one storage binding may hold.
+    pub(crate) fn max_binding(&self) -> u64 {
+        self.max_binding
+    }
+
+    pub(crate) fn max_workgroups(&self) -> u32 {
+        self.max_workgroups
+    }
+
+    /// Output buffers, one chunk per range of instances.
+    pub fn chunks(&self) -> &[OutputChunk] {
+        &self.chunks
+    }
+
+    /// The most instances one chunk holds on this device.
+    pub fn instances_per_chunk(&self) -> usize {
+        self.instances_per_chunk
+    }
+
+    /// Instances there is room for without new buffers.
+    pub fn capacity(&self) -> usize {
+        self.chunks.iter().map(|c| c.capacity).sum()
+    }
+
+    /// Makes room for at least `instances` instances.
+    pub fn reserve(&mut self, instances: usize) -> Result<()> {
+        let scope = ErrorScope::push(&self.device);
+        while self.capacity() < instances {
+            let first = self.capacity();
+            let capacity = (instances - first).min(self.instances_per_chunk);
+            let chunk = self.create_chunk(first, capacity);
+            self.chunks.push(chunk);
+        }
+        scope.pop()
+    }
+
+    fn create_chunk(&self, first: usize, capacity: usize) -> OutputChunk {
+        let bones = self.lib.bone_count() as u64;
+        let n = capacity as u64;
+        let output = |label: &str, bytes: u64| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            })
+        };
+        let locals = output("locals", n * bones * XFORM_BYTES);
+        let component = output("component", n * bones * XFORM_BYTES);
+        let skinning = output("skinning", n * bones * MAT_BYTES);
+        let params = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("params"),
+            size: std::mem::size_of::<Params>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        // Two entries per instance: a header and a clip, the most common frame.
+        let frame = self.frame_buffer(n * 3 * ENTRY_BYTES);
+        let deltas = self.frame_buffer(XFORM_BYTES);
+        let groups = self.bind_groups(&params, &frame, &deltas, [&locals, &component, &skinning]);
+        OutputChunk {
+            first,
+            count: 0,
+            capacity,
+            locals,
+            component,
+            skinning,
+            frame,
+            deltas,
+            params,
+            groups,
+        }
+    }
+
+    /// A per-frame storage buffer of `bytes` (at least 16).
+    fn frame_buffer(&self, bytes: u64) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("frame"),
+            size: bytes.max(16).next_multiple_of(16),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    fn bind_groups(
+        &self,
+        params: &wgpu::Buffer,
+        frame: &wgpu::Buffer,
+        deltas: &wgpu::Buffer,
+        [locals, component, skinning]: [&wgpu::Buffer; 3],
+    ) -> [wgpu::BindGroup; 4] {
+        let a = &self.assets;
+        let group = |pipeline: &StagePipeline, buffers: &[&wgpu::Buffer]| {
+            pipeline.bind(&self.device, buffers)
+        };
+        let [plain, sample, layers, hierarchy] = &self.pipelines;
+        let sampling = [
+            params,
+            frame,
+            &a.clips,
+            &a.channels,
+            &a.times,
+            &a.values,
+            &a.retarget,
+            locals,
+            deltas,
+        ];
+        [
+            group(plain, &sampling),
+            group(sample, &sampling),
+            group(layers, &[params, frame, &a.parents, locals, deltas]),
+            group(
+                hierarchy,
+                &[
+                    params,
+                    &a.parents,
+                    &a.inverse_bind,
+                    locals,
+                    component,
+                    skinning,
+                ],
+            ),
+        ]
+    }
+
+    /// Uploads this frame's instances (validated first), growing the buffers if needed.
+    pub fn write_instances(&mut self, instances: &[Instance]) -> Result<()> {
+        self.write_batch(&PoseBatch::from_instances(instances))
+    }
+
+    /// Uploads what every instance of `batch` plays this frame (validated first), growing the
+    /// buffers if needed. Each chunk gets its instances' heads, rebased, then their entries.
+    pub fn write_batch(&mut self, batch: &PoseBatch) -> Result<()> {
+        batch.validate(&self.lib)?;
+        self.reserve(batch.len())?;
+        let bones = self.lib.bone_count() as u64;
+        let (heads, entries) = (batch.heads(), batch.entries());
+        // Each chunk's heads (rebased onto its own frame buffer and delta slots), its entries
+        // and its delta bytes, all checked against the binding limit before anything is made.
+        let mut frames = Vec::with_capacity(self.chunks.len());
+        for chunk in &self.chunks {
+            let end = (chunk.first + chunk.capacity).min(heads.len());
+            let mine = heads.get(chunk.first..end).unwrap_or(&[]);
+            let (e0, s0) = mine.first().map_or((0, 0), |h| (h.first, h.slot));
+            let e1 = heads.get(end).map_or(entries.len(), |h| h.first as usize);
+            let rebased: Vec<Head> = mine
+                .iter()
+                .map(|h| Head {
+                    first: h.first - e0 + mine.len() as u32,
+                    slot: h.slot - s0,
+                    ..*h
+                })
+                .collect();
+            let own = if mine.is_empty() {
+                &[][..]
+            } else {
+                &entries[e0 as usize..e1]
+            };
+            let slots: u64 = mine.iter().map(|h| u64::from(h.slots)).sum();
+            let frame_bytes = (rebased.len() + own.len()) as u64 * ENTRY_BYTES;
+            let delta_bytes = slots * bones * XFORM_BYTES;
+            for (what, size) in [("frame", frame_bytes), ("layer deltas", delta_bytes)] {
+                let what = || {
+                    format!(
+                        "the {what} of instances {}..{end} (fewer layers or instances per batch)",
+                        chunk.first
+                    )
+                };
+                fits_binding(what, size, self.max_binding)?;
+            }
+            frames.push((rebased, own, frame_bytes, delta_bytes));
+        }
+        let scope = ErrorScope::push(&self.device);
+        for (k, (rebased, own, frame_bytes, delta_bytes)) in frames.into_iter().enumerate() {
+            self.fit_chunk(k, frame_bytes, delta_bytes);
+            let chunk = &mut self.chunks[k];
+            chunk.count = rebased.len();
+            // Heads, then the entries straight from the batch (no copy).
+            let heads_bytes: &[u8] = bytemuck::cast_slice(&rebased);
+            if !rebased.is_empty() {
+                self.queue.write_buffer(&chunk.frame, 0, heads_bytes);
+                let at = heads_bytes.len() as u64;
+                self.queue
+                    .write_buffer(&chunk.frame, at, bytemuck::cast_slice(own));
+            }
+            let params = Params {
+                bone_count: bones as u32,
+                instance_count: chunk.count as u32,
+                _pad: [0; 2],
+            };
+            self.queue
+                .write_buffer(&chunk.params, 0, bytemuck::bytes_of(&params));
+        }
+        self.blends_or_layers = !batch.is_single_clips();
+        self.layers_needed = batch.has_mesh_layers();
+        scope.pop()
+    }
+
+    /// Grows chunk `k`'s frame and delta buffers to hold the given bytes (by half again, so a
+    /// slowly growing crowd does not reallocate every frame) and rebinds them.
+    fn fit_chunk(&mut self, k: usize, frame_bytes: u64, delta_bytes: u64) {
+        let grown = |size: u64| (size + size / 2).min(self.max_binding);
+        let chunk = &self.chunks[k];
+        let frame =
+            (frame_bytes > chunk.frame.size()).then(|| self.frame_buffer(grown(frame_bytes)));
+        let deltas =
+            (delta_bytes > chunk.deltas.size()).then(|| self.frame_buffer(grown(delta_bytes)));
+        if frame.is_none() && deltas.is_none() {
+            return;
+        }
+        let frame = frame.as_ref().unwrap_or(&chunk.frame);
+        let deltas = deltas.as_ref().unwrap_or(&chunk.deltas);
+        let outputs = [&chunk.locals, &chunk.component, &chunk.skinning];
+        let groups = self.bind_groups(&chunk.params, frame, deltas, outputs);
+        let (frame, deltas) = (frame.clone(), deltas.clone());
+        let chunk = &mut self.chunks[k];
+        (chunk.frame, chunk.deltas, chunk.groups) = (frame, deltas, groups);
+    }
+
+    /// Records the sampling, layer (when needed) and hierarchy passes for the batch last
+    /// written. A renderer may record its draw after this in the same encoder: wgpu orders the
+    /// storage writes before the vertex reads.
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
+        self.encode_passes(encoder, None);
+    }
+
+    /// The passes, timed from the timer's pass `first` on when there is one.
+    pub(crate) fn encode_passes(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<(&PassTimer, u32)>,
+    ) {
+        let bones = self.lib.bone_count() as u64;
+        let stages: [(&str, u64); 3] = [("sample", bones), ("layers", 1), ("hierarchy", 1)];
+        for (k, (label, per_instance)) in stages.into_iter().enumerate() {
+            if k == 1 && !self.layers_needed {
+                continue;
+            }
+            let timestamp_writes = timer.map(|(t, first)| t.writes(first + k as u32));
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(label),
+                timestamp_writes,
+            });
+            // Pipelines: the sampling stage for single clips or the general one, then the others.
+            let p = if k == 0 {
+                usize::from(self.blends_or_layers)
+            } else {
+                k + 1
+            };
+            pass.set_pipeline(&self.pipelines[p].pipeline);
+            for chunk in self.chunks.iter().filter(|c| c.count > 0) {
+                let invocations = chunk.count as u64 * per_instance;
+                let (x, y) = grid(invocations.div_ceil(WORKGROUP_SIZE), self.max_workgroups);
+                pass.set_bind_group(0, &chunk.groups[p], &[]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        }
+    }
+
+    /// Writes `instances` (one clip each), evaluates them and submits the work (without
+    /// waiting for it).
+    pub fn evaluate(&mut self, instances: &[Instance]) -> Result<()> {
+        self.write_instances(instances)?;
+        self.submit();
+        Ok(())
+    }
+
+    /// Writes `batch` (bases, blends, additive layers), evaluates it and submits the work.
+    pub fn evaluate_batch(&mut self, batch: &PoseBatch) -> Result<()> {
+        self.write_batch(batch)?;
+        self.submit();
+        Ok(())
+    }
+
+    fn submit(&self) {
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        self.encode(&mut encoder);
+        self.queue.submit([encoder.finish()]);
+    }
+
+    /// Like [`GpuEvaluator::evaluate`], then waits and returns each pass's GPU time; `None`
+    /// where the adapter has no timestamp queries.
+    pub fn evaluate_timed(&mut self, instances: &[Instance]) -> Result<Option<PassTimes>> {
+        self.write_instances(instances)?;
+        self.run_timed()
+    }
+
+    /// Like [`GpuEvaluator::evaluate_batch`], timed.
+    pub fn evaluate_batch_timed(&mut self, batch: &PoseBatch) -> Result<Option<PassTimes>> {
+        self.write_batch(batch)?;
+        self.run_timed()
+    }
+
+    fn run_timed(&self) -> Result<Option<PassTimes>> {
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        self.encode_passes(&mut encoder, self.timer.as_ref().map(|t| (t, 0)));
+        let spans = submit_timed(&self.device, &self.queue, encoder, self.timer.as_ref())?;
+        Ok(spans.map(|spans| self.pass_times(&spans)))
+    }
+
+    /// The passes' times from a timer's spans (the layer pass counts only when it ran).
+    pub(crate) fn pass_times(&self, spans: &[f64]) -> PassTimes {
+        PassTimes {
+            sample_ns: spans[0],
+            layers_ns: if self.layers_needed { spans[1] } else { 0.0 },
+            hierarchy_ns: spans[2],
+        }
+    }
+
+    /// Blocks until all submitted work is done.
+    pub fn wait(&self) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| Error::Gpu(format!("waiting for the device: {e}")))
+    }
+
+    /// Copies the last frame's outputs back to host memory (blocking): one submission for all
+    /// the copies, then one map per buffer.
+    pub fn read_back(&self) -> Result<Poses> {
+        let bones = self.lib.bone_count();
+        let total: usize = self.chunks.iter().map(|c| c.count).sum();
+        let mut poses = Poses::default();
+        poses.resize(bones, total);
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        let mut staged = Vec::new();
+        for chunk in self.chunks.iter().filter(|c| c.count > 0) {
+            let n = (chunk.count * bones) as u64;
+            let mut stage = |buffer: &wgpu::Buffer, size: u64| {
+                let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("readback"),
+                    size,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+                staging
+            };
+            let buffers = [
+                stage(&chunk.locals, n * XFORM_BYTES),
+                stage(&chunk.component, n * XFORM_BYTES),
+                stage(&chunk.skinning, n * MAT_BYTES),
+            ];
+            staged.push((
+                chunk.first * bones..(chunk.first + chunk.count) * bones,
+                buffers,
+            ));
+        }
+        self.queue.submit([encoder.finish()]);
+        // Cast the aligned destination to bytes: the mapped copy has no alignment promise.
+        for (r, [locals, component, skinning]) in staged {
+            bytemuck::cast_slice_mut(&mut poses.locals[r.clone()])
+                .copy_from_slice(&read_mapped(&self.device, &locals)?);
+            bytemuck::cast_slice_mut(&mut poses.component[r.clone()])
+                .copy_from_slice(&read_mapped(&self.device, &component)?);
+            bytemuck::cast_slice_mut(&mut poses.skinning[r])
+                .copy_from_slice(&read_mapped(&self.device, &skinning)?);
+        }
+        Ok(poses)
+    }
+}

@@ -1,0 +1,13 @@
+//! The GPU backend (wgpu compute).
+
+mod context;
+mod crowd;
+mod evaluator;
+pub(crate) mod shaders;
+mod util;
+
+pub use context::GpuContext;
+pub use crowd::{CrowdTimes, GpuCrowd};
+pub use evaluator::{GpuEvaluator, GpuOptions, OutputChunk, PassTimes};
+pub use util::PassTimer;
+pub(crate) use util::{read_mapped, ErrorScope};

@@ -1,0 +1,274 @@
+//! The WGSL stages: one file per stage, each compiled with `common.wgsl` and the shared files it
+//! names prepended, and the bind group layout each declares, written out here so that a
+//! pipeline's layout is explicit (a test checks it against the shader's own declarations).
+
+/// Types and math shared by every stage.
+pub(crate) const COMMON: &str = include_str!("../../shaders/common.wgsl");
+
+/// Clip sampling, prepended to the stages that sample clips.
+const CLIP: &str = include_str!("../../shaders/clip.wgsl");
+
+/// Crowd playback state, prepended to the crowd stages.
+const PLAYBACK: &str = include_str!("../../shaders/playback.wgsl");
+
+/// What a binding of group 0 holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Binding {
+    Uniform,
+    Storage { read_only: bool },
+}
+
+use Binding::{Storage, Uniform};
+
+const RO: Binding = Storage { read_only: true };
+const RW: Binding = Storage { read_only: false };
+
+/// One stage: its name (and file), the shared files it uses, its source, its group-0 bindings
+/// in binding order, and the shader stages that see them.
+pub(crate) struct Stage {
+    pub name: &'static str,
+    pub shared: &'static [&'static str],
+    pub body: &'static str,
+    pub bindings: &'static [(u32, Binding)],
+    pub visibility: wgpu::ShaderStages,
+}
+
+const COMPUTE: wgpu::ShaderStages = wgpu::ShaderStages::COMPUTE;
+
+/// Every stage. The pose stages read the library's tables (`clips`, `channels`, `times`,
+/// `values`, `retarget`) at bindings 2 to 6, where `clip.wgsl` declares them.
+pub(crate) const STAGES: &[Stage] = &[
+    Stage {
+        name: "sample",
+        shared: &[CLIP],
+        body: include_str!("../../shaders/sample.wgsl"),
+        // params, frame, clips, channels, times, values, retarget, locals, deltas
+        bindings: &[
+            (0, Uniform),
+            (1, RO),
+            (2, RO),
+            (3, RO),
+            (4, RO),
+            (5, RO),
+            (6, RO),
+            (7, RW),
+            (8, RW),
+        ],
+        visibility: COMPUTE,
+    },
+    Stage {
+        name: "layers",
+        shared: &[],
+        body: include_str!("../../shaders/layers.wgsl"),
+        // params, frame, parents, locals, deltas
+        bindings: &[(0, Uniform), (1, RO), (2, RO), (3, RW), (4, RW)],
+        visibility: COMPUTE,
+    },
+    Stage {
+        name: "hierarchy",
+        shared: &[],
+        body: include_str!("../../shaders/hierarchy.wgsl"),
+        // params, parents, inverse_bind, locals, component, skinning
+        bindings: &[(0, Uniform), (1, RO), (2, RO), (3, RO), (4, RW), (5, RW)],
+        visibility: COMPUTE,
+    },
+    Stage {
+        name: "advance",
+        shared: &[PLAYBACK],
+        body: include_str!("../../shaders/advance.wgsl"),
+        // crowd, structure, players, frame, events
+        bindings: &[(0, Uniform), (1, RO), (2, RW), (3, RW), (4, RW)],
+        visibility: COMPUTE,
+    },
+    Stage {
+        name: "root_motion",
+        shared: &[CLIP, PLAYBACK],
+        body: include_str!("../../shaders/root_motion.wgsl"),
+        // crowd, structure, clips, channels, times, values, retarget, players, motion
+        bindings: &[
+            (0, Uniform),
+            (1, RO),
+            (2, RO),
+            (3, RO),
+            (4, RO),
+            (5, RO),
+            (6, RO),
+            (7, RO),
+            (8, RW),
+        ],
+        visibility: COMPUTE,
+    },
+    #[cfg(feature = "render")]
+    Stage {
+        name: "skin",
+        shared: &[],
+        body: include_str!("../../shaders/skin.wgsl"),
+        // view, chunk, skinning, placements
+        bindings: &[(0, Uniform), (1, Uniform), (2, RO), (3, RO)],
+        visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+    },
+];
+
+/// The stage named `name` (a name from [`STAGES`]; anything else is a bug).
+pub(crate) fn stage(name: &str) -> &'static Stage {
+    STAGES
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no shader stage named '{name}'"))
+}
+
+/// The full source of a stage as compiled: `common.wgsl`, the shared files it uses, then the
+/// stage file.
+pub(crate) fn source(stage: &Stage) -> String {
+    let mut src = COMMON.to_string();
+    for part in stage.shared.iter().chain([&stage.body]) {
+        src.push('\n');
+        src.push_str(part);
+    }
+    src
+}
+
+/// The stage's group-0 layout, exactly as [`Stage::bindings`] declares it.
+pub(crate) fn bind_group_layout(device: &wgpu::Device, stage: &Stage) -> wgpu::BindGroupLayout {
+    let entries: Vec<_> = stage
+        .bindings
+        .iter()
+        .map(|&(binding, kind)| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: stage.visibility,
+            ty: wgpu::BindingType::Buffer {
+                ty: match kind {
+                    Binding::Uniform => wgpu::BufferBindingType::Uniform,
+                    Binding::Storage { read_only } => {
+                        wgpu::BufferBindingType::Storage { read_only }
+                    }
+                },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        })
+        .collect();
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(stage.name),
+        entries: &entries,
+    })
+}
+
+/// The stage's pipeline layout: its one bind group.
+pub(crate) fn pipeline_layout(
+    device: &wgpu::Device,
+    group: &wgpu::BindGroupLayout,
+) -> wgpu::PipelineLayout {
+    device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: None,
+        bind_group_layouts: &[Some(group)],
+        immediate_size: 0,
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Parses and validates a stage with naga (no GPU needed).
+    pub(crate) fn module(stage: &Stage) -> naga::Module {
+        let src = source(stage);
+        let module = naga::front::wgsl::parse_str(&src)
+            .unwrap_or_else(|e| panic!("{}.wgsl:\n{}", stage.name, e.emit_to_string(&src)));
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::empty(),
+        )
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{}.wgsl:\n{}", stage.name, e.emit_to_string(&src)));
+        module
+    }
+
+    #[test]
+    fn every_stage_validates_with_naga() {
+        for stage in STAGES {
+            let module = module(stage);
+            // Compute stages run `main`; the draw stage has a vertex and a fragment entry point.
+            let expected: &[&str] = if stage.name == "skin" {
+                &["vs_main", "fs_main"]
+            } else {
+                &["main"]
+            };
+            for name in expected {
+                assert!(
+                    module.entry_points.iter().any(|e| e.name == *name),
+                    "{}.wgsl has no `{name}` entry point",
+                    stage.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_shader_file_is_a_known_stage() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/shaders");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            let stage = name
+                .strip_suffix(".wgsl")
+                .expect("only .wgsl files in shaders/");
+            assert!(
+                ["common", "clip", "playback"].contains(&stage)
+                    || STAGES.iter().any(|s| s.name == stage)
+                    || (stage == "skin" && cfg!(not(feature = "render"))),
+                "shaders/{name} is neither shared nor listed in STAGES"
+            );
+        }
+    }
+
+    #[test]
+    fn a_broken_shader_is_reported_not_accepted() {
+        let src = format!("{COMMON}\nfn broken() -> f32 {{ return undefined_name; }}");
+        assert!(naga::front::wgsl::parse_str(&src).is_err());
+    }
+
+    /// The group-0 bindings a module declares, as [`Binding`]s, in binding order.
+    fn declared_bindings(module: &naga::Module) -> Vec<(u32, Binding)> {
+        let mut out: Vec<(u32, Binding)> = module
+            .global_variables
+            .iter()
+            .filter_map(|(_, g)| {
+                let b = g.binding.as_ref()?;
+                assert_eq!(b.group, 0, "{:?} is outside group 0", g.name);
+                let kind = match g.space {
+                    naga::AddressSpace::Uniform => Binding::Uniform,
+                    naga::AddressSpace::Storage { access } => Binding::Storage {
+                        read_only: !access.contains(naga::StorageAccess::STORE),
+                    },
+                    other => panic!("{:?} is bound in address space {other:?}", g.name),
+                };
+                Some((b.binding, kind))
+            })
+            .collect();
+        out.sort_by_key(|(b, _)| *b);
+        out
+    }
+
+    #[test]
+    fn every_stage_declares_the_bind_group_layout_rust_builds() {
+        for stage in STAGES {
+            assert_eq!(
+                declared_bindings(&module(stage)),
+                stage.bindings,
+                "{}.wgsl's group 0 differs from STAGES",
+                stage.name
+            );
+            let storage = stage
+                .bindings
+                .iter()
+                .filter(|(_, b)| matches!(b, Binding::Storage { .. }))
+                .count();
+            assert!(
+                storage <= 8,
+                "{} binds {storage} storage buffers (the default limit is 8)",
+                stage.name
+            );
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! Small pieces every GPU stage uses: pipelines, dispatch grids, timestamps, read-backs and
+//! error scopes.
+
+use super::shaders::{self, Stage};
+use crate::error::{Error, Result};
+
+pub(crate) const WORKGROUP_SIZE: u64 = crate::layout::WORKGROUP_SIZE as u64;
+
+/// A compute stage's pipeline with the explicit bind group layout its [`Stage`] declares.
+pub(crate) struct StagePipeline {
+    pub pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    stage: &'static Stage,
+}
+
+impl StagePipeline {
+    /// The pipeline of `stage` (entry point `main`), with `constants` for its override
+    /// constants.
+    pub(crate) fn new(device: &wgpu::Device, stage: &str, constants: &[(&str, f64)]) -> Self {
+        let stage = shaders::stage(stage);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(stage.name),
+            source: wgpu::ShaderSource::Wgsl(shaders::source(stage).into()),
+        });
+        let layout = shaders::bind_group_layout(device, stage);
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(stage.name),
+            layout: Some(&shaders::pipeline_layout(device, &layout)),
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants,
+                ..Default::default()
+            },
+            cache: None,
+        });
+        Self {
+            pipeline,
+            layout,
+            stage,
+        }
+    }
+
+    /// A bind group of `buffers`, one per declared binding, in binding order.
+    pub(crate) fn bind(&self, device: &wgpu::Device, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
+        assert_eq!(
+            buffers.len(),
+            self.stage.bindings.len(),
+            "the {} stage binds {} buffers",
+            self.stage.name,
+            self.stage.bindings.len()
+        );
+        let entries: Vec<_> = self
+            .stage
+            .bindings
+            .iter()
+            .zip(buffers)
+            .map(|(&(binding, _), b)| wgpu::BindGroupEntry {
+                binding,
+                resource: b.as_entire_binding(),
+            })
+            .collect();
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(self.stage.name),
+            layout: &self.layout,
+            entries: &entries,
+        })
+    }
+}
+
+/// `Error::TooLarge` when `size` bytes exceed the storage-binding limit; `what` names them.
+pub(crate) fn fits_binding(what: impl FnOnce() -> String, size: u64, limit: u64) -> Result<()> {
+    if size <= limit {
+        return Ok(());
+    }
+    Err(Error::TooLarge {
+        what: what(),
+        size,
+        limit,
+        limit_name: "max_storage_buffer_binding_size",
+    })
+}
+
+/// Submits `encoder`'s passes and waits for them; with a timer, resolves its timestamps first
+/// and returns each pass's GPU time (nanoseconds), else `None`.
+pub(crate) fn submit_timed(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    mut encoder: wgpu::CommandEncoder,
+    timer: Option<&PassTimer>,
+) -> Result<Option<Vec<f64>>> {
+    let Some(t) = timer else {
+        queue.submit([encoder.finish()]);
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Gpu(format!("waiting for the device: {e}")))?;
+        return Ok(None);
+    };
+    t.resolve(&mut encoder);
+    queue.submit([encoder.finish()]);
+    t.read(device).map(Some)
+}
+
+/// GPU time of compute passes from timestamp queries (`Features::TIMESTAMP_QUERY`): the
+/// evaluator's per-pass times, and a tool for hosts that time their own passes beside
+/// posegpu's. Record pass `k` with [`PassTimer::writes`], then [`PassTimer::resolve`] into the
+/// same encoder, submit, and [`PassTimer::read`].
+pub struct PassTimer {
+    queries: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    period_ns: f64,
+    passes: u32,
+}
+
+impl PassTimer {
+    /// Queries and buffers for `passes` passes.
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, passes: u32) -> Self {
+        let bytes = u64::from(passes) * 16;
+        let buffer = |usage| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamps"),
+                size: bytes,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        Self {
+            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("pass timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2 * passes,
+            }),
+            resolve: buffer(wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
+            readback: buffer(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
+            period_ns: f64::from(queue.get_timestamp_period()),
+            passes,
+        }
+    }
+
+    /// The timestamp writes of pass `k`.
+    pub fn writes(&self, k: u32) -> wgpu::ComputePassTimestampWrites<'_> {
+        wgpu::ComputePassTimestampWrites {
+            query_set: &self.queries,
+            beginning_of_pass_write_index: Some(2 * k),
+            end_of_pass_write_index: Some(2 * k + 1),
+        }
+    }
+
+    /// Records the copy of every timestamp to the read-back buffer.
+    pub fn resolve(&self, encoder: &mut wgpu::CommandEncoder) {
+        encoder.resolve_query_set(&self.queries, 0..2 * self.passes, &self.resolve, 0);
+        encoder.copy_buffer_to_buffer(&self.resolve, 0, &self.readback, 0, self.resolve.size());
+    }
+
+    /// Each pass's GPU time in nanoseconds, after the submission that resolved them (0 for a
+    /// pass that did not run).
+    pub fn read(&self, device: &wgpu::Device) -> Result<Vec<f64>> {
+        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&read_mapped(device, &self.readback)?);
+        Ok(ticks
+            .chunks_exact(2)
+            .map(|t| t[1].saturating_sub(t[0]) as f64 * self.period_ns)
+            .collect())
+    }
+}
+
+/// Workgroups laid out as `x * y ≥ workgroups` with `x` within the per-dimension limit.
+pub(crate) fn grid(workgroups: u64, max: u32) -> (u32, u32) {
+    let x = workgroups.min(u64::from(max)).max(1);
+    (x as u32, workgroups.div_ceil(x) as u32)
+}
+
+/// Maps a `MAP_READ` buffer after the queue's work, copies it out and unmaps it.
+pub(crate) fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Gpu(format!("waiting for the device: {e}")))?;
+    rx.recv()
+        .map_err(|e| Error::Gpu(format!("mapping a buffer: {e}")))?
+        .map_err(|e| Error::Gpu(format!("mapping a buffer: {e}")))?;
+    let bytes = buffer
+        .get_mapped_range(..)
+        .map_err(|e| Error::Gpu(format!("reading a mapped buffer: {e}")))?
+        .to_vec();
+    buffer.unmap();
+    Ok(bytes)
+}
+
+/// Turns wgpu's validation and out-of-memory errors into [`Error::Gpu`] instead of the
+/// default handler's panic.
+pub(crate) struct ErrorScope {
+    validation: wgpu::ErrorScopeGuard,
+    memory: wgpu::ErrorScopeGuard,
+}
+
+impl ErrorScope {
+    pub(crate) fn push(device: &wgpu::Device) -> Self {
+        let memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        Self { validation, memory }
+    }
+
+    pub(crate) fn pop(self) -> Result<()> {
+        let validation = pollster::block_on(self.validation.pop());
+        let memory = pollster::block_on(self.memory.pop());
+        match validation.or(memory) {
+            Some(e) => Err(Error::Gpu(e.to_string())),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,684 @@
+//! Every type and constant the GPU sees, in one place (what `vello_encoding` is to vello).
+//!
+//! Each `#[repr(C)]` type here has a WGSL twin of the same name in `shaders/`, and each shared
+//! constant a WGSL `const` of the same name. They are kept in step by a test, not by comments:
+//! `layout::tests` parses every stage with naga, lays each struct out with naga's layouter and
+//! compares its size and member offsets with the Rust type's `size_of`/`offset_of!` (its
+//! `STRUCTS` table), and every scalar WGSL constant with its Rust value (`CONSTANTS`).
+//!
+//! Buffers are arrays of these records. The per-frame buffer of a chunk (`frame`) is an array
+//! of 16-byte words: one [`Head`] per instance, then its layers, each a [`LayerEntry`] followed
+//! by its [`SampleEntry`]s.
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Quat, Vec4};
+
+use crate::math::Transform;
+
+/// Invocations per workgroup of every compute stage.
+pub(crate) const WORKGROUP_SIZE: u32 = 64;
+
+// ---------------------------------------------------------------------------------------------
+// Poses and matrices
+
+/// A transform as stored in buffers: 48 bytes, the rotation quaternion (x, y, z, w), then
+/// translation and scale as `vec4`s whose `w` is 0. WGSL: `struct Xform { r, t, s }`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Xform {
+    /// Rotation quaternion, `[x, y, z, w]`.
+    pub rotation: [f32; 4],
+    /// Translation in `xyz`; `w` is 0.
+    pub translation: [f32; 4],
+    /// Per-axis scale in `xyz`; `w` is 0.
+    pub scale: [f32; 4],
+}
+
+impl From<Transform> for Xform {
+    fn from(t: Transform) -> Self {
+        Self {
+            rotation: t.rotation.to_array(),
+            translation: t.translation.extend(0.0).to_array(),
+            scale: t.scale.extend(0.0).to_array(),
+        }
+    }
+}
+
+impl From<Xform> for Transform {
+    fn from(x: Xform) -> Self {
+        Transform {
+            rotation: Quat::from_array(x.rotation),
+            translation: Vec4::from(x.translation).truncate(),
+            scale: Vec4::from(x.scale).truncate(),
+        }
+    }
+}
+
+/// A 3x4 affine matrix, three rows `[r0 | tx]`, `[r1 | ty]`, `[r2 | tz]`: 48 bytes. A vertex
+/// shader applies it as `vec3(dot(m[0], p), dot(m[1], p), dot(m[2], p))` with
+/// `p = vec4(position, 1)`. WGSL: `struct Mat3x4 { r0, r1, r2 }`.
+pub type Mat3x4 = [f32; 12];
+
+/// Per dispatch of the pose stages: the skeleton's bone count and the chunk's instance count.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct Params {
+    pub bone_count: u32,
+    pub instance_count: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The frame: what each instance plays (src/batch.rs builds it)
+
+/// One 16-byte word of the frame buffer: a [`Head`], a [`LayerEntry`] or a [`SampleEntry`].
+pub(crate) type Entry = [u32; 4];
+
+/// Per instance: where its entries start, how many layers it has (the base included), and its
+/// first delta slot and slot count (slots hold the deltas of layers the layer stage applies).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct Head {
+    pub first: u32,
+    pub layers: u32,
+    pub slot: u32,
+    pub slots: u32,
+}
+
+/// A layer's header: its kind (`LAYER_*`) in the low byte and its sample count above, and its
+/// weight.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct LayerEntry {
+    pub kind_and_samples: u32,
+    pub weight: f32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+}
+
+/// One clip at one time: the clip index with [`INSTANCE_LOOP`] set when it loops, the time in
+/// seconds, the weight in its layer's blend and a root-lock code (`ROOT_LOCK_*`, 0 for none).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct SampleEntry {
+    pub clip_and_flags: u32,
+    pub time: f32,
+    pub weight: f32,
+    pub root_lock: u32,
+}
+
+pub(crate) const LAYER_BASE: u32 = 0;
+pub(crate) const LAYER_LOCAL: u32 = 1;
+pub(crate) const LAYER_MESH: u32 = 2;
+pub(crate) const LAYER_DYNAMIC_LOCAL: u32 = 3;
+pub(crate) const LAYER_DYNAMIC_MESH: u32 = 4;
+/// [`SampleEntry::clip_and_flags`]: the clip loops.
+pub(crate) const INSTANCE_LOOP: u32 = 1 << 31;
+pub(crate) const ROOT_LOCK_REF_POSE: u32 = 1;
+pub(crate) const ROOT_LOCK_FIRST_FRAME: u32 = 2;
+pub(crate) const ROOT_LOCK_ZERO: u32 = 3;
+
+// ---------------------------------------------------------------------------------------------
+// The library: clips, channels, keys and retarget caches (src/library.rs packs them)
+
+/// Per clip: its duration, where its channels start (`channel_base + source_bone * 3 + {0: T,
+/// 1: R, 2: S}`, indexed by the bones of the skeleton it was authored on) and where the retarget
+/// cache of its source starts (`retarget_base + target_bone`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct ClipData {
+    pub duration: f32,
+    pub channel_base: u32,
+    pub retarget_base: u32,
+    /// [`CLIP_ADDITIVE`], [`CLIP_MESH_SPACE`].
+    pub flags: u32,
+}
+
+/// [`ClipData::flags`]: the keys are additive deltas.
+pub(crate) const CLIP_ADDITIVE: u32 = 1;
+/// [`ClipData::flags`], with [`CLIP_ADDITIVE`]: the rotation deltas are between mesh-space
+/// rotations.
+pub(crate) const CLIP_MESH_SPACE: u32 = 2;
+
+/// One channel's place in the key arrays; `count == 0` means the channel is absent.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct ChannelData {
+    pub time_offset: u32,
+    pub value_offset: u32,
+    pub count: u32,
+    /// [`CHANNEL_STEP`].
+    pub flags: u32,
+}
+
+/// [`ChannelData::flags`]: STEP interpolation.
+pub(crate) const CHANNEL_STEP: u32 = 1;
+
+/// Everything the sampling stage needs to drive one target bone from one retarget source:
+/// built on the host once per (retarget source, target skeleton) pair, uploaded once, read for
+/// every instance. 208 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct BoneRetarget {
+    /// The source bone whose channels drive this bone; -1 for none (the bone keeps its target
+    /// reference local).
+    pub source: i32,
+    /// A [`crate::TranslationMode`] as `u32` (`MODE_*` in `clip.wgsl`).
+    pub mode: u32,
+    /// [`RETARGET_ORIENT`].
+    pub flags: u32,
+    /// AnimationScaled: `|T_tgt| / |T_src|`, or exactly 1 where `|T_src| ≤ SMALL`.
+    pub length_ratio: f32,
+    /// The retarget source's local reference: the value of channels a clip lacks.
+    pub source_ref: Xform,
+    /// The target's local reference.
+    pub target_ref: Xform,
+    /// AnimationRelative: `(R_src⁻¹ ⊗ R_tgt, T_tgt − T_src, S_tgt ∘ safeRecip(S_src))`.
+    pub relative: Xform,
+    /// OrientAndScale: `Δq = findBetweenNormals(ŝ, t̂)`.
+    pub orient_rotation: [f32; 4],
+    /// OrientAndScale: `s` in xyz, `k = |t| / |s|` in w.
+    pub orient_source: [f32; 4],
+    /// OrientAndScale: `t` in xyz.
+    pub orient_target: [f32; 4],
+}
+
+/// [`BoneRetarget::flags`]: the bone has an OrientAndScale entry.
+pub(crate) const RETARGET_ORIENT: u32 = 1;
+
+// ---------------------------------------------------------------------------------------------
+// Crowd playback (src/playback/ describes it, src/gpu/crowd.rs keeps it on the GPU)
+
+/// Per crowd chunk and step.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct CrowdParams {
+    pub dt: f32,
+    pub group_count: u32,
+    /// Where the tracks and the segments start in the structure buffer (in 16-byte words).
+    pub tracks: u32,
+    pub segments: u32,
+}
+
+/// One sequence player (64 bytes). `entry` is its clip sample in the chunk's frame buffer;
+/// `step_start` and `step_travel` are its last step, for the root-motion stage.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct PlayerData {
+    pub track: u32,
+    /// [`PLAYER_LOOP`].
+    pub flags: u32,
+    pub entry: u32,
+    pub _pad0: u32,
+    pub position: f32,
+    pub start_position: f32,
+    pub weight: f32,
+    pub _pad1: f32,
+    pub rate: f32,
+    pub basis: f32,
+    pub scale: f32,
+    pub bias: f32,
+    pub clamp_min: f32,
+    pub clamp_max: f32,
+    pub step_start: f32,
+    pub step_travel: f32,
+}
+
+/// [`PlayerData::flags`]: the player loops.
+pub(crate) const PLAYER_LOOP: u32 = 1;
+
+/// One instance's players in the structure buffer: the first, how many, [`GROUP_SYNC`] |
+/// [`GROUP_ROOT_MOTION`] | root-lock code << 8, and the instance's index in the crowd.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct GroupData {
+    pub first_player: u32,
+    pub player_count: u32,
+    pub flags: u32,
+    pub instance: u32,
+}
+
+/// [`GroupData::flags`]: the players follow the leader's phase.
+pub(crate) const GROUP_SYNC: u32 = 1;
+/// [`GroupData::flags`]: the instance extracts root motion.
+pub(crate) const GROUP_ROOT_MOTION: u32 = 2;
+
+/// A track: its segments and its length in seconds.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct TrackData {
+    pub first_segment: u32,
+    pub segment_count: u32,
+    pub length: f32,
+    pub _pad: u32,
+}
+
+/// A segment: its clip, where it starts on its track, where in its clip, and its length (in
+/// seconds).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct SegmentData {
+    pub clip: u32,
+    pub track_start: f32,
+    pub clip_start: f32,
+    pub length: f32,
+}
+
+/// Per instance: its root motion over the last step, and its placement (96 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct RootMotionData {
+    pub delta: Xform,
+    pub placement: Xform,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drawing (src/render/)
+
+/// One vertex, 56 bytes, as the vertex buffer holds it: bind-pose position and normal, four
+/// bone indices into the skeleton (parents-first order, as the skinning buffer) and their
+/// weights.
+#[cfg(feature = "render")]
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SkinnedVertex {
+    /// Bind-pose position.
+    pub position: [f32; 3],
+    /// Bind-pose normal.
+    pub normal: [f32; 3],
+    /// Bone indices (into the skeleton's parents-first order).
+    pub joints: [u32; 4],
+    /// Weights of the four bones.
+    pub weights: [f32; 4],
+}
+
+/// The camera and the mesh's root matrix, per draw.
+#[cfg(feature = "render")]
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct ViewUniform {
+    pub view_proj: [[f32; 4]; 4],
+    pub root: [[f32; 4]; 4],
+    pub light: [f32; 4],
+}
+
+/// Per chunk drawn: bones per instance, the chunk's first instance and where its placements
+/// start and how far apart they lie (in [`Xform`]s).
+#[cfg(feature = "render")]
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct ChunkUniform {
+    pub bones: u32,
+    pub first: u32,
+    pub placement_first: u32,
+    pub placement_stride: u32,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The contract with the shaders, checked by the tests below.
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use std::mem::offset_of;
+
+    use super::*;
+    use crate::gpu::shaders::{tests::module, STAGES};
+
+    /// A Rust type's layout as its WGSL twin must have it: the WGSL struct name, the size, and
+    /// each WGSL member's name with the byte offset of the Rust field it mirrors.
+    #[derive(Clone, Copy, Debug)]
+    struct StructLayout {
+        pub wgsl: &'static str,
+        pub size: usize,
+        pub members: &'static [(&'static str, usize)],
+    }
+
+    /// `layout!(Type { wgsl_member: rust_field, ... })`.
+    macro_rules! layout {
+        ($t:ident { $($wgsl:ident: $field:ident),* $(,)? }) => {
+            StructLayout {
+                wgsl: stringify!($t),
+                size: size_of::<$t>(),
+                members: &[$((stringify!($wgsl), offset_of!($t, $field))),*],
+            }
+        };
+    }
+
+    /// Every struct the shaders share with Rust.
+    const STRUCTS: &[StructLayout] = &[
+        layout!(Xform {
+            r: rotation,
+            t: translation,
+            s: scale
+        }),
+        StructLayout {
+            wgsl: "Mat3x4",
+            size: size_of::<Mat3x4>(),
+            members: &[("r0", 0), ("r1", 16), ("r2", 32)],
+        },
+        layout!(Params {
+            bone_count: bone_count,
+            instance_count: instance_count,
+            _pad0: _pad0,
+            _pad1: _pad1
+        }),
+        layout!(Head {
+            first: first,
+            layers: layers,
+            slot: slot,
+            slots: slots
+        }),
+        layout!(LayerEntry {
+            kind_and_samples: kind_and_samples,
+            weight: weight,
+            _pad0: _pad0,
+            _pad1: _pad1
+        }),
+        layout!(SampleEntry {
+            clip_and_flags: clip_and_flags,
+            time: time,
+            weight: weight,
+            root_lock: root_lock
+        }),
+        layout!(ClipData {
+            duration: duration,
+            channel_base: channel_base,
+            retarget_base: retarget_base,
+            flags: flags
+        }),
+        layout!(ChannelData {
+            time_offset: time_offset,
+            value_offset: value_offset,
+            count: count,
+            flags: flags
+        }),
+        layout!(BoneRetarget {
+            source: source,
+            mode: mode,
+            flags: flags,
+            length_ratio: length_ratio,
+            source_ref: source_ref,
+            target_ref: target_ref,
+            relative: relative,
+            orient_rotation: orient_rotation,
+            orient_source: orient_source,
+            orient_target: orient_target,
+        }),
+        layout!(CrowdParams {
+            dt: dt,
+            group_count: group_count,
+            tracks: tracks,
+            segments: segments
+        }),
+        layout!(PlayerData {
+            track: track,
+            flags: flags,
+            entry: entry,
+            _pad0: _pad0,
+            position: position,
+            start_position: start_position,
+            weight: weight,
+            _pad1: _pad1,
+            rate: rate,
+            basis: basis,
+            scale: scale,
+            bias: bias,
+            clamp_min: clamp_min,
+            clamp_max: clamp_max,
+            step_start: step_start,
+            step_travel: step_travel,
+        }),
+        layout!(GroupData {
+            first_player: first_player,
+            player_count: player_count,
+            flags: flags,
+            instance: instance
+        }),
+        layout!(TrackData {
+            first_segment: first_segment,
+            segment_count: segment_count,
+            length: length,
+            _pad: _pad
+        }),
+        layout!(SegmentData {
+            clip: clip,
+            track_start: track_start,
+            clip_start: clip_start,
+            length: length
+        }),
+        layout!(RootMotionData {
+            delta: delta,
+            placement: placement
+        }),
+        #[cfg(feature = "render")]
+        layout!(ViewUniform {
+            view_proj: view_proj,
+            root: root,
+            light: light
+        }),
+        #[cfg(feature = "render")]
+        layout!(ChunkUniform {
+            bones: bones,
+            first: first,
+            placement_first: placement_first,
+            placement_stride: placement_stride
+        }),
+    ];
+
+    /// A scalar constant's value as Rust has it.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Constant {
+        U32(u32),
+        F32(f32),
+    }
+
+    /// Every scalar constant the shaders share with Rust, by its WGSL name.
+    const CONSTANTS: &[(&str, Constant)] = {
+        use crate::additive::delta::{NO_ROTATION, ZERO_WEIGHT};
+        use crate::math::{ORIENT_PRECISION, TINY};
+        use crate::TranslationMode;
+        use Constant::{F32, U32};
+        &[
+            ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
+            ("LAYER_BASE", U32(LAYER_BASE)),
+            ("LAYER_LOCAL", U32(LAYER_LOCAL)),
+            ("LAYER_MESH", U32(LAYER_MESH)),
+            ("LAYER_DYNAMIC_LOCAL", U32(LAYER_DYNAMIC_LOCAL)),
+            ("LAYER_DYNAMIC_MESH", U32(LAYER_DYNAMIC_MESH)),
+            ("INSTANCE_LOOP", U32(INSTANCE_LOOP)),
+            ("ROOT_LOCK_REF_POSE", U32(ROOT_LOCK_REF_POSE)),
+            ("ROOT_LOCK_FIRST_FRAME", U32(ROOT_LOCK_FIRST_FRAME)),
+            ("ROOT_LOCK_ZERO", U32(ROOT_LOCK_ZERO)),
+            ("CLIP_ADDITIVE", U32(CLIP_ADDITIVE)),
+            ("CHANNEL_STEP", U32(CHANNEL_STEP)),
+            ("RETARGET_ORIENT", U32(RETARGET_ORIENT)),
+            ("MODE_SKELETON", U32(TranslationMode::Skeleton as u32)),
+            (
+                "MODE_ANIMATION_SCALED",
+                U32(TranslationMode::AnimationScaled as u32),
+            ),
+            (
+                "MODE_ANIMATION_RELATIVE",
+                U32(TranslationMode::AnimationRelative as u32),
+            ),
+            (
+                "MODE_ORIENT_AND_SCALE",
+                U32(TranslationMode::OrientAndScale as u32),
+            ),
+            ("PLAYER_LOOP", U32(PLAYER_LOOP)),
+            ("GROUP_SYNC", U32(GROUP_SYNC)),
+            ("GROUP_ROOT_MOTION", U32(GROUP_ROOT_MOTION)),
+            ("ZERO_WEIGHT", F32(ZERO_WEIGHT)),
+            ("NO_ROTATION", F32(NO_ROTATION)),
+            ("TINY", F32(TINY)),
+            ("ORIENT_PRECISION", F32(ORIENT_PRECISION)),
+        ]
+    };
+
+    /// Structs the shaders keep to themselves (locals of one stage, never in a buffer).
+    const SHADER_PRIVATE: &[&str] = &[
+        "Blend",
+        "KeySearch",
+        "KeyPair",
+        "Step",
+        "MeshApplied",
+        "VertexIn",
+        "VertexOut",
+    ];
+
+    /// Where the structs and scalar constants of `module` (the stage `stage`) differ from
+    /// their Rust twins; the names found go to `seen`.
+    fn contract_errors(
+        module: &naga::Module,
+        stage: &str,
+        seen: &mut HashSet<&'static str>,
+    ) -> Vec<String> {
+        let mut layouter = naga::proc::Layouter::default();
+        layouter
+            .update(module.to_ctx())
+            .expect("naga lays the types out");
+        let mut errors = Vec::new();
+        for (handle, ty) in module.types.iter() {
+            let (Some(name), naga::TypeInner::Struct { members, .. }) = (&ty.name, &ty.inner)
+            else {
+                continue;
+            };
+            let Some(rust) = STRUCTS.iter().find(|s| s.wgsl == name) else {
+                if !SHADER_PRIVATE.contains(&name.as_str()) {
+                    errors.push(format!(
+                        "{stage}.wgsl: struct {name} has no Rust twin in layout::STRUCTS \
+                         (nor is it listed as shader-private)"
+                    ));
+                }
+                continue;
+            };
+            seen.insert(rust.wgsl);
+            let size = layouter[handle].size as usize;
+            if size != rust.size {
+                errors.push(format!(
+                    "{stage}.wgsl: struct {name} is {size} bytes, its Rust twin {} bytes",
+                    rust.size
+                ));
+            }
+            for m in members {
+                let field = m.name.as_deref().unwrap_or("(unnamed)");
+                match rust.members.iter().find(|(n, _)| *n == field) {
+                    None => errors.push(format!(
+                        "{stage}.wgsl: {name}.{field} has no Rust field in layout::STRUCTS"
+                    )),
+                    Some(&(_, offset)) if offset != m.offset as usize => errors.push(format!(
+                        "{stage}.wgsl: {name}.{field} is at byte {}, its Rust field at byte \
+                         {offset}",
+                        m.offset
+                    )),
+                    Some(_) => {}
+                }
+            }
+            for (field, _) in rust.members {
+                if !members.iter().any(|m| m.name.as_deref() == Some(field)) {
+                    errors.push(format!(
+                        "{stage}.wgsl: {name}.{field} is in layout::STRUCTS but not in the shader"
+                    ));
+                }
+            }
+        }
+        for (_, c) in module.constants.iter() {
+            let Some(name) = &c.name else { continue };
+            let value = match module.global_expressions[c.init] {
+                naga::Expression::Literal(naga::Literal::U32(v)) => Constant::U32(v),
+                naga::Expression::Literal(naga::Literal::F32(v)) => Constant::F32(v),
+                naga::Expression::Literal(other) => {
+                    errors.push(format!(
+                        "{stage}.wgsl: const {name} = {other:?}: shared constants are u32 or f32"
+                    ));
+                    continue;
+                }
+                _ => continue, // composites (IDENTITY, BLEND_EMPTY) are shader-only values
+            };
+            match CONSTANTS.iter().find(|(n, _)| n == name) {
+                None => errors.push(format!(
+                    "{stage}.wgsl: const {name} has no Rust twin in layout::CONSTANTS"
+                )),
+                Some((n, rust)) if *rust != value => errors.push(format!(
+                    "{stage}.wgsl: const {name} is {value:?}, its Rust twin {rust:?}"
+                )),
+                Some((n, _)) => {
+                    seen.insert(n);
+                }
+            }
+        }
+        errors
+    }
+
+    #[test]
+    fn every_shared_struct_and_constant_matches_its_rust_twin() {
+        let mut seen = HashSet::new();
+        let errors: Vec<String> = STAGES
+            .iter()
+            .flat_map(|s| contract_errors(&module(s), s.name, &mut seen))
+            .collect();
+        assert!(errors.is_empty(), "{}", errors.join("\n"));
+        for name in STRUCTS
+            .iter()
+            .map(|s| s.wgsl)
+            .chain(CONSTANTS.iter().map(|c| c.0))
+        {
+            assert!(
+                seen.contains(name),
+                "{name} is in layout.rs but in no shader"
+            );
+        }
+    }
+
+    #[test]
+    fn a_deliberate_mismatch_names_the_struct_and_the_field() {
+        let src = "struct Xform { r: vec4<f32>, s: vec4<f32>, t: vec4<f32> }\n\
+                   struct Head { first: u32, layers: u32, slot: u32 }\n\
+                   const ZERO_WEIGHT: f32 = 1e-4;\n\
+                   const LAYER_BOGUS: u32 = 9u;\n\
+                   @group(0) @binding(0) var<storage, read> a: array<Xform>;\n\
+                   @group(0) @binding(1) var<storage, read> b: array<Head>;\n\
+                   @compute @workgroup_size(1) fn main() { _ = a[0]; _ = b[0]; }";
+        let module = naga::front::wgsl::parse_str(src).unwrap();
+        let errors = contract_errors(&module, "test", &mut HashSet::new()).join("\n");
+        for expected in [
+            "Xform.s is at byte 16, its Rust field at byte 32",
+            "Xform.t is at byte 32, its Rust field at byte 16",
+            "struct Head is 12 bytes, its Rust twin 16 bytes",
+            "Head.slots is in layout::STRUCTS but not in the shader",
+            "const ZERO_WEIGHT is F32(0.0001), its Rust twin F32(1e-5)",
+            "const LAYER_BOGUS has no Rust twin",
+        ] {
+            assert!(
+                errors.contains(expected),
+                "missing '{expected}' in:\n{errors}"
+            );
+        }
+    }
+
+    #[test]
+    fn layouts_are_the_sizes_the_buffers_assume() {
+        assert_eq!(size_of::<Xform>(), 48);
+        assert_eq!(size_of::<Mat3x4>(), 48);
+        assert_eq!(size_of::<BoneRetarget>(), 208);
+        assert_eq!(size_of::<PlayerData>(), 64);
+        assert_eq!(size_of::<RootMotionData>(), 96);
+        for entry in [
+            size_of::<Head>(),
+            size_of::<LayerEntry>(),
+            size_of::<SampleEntry>(),
+            size_of::<GroupData>(),
+            size_of::<TrackData>(),
+            size_of::<SegmentData>(),
+        ] {
+            assert_eq!(
+                entry,
+                size_of::<Entry>(),
+                "16-byte words of a shared buffer"
+            );
+        }
+    }
+}

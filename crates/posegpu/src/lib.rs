@@ -1,0 +1,60 @@
+//! posegpu: skeletal animation poses for huge crowds, evaluated with wgpu compute shaders, with
+//! a CPU twin of every GPU stage.
+//!
+//! ```no_run
+//! use posegpu::{AnimLibrary, GpuContext, GpuEvaluator, GpuOptions, Instance};
+//!
+//! let asset = posegpu::import::load("character.glb")?;
+//! let lib = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
+//! let ctx = GpuContext::new()?;
+//! let mut gpu = GpuEvaluator::new(&ctx, &lib, 10_000, &GpuOptions::default())?;
+//! let crowd: Vec<Instance> = (0..10_000).map(|i| Instance::new(0, i as f32 * 0.01, true)).collect();
+//! gpu.evaluate(&crowd)?; // skinning matrices now in gpu.chunks()[k].skinning
+//! let poses = gpu.read_back()?; // only when the host needs them
+//! # Ok::<(), posegpu::Error>(())
+//! ```
+//!
+//! Crowds that play on their own: [`Crowd`] gives each instance sequence players (rates,
+//! looping, sync, montages, root motion) and [`GpuCrowd`] advances them on the GPU each frame
+//! without uploads (see `examples/crowd_sim.rs`).
+
+#![warn(unreachable_pub)]
+// TODO(docs): #![warn(missing_docs)] once every public item is documented.
+
+pub mod additive;
+pub mod batch;
+pub mod blend;
+pub mod cpu;
+pub mod error;
+#[cfg(feature = "gltf")]
+pub mod export;
+pub mod gpu;
+#[cfg(any(feature = "gltf", feature = "bvh"))]
+pub mod import;
+mod layout;
+pub mod library;
+pub mod math;
+pub mod model;
+pub mod playback;
+pub mod pose;
+pub mod procedural;
+#[cfg(feature = "render")]
+pub mod render;
+pub mod retarget;
+
+pub use additive::{make_additive, AdditiveBase};
+pub use batch::{ClipSample, Instance, LayerKind, PoseBatch, RootLock};
+pub use blend::clips::{AimOffset, ClipBlendSpace};
+pub use blend::space::BlendSpace;
+pub use cpu::{CpuEvaluator, Crowd};
+pub use error::{Error, Result};
+pub use gpu::{CrowdTimes, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk, PassTimes};
+pub use layout::{Mat3x4, Xform};
+pub use library::{AnimLibrary, LibraryBuilder, RetargetSource, SourceId};
+pub use math::Transform;
+pub use model::{
+    AdditiveSpace, Asset, Bone, BoneTrack, Channel, Clip, Interpolation, ReferencePose, Skeleton,
+};
+pub use playback::{Agent, Montage, PlayRate, Player, Segment, TrackId};
+pub use pose::{Deviation, Poses};
+pub use retarget::{BoneMapping, Rig, TranslationMode};

@@ -1,0 +1,323 @@
+//! The packed form of a skeleton and its clips: flat arrays laid out exactly as the GPU storage
+//! buffers, read by the shaders and by their CPU twins alike.
+
+use std::collections::HashMap;
+
+use glam::{Mat4, Vec3, Vec4};
+
+use crate::error::{Error, Result};
+use crate::layout::{
+    BoneRetarget, ChannelData, ClipData, Mat3x4, CHANNEL_STEP, CLIP_ADDITIVE, CLIP_MESH_SPACE,
+};
+use crate::math::affine_rows;
+use crate::model::{find_named, AdditiveSpace, Channel, Clip, Interpolation, Skeleton};
+use crate::retarget::{build_retarget_table, BoneCache, BoneMapping, Rig, TranslationMode};
+
+/// Names a retarget source of a library: the skeleton a set of clips was authored on and the
+/// reference pose they are retargeted from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SourceId(usize);
+
+impl SourceId {
+    /// The library's own skeleton: clips play unchanged.
+    pub const TARGET: Self = Self(0);
+
+    /// The source's index in [`AnimLibrary::sources`].
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
+/// One retarget source of a library and how its bones drive the target's.
+#[derive(Clone, Debug)]
+pub struct RetargetSource {
+    /// A label for reports (a file name, say).
+    pub name: String,
+    pub skeleton: Skeleton,
+    /// The named alternative reference pose used as the retarget source; `None` for the
+    /// skeleton's own.
+    pub pose: Option<String>,
+    pub mapping: BoneMapping,
+}
+
+/// A target skeleton and the clips that play on it, packed for evaluation: clips of the
+/// skeleton itself and clips of other skeletons through their retarget caches. Immutable;
+/// built once ([`AnimLibrary::builder`]) and uploaded once.
+#[derive(Clone, Debug)]
+pub struct AnimLibrary {
+    pub(crate) skeleton: Skeleton,
+    pub(crate) clip_names: Vec<String>,
+    pub(crate) clip_sources: Vec<SourceId>,
+    pub(crate) sources: Vec<RetargetSource>,
+    pub(crate) parents: Vec<i32>,
+    pub(crate) inverse_bind: Vec<Mat3x4>,
+    pub(crate) clips: Vec<ClipData>,
+    pub(crate) channels: Vec<ChannelData>,
+    pub(crate) times: Vec<f32>,
+    pub(crate) values: Vec<[f32; 4]>,
+    pub(crate) retarget: Vec<BoneRetarget>,
+}
+
+/// Builds an [`AnimLibrary`]: sources and clips in, one packed library out.
+pub struct LibraryBuilder {
+    lib: AnimLibrary,
+    shared_times: HashMap<Vec<u32>, u32>,
+}
+
+impl AnimLibrary {
+    /// Packs `clips` (validated clips of `skeleton`), which play unchanged.
+    pub fn new(skeleton: &Skeleton, clips: &[Clip]) -> Result<Self> {
+        let mut builder = Self::builder(skeleton);
+        builder.add_clips(clips)?;
+        Ok(builder.build())
+    }
+
+    /// Starts a library whose instances all have `target`'s bones.
+    pub fn builder(target: &Skeleton) -> LibraryBuilder {
+        let mapping = BoneMapping::identity(target);
+        let modes = vec![TranslationMode::Animation; target.len()];
+        let retarget = build_retarget_table(target.rest(), target, &mapping, &modes);
+        let own = RetargetSource {
+            name: "(the target itself)".to_string(),
+            skeleton: target.clone(),
+            pose: None,
+            mapping,
+        };
+        LibraryBuilder {
+            lib: Self {
+                skeleton: target.clone(),
+                clip_names: Vec::new(),
+                clip_sources: Vec::new(),
+                sources: vec![own],
+                parents: target.parents().to_vec(),
+                inverse_bind: target
+                    .inverse_bind()
+                    .iter()
+                    .map(|m| affine_rows(&m.unwrap_or(Mat4::IDENTITY)))
+                    .collect(),
+                clips: Vec::new(),
+                channels: Vec::new(),
+                times: Vec::new(),
+                values: Vec::new(),
+                retarget,
+            },
+            shared_times: HashMap::new(),
+        }
+    }
+}
+
+impl LibraryBuilder {
+    /// Adds clips of the target skeleton itself.
+    pub fn add_clips(&mut self, clips: &[Clip]) -> Result<&mut Self> {
+        self.add_clips_from(SourceId::TARGET, clips)
+    }
+
+    /// Adds a retarget source: clips authored on `skeleton` will play on the target, retargeted
+    /// from `skeleton`'s reference pose (or its alternative named `pose`) with `rig`'s bone
+    /// correspondence and modes. The caches are built here, once.
+    pub fn add_source(
+        &mut self,
+        name: &str,
+        skeleton: &Skeleton,
+        pose: Option<&str>,
+        rig: &Rig,
+    ) -> Result<SourceId> {
+        let target = &self.lib.skeleton;
+        let source_pose = match pose {
+            None => skeleton.rest(),
+            Some(p) => skeleton
+                .reference_pose(p)
+                .ok_or_else(|| Error::UnknownReferencePose {
+                    name: p.to_string(),
+                    available: skeleton
+                        .alternatives()
+                        .iter()
+                        .map(|a| a.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })?,
+        };
+        let mapping = BoneMapping::new(skeleton, target, rig)?;
+        let modes = rig.modes(target)?;
+        self.lib
+            .retarget
+            .extend(build_retarget_table(source_pose, target, &mapping, &modes));
+        self.lib.sources.push(RetargetSource {
+            name: name.to_string(),
+            skeleton: skeleton.clone(),
+            pose: pose.map(str::to_string),
+            mapping,
+        });
+        Ok(SourceId(self.lib.sources.len() - 1))
+    }
+
+    /// Adds clips authored on `source`'s skeleton.
+    pub fn add_clips_from(&mut self, source: SourceId, clips: &[Clip]) -> Result<&mut Self> {
+        let src = self.lib.sources.get(source.0).ok_or(Error::UnknownSource {
+            index: source.0,
+            count: self.lib.sources.len(),
+        })?;
+        // Every source has one entry per target bone, in source order.
+        let (bones, retarget_base) = (src.skeleton.len(), source.0 * self.lib.skeleton.len());
+        for clip in clips {
+            if clip.tracks().len() != bones {
+                return Err(Error::TrackCount {
+                    clip: clip.name().to_string(),
+                    expected: bones,
+                    got: clip.tracks().len(),
+                });
+            }
+        }
+        let lib = &mut self.lib;
+        for clip in clips {
+            lib.clip_names.push(clip.name().to_string());
+            lib.clip_sources.push(source);
+            lib.clips.push(ClipData {
+                duration: clip.duration(),
+                channel_base: to_u32(lib.channels.len(), "channel table")?,
+                retarget_base: to_u32(retarget_base, "retarget table")?,
+                flags: match clip.additive_space() {
+                    None => 0,
+                    Some(AdditiveSpace::Local) => CLIP_ADDITIVE,
+                    Some(AdditiveSpace::Mesh) => CLIP_ADDITIVE | CLIP_MESH_SPACE,
+                },
+            });
+            for track in clip.tracks() {
+                let shared = &mut self.shared_times;
+                let t = lib.push_channel(shared, track.translation.as_ref(), |v| {
+                    v.extend(0.0).to_array()
+                })?;
+                let r = lib.push_channel(shared, track.rotation.as_ref(), |q| q.to_array())?;
+                let s =
+                    lib.push_channel(shared, track.scale.as_ref(), |v| v.extend(0.0).to_array())?;
+                lib.channels.extend([t, r, s]);
+            }
+        }
+        Ok(self)
+    }
+
+    pub fn build(self) -> AnimLibrary {
+        self.lib
+    }
+}
+
+impl AnimLibrary {
+    fn push_channel<T>(
+        &mut self,
+        shared_times: &mut HashMap<Vec<u32>, u32>,
+        channel: Option<&Channel<T>>,
+        to_vec4: impl Fn(&T) -> [f32; 4],
+    ) -> Result<ChannelData> {
+        let Some(c) = channel else {
+            return Ok(ChannelData::default());
+        };
+        let key: Vec<u32> = c.times.iter().map(|t| t.to_bits()).collect();
+        let time_offset = match shared_times.get(&key) {
+            Some(&o) => o,
+            None => {
+                let o = to_u32(self.times.len(), "key times")?;
+                self.times.extend_from_slice(&c.times);
+                shared_times.insert(key, o);
+                o
+            }
+        };
+        let value_offset = to_u32(self.values.len(), "key values")?;
+        self.values.extend(c.values.iter().map(to_vec4));
+        Ok(ChannelData {
+            time_offset,
+            value_offset,
+            count: to_u32(c.len(), "key count")?,
+            flags: match c.interpolation {
+                Interpolation::Linear => 0,
+                Interpolation::Step => CHANNEL_STEP,
+            },
+        })
+    }
+
+    pub fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    pub fn bone_count(&self) -> usize {
+        self.parents.len()
+    }
+
+    pub fn clip_count(&self) -> usize {
+        self.clips.len()
+    }
+
+    pub fn clip_names(&self) -> &[String] {
+        &self.clip_names
+    }
+
+    pub fn clip_duration(&self, clip: usize) -> f32 {
+        self.clips[clip].duration
+    }
+
+    /// The retarget source a clip plays through.
+    pub fn clip_source(&self, clip: usize) -> SourceId {
+        self.clip_sources[clip]
+    }
+
+    /// The retarget sources; [`SourceId::TARGET`] (index 0) is the target itself.
+    pub fn sources(&self) -> &[RetargetSource] {
+        &self.sources
+    }
+
+    /// One retarget source (from [`LibraryBuilder::add_source`] of this library).
+    pub fn source(&self, source: SourceId) -> &RetargetSource {
+        &self.sources[source.0]
+    }
+
+    /// How each target bone is driven by one source: its source bone, mode and cache values.
+    pub fn retarget_caches(&self, source: SourceId) -> Vec<BoneCache> {
+        let base = source.0 * self.bone_count();
+        self.retarget[base..base + self.bone_count()]
+            .iter()
+            .map(BoneCache::from)
+            .collect()
+    }
+
+    /// Finds a clip by name, or by index when `name` is a number.
+    pub fn find_clip(&self, name: &str) -> Result<usize> {
+        find_named(self.clip_names.iter().map(String::as_str), name)
+    }
+
+    /// The space of an additive clip's deltas; `None` for an ordinary clip.
+    pub fn clip_additive_space(&self, clip: usize) -> Option<AdditiveSpace> {
+        let flags = self.clips[clip].flags;
+        match (flags & CLIP_ADDITIVE != 0, flags & CLIP_MESH_SPACE != 0) {
+            (false, _) => None,
+            (true, false) => Some(AdditiveSpace::Local),
+            (true, true) => Some(AdditiveSpace::Mesh),
+        }
+    }
+
+    /// Bytes of the asset buffers (what is uploaded once).
+    pub fn asset_bytes(&self) -> u64 {
+        (std::mem::size_of_val(self.parents.as_slice())
+            + std::mem::size_of_val(self.retarget.as_slice())
+            + std::mem::size_of_val(self.inverse_bind.as_slice())
+            + std::mem::size_of_val(self.clips.as_slice())
+            + std::mem::size_of_val(self.channels.as_slice())
+            + std::mem::size_of_val(self.times.as_slice())
+            + std::mem::size_of_val(self.values.as_slice())) as u64
+    }
+
+    pub(crate) fn value3(&self, i: u32) -> Vec3 {
+        Vec4::from(self.values[i as usize]).truncate()
+    }
+
+    pub(crate) fn value4(&self, i: u32) -> Vec4 {
+        Vec4::from(self.values[i as usize])
+    }
+}
+
+fn to_u32(n: usize, what: &str) -> Result<u32> {
+    u32::try_from(n).map_err(|_| Error::TooLarge {
+        what: what.to_string(),
+        size: n as u64,
+        limit: u32::MAX as u64,
+        limit_name: "32-bit index",
+    })
+}

@@ -1,0 +1,311 @@
+//! Skeletons: bone names, parents stored parents-first, reference poses, inverse bind matrices.
+
+use std::collections::HashMap;
+
+use glam::Mat4;
+
+use crate::error::{Error, Result};
+use crate::math::Transform;
+
+/// One bone of a skeleton being built (the raw form that [`Skeleton`] validates).
+#[derive(Clone, Debug)]
+pub struct Bone {
+    pub name: String,
+    /// Index of the parent in the same list; `None` for a root.
+    pub parent: Option<usize>,
+    /// Local reference (rest) transform.
+    pub rest: Transform,
+    /// Inverse bind matrix, where the asset has one.
+    pub inverse_bind: Option<Mat4>,
+}
+
+impl Bone {
+    pub fn new(name: impl Into<String>, parent: Option<usize>, rest: Transform) -> Self {
+        Self {
+            name: name.into(),
+            parent,
+            rest,
+            inverse_bind: None,
+        }
+    }
+}
+
+/// A named alternative reference pose (a retarget source, one per character proportion).
+#[derive(Clone, Debug)]
+pub struct ReferencePose {
+    pub name: String,
+    pub locals: Vec<Transform>,
+}
+
+/// An immutable, validated skeleton. Bones are stored parents-first: every parent index is
+/// smaller than its child's, so one forward loop is a hierarchy pass. A skeleton may have
+/// several roots.
+#[derive(Clone, Debug)]
+pub struct Skeleton {
+    names: Vec<String>,
+    parents: Vec<i32>,
+    rest: Vec<Transform>,
+    inverse_bind: Vec<Option<Mat4>>,
+    source_index: Vec<usize>,
+    alternatives: Vec<ReferencePose>,
+    by_name: HashMap<String, usize>,
+}
+
+impl Skeleton {
+    /// Validates bones already stored parents-first. A bone whose parent comes after it is an
+    /// [`Error::ParentOrder`]; [`Skeleton::from_unordered`] reorders instead.
+    pub fn new(bones: Vec<Bone>) -> Result<Self> {
+        if bones.is_empty() {
+            return Err(Error::EmptySkeleton);
+        }
+        let count = bones.len();
+        for (i, b) in bones.iter().enumerate() {
+            if let Some(p) = b.parent {
+                if p >= count {
+                    return Err(Error::ParentOutOfRange {
+                        bone: i,
+                        name: b.name.clone(),
+                        parent: p as i64,
+                        count,
+                    });
+                }
+                if p >= i {
+                    return Err(Error::ParentOrder {
+                        bone: i,
+                        name: b.name.clone(),
+                        parent: p,
+                    });
+                }
+            }
+            check_transform(&b.rest, &format!("bone '{}' reference pose", b.name))?;
+            if let Some(m) = &b.inverse_bind {
+                if !m.is_finite() {
+                    return Err(Error::NonFinite {
+                        what: format!("bone '{}' inverse bind matrix", b.name),
+                    });
+                }
+            }
+        }
+        let mut by_name = HashMap::with_capacity(count);
+        for (i, b) in bones.iter().enumerate() {
+            if let Some(first) = by_name.insert(b.name.clone(), i) {
+                // Unnamed bones (glTF nodes without a name) may repeat the empty name.
+                if !b.name.is_empty() {
+                    return Err(Error::DuplicateBoneName {
+                        name: b.name.clone(),
+                        first,
+                        second: i,
+                    });
+                }
+                by_name.insert(b.name.clone(), first);
+            }
+        }
+        Ok(Self {
+            names: bones.iter().map(|b| b.name.clone()).collect(),
+            parents: bones
+                .iter()
+                .map(|b| b.parent.map_or(-1, |p| p as i32))
+                .collect(),
+            rest: bones.iter().map(|b| b.rest).collect(),
+            inverse_bind: bones.iter().map(|b| b.inverse_bind).collect(),
+            source_index: (0..count).collect(),
+            alternatives: Vec::new(),
+            by_name,
+        })
+    }
+
+    /// Builds a skeleton from bones in any order (parents given as indices into `bones`),
+    /// reordering them parents-first where needed. [`Skeleton::source_index`] maps each stored
+    /// bone back to its position in `bones`.
+    pub fn from_unordered(bones: Vec<Bone>) -> Result<Self> {
+        let order = parents_first_order(&bones)?;
+        let mut new_index = vec![0usize; bones.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old] = new;
+        }
+        let sorted = order
+            .iter()
+            .map(|&old| {
+                let mut b = bones[old].clone();
+                b.parent = b.parent.map(|p| new_index[p]);
+                b
+            })
+            .collect();
+        let mut skeleton = Self::new(sorted)?;
+        skeleton.source_index = order;
+        Ok(skeleton)
+    }
+
+    /// Adds a named alternative reference pose (local transforms, one per bone).
+    pub fn with_reference_pose(
+        mut self,
+        name: impl Into<String>,
+        locals: Vec<Transform>,
+    ) -> Result<Self> {
+        let name = name.into();
+        if locals.len() != self.len() {
+            return Err(Error::PoseLength {
+                pose: name,
+                expected: self.len(),
+                got: locals.len(),
+            });
+        }
+        for (i, t) in locals.iter().enumerate() {
+            check_transform(
+                t,
+                &format!("reference pose '{name}', bone '{}'", self.names[i]),
+            )?;
+        }
+        self.alternatives.push(ReferencePose { name, locals });
+        Ok(self)
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Parent index per bone, `-1` for a root; always smaller than the bone's own index.
+    pub fn parents(&self) -> &[i32] {
+        &self.parents
+    }
+
+    pub fn parent(&self, bone: usize) -> Option<usize> {
+        usize::try_from(self.parents[bone]).ok()
+    }
+
+    /// The reference (rest) pose, local transforms.
+    pub fn rest(&self) -> &[Transform] {
+        &self.rest
+    }
+
+    pub fn inverse_bind(&self) -> &[Option<Mat4>] {
+        &self.inverse_bind
+    }
+
+    /// For each stored bone, its index in the order the bones were given (the file's order).
+    pub fn source_index(&self) -> &[usize] {
+        &self.source_index
+    }
+
+    pub fn alternatives(&self) -> &[ReferencePose] {
+        &self.alternatives
+    }
+
+    pub fn reference_pose(&self, name: &str) -> Option<&[Transform]> {
+        self.alternatives
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.locals.as_slice())
+    }
+
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    /// Number of bones on the longest root-to-leaf chain.
+    pub fn depth(&self) -> usize {
+        let mut depth = vec![0usize; self.len()];
+        for i in 0..self.len() {
+            depth[i] = self.parent(i).map_or(1, |p| depth[p] + 1);
+        }
+        depth.into_iter().max().unwrap_or(0)
+    }
+
+    /// Component-space reference pose.
+    pub fn rest_component(&self) -> Vec<Transform> {
+        component_space(&self.parents, &self.rest)
+    }
+
+    /// Size of the reference pose: the largest distance of a bone from the origin (at least a
+    /// tiny positive number), the scale that tolerances are relative to.
+    pub fn extent(&self) -> f32 {
+        self.rest_component()
+            .iter()
+            .map(|t| t.translation.length())
+            .fold(1e-6, f32::max)
+    }
+}
+
+fn check_transform(t: &Transform, what: &str) -> Result<()> {
+    if !t.is_finite() {
+        return Err(Error::NonFinite {
+            what: what.to_string(),
+        });
+    }
+    if t.rotation.length_squared() < 1e-12 {
+        return Err(Error::ZeroQuaternion {
+            what: what.to_string(),
+        });
+    }
+    if let Some(v) = t.scale.to_array().into_iter().find(|s| *s < 0.0) {
+        return Err(Error::NegativeScale {
+            what: what.to_string(),
+            value: v,
+        });
+    }
+    Ok(())
+}
+
+/// A parents-first order of `bones`: the given order wherever it is already parents-first,
+/// otherwise each bone moves just after what it needs (a topological order that always takes
+/// the lowest given index among the bones whose parent is placed).
+fn parents_first_order(bones: &[Bone]) -> Result<Vec<usize>> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let count = bones.len();
+    let mut children = vec![Vec::new(); count];
+    let mut ready = BinaryHeap::new();
+    for (i, b) in bones.iter().enumerate() {
+        match b.parent {
+            Some(p) if p >= count => {
+                return Err(Error::ParentOutOfRange {
+                    bone: i,
+                    name: b.name.clone(),
+                    parent: p as i64,
+                    count,
+                })
+            }
+            Some(p) => children[p].push(i),
+            None => ready.push(Reverse(i)),
+        }
+    }
+    let mut order = Vec::with_capacity(count);
+    while let Some(Reverse(i)) = ready.pop() {
+        order.push(i);
+        ready.extend(children[i].iter().map(|&c| Reverse(c)));
+    }
+    if order.len() != count {
+        // Bones never reached from a root sit on a cycle.
+        let mut reached = vec![false; count];
+        order.iter().for_each(|&i| reached[i] = true);
+        let bone = reached.iter().position(|r| !r).unwrap_or(0);
+        return Err(Error::Cycle {
+            bone,
+            name: bones[bone].name.clone(),
+        });
+    }
+    Ok(order)
+}
+
+/// Component-space transforms from local ones, parents first (`docs/pose-math.md`, "Skeleton
+/// and hierarchy"): `CS[root] = L[root]`, `CS[i] = compose(L[i], CS[parent(i)])`. `parents`
+/// holds `-1` for a root and is parents-first.
+pub fn component_space(parents: &[i32], locals: &[Transform]) -> Vec<Transform> {
+    let mut cs: Vec<Transform> = Vec::with_capacity(locals.len());
+    for (i, local) in locals.iter().enumerate() {
+        let t = match usize::try_from(parents[i]) {
+            Ok(p) => Transform::compose(local, &cs[p]),
+            Err(_) => *local,
+        };
+        cs.push(t);
+    }
+    cs
+}

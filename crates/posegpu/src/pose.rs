@@ -1,0 +1,113 @@
+//! Evaluated poses brought to host memory.
+
+use crate::layout::{Mat3x4, Xform};
+use crate::math::Transform;
+
+/// Local transforms, component-space transforms and skinning matrices of many instances,
+/// instance-major (`[instance * bone_count + bone]`), the layout of the GPU output buffers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Poses {
+    pub bone_count: usize,
+    pub locals: Vec<Xform>,
+    pub component: Vec<Xform>,
+    pub skinning: Vec<Mat3x4>,
+}
+
+impl Poses {
+    pub fn instance_count(&self) -> usize {
+        self.locals.len().checked_div(self.bone_count).unwrap_or(0)
+    }
+
+    pub(crate) fn resize(&mut self, bone_count: usize, instances: usize) {
+        let n = bone_count * instances;
+        self.bone_count = bone_count;
+        self.locals.resize(n, Xform::default());
+        self.component.resize(n, Xform::default());
+        self.skinning.resize(n, [0.0; 12]);
+    }
+
+    pub fn local(&self, instance: usize, bone: usize) -> Transform {
+        self.locals[instance * self.bone_count + bone].into()
+    }
+
+    pub fn component(&self, instance: usize, bone: usize) -> Transform {
+        self.component[instance * self.bone_count + bone].into()
+    }
+
+    pub fn skinning(&self, instance: usize, bone: usize) -> &Mat3x4 {
+        &self.skinning[instance * self.bone_count + bone]
+    }
+
+    /// The poses of the chosen instances, in the order given.
+    pub fn select(&self, instances: &[usize]) -> Poses {
+        let b = self.bone_count;
+        let mut out = Poses {
+            bone_count: b,
+            ..Default::default()
+        };
+        for &i in instances {
+            let r = i * b..(i + 1) * b;
+            out.locals.extend_from_slice(&self.locals[r.clone()]);
+            out.component.extend_from_slice(&self.component[r.clone()]);
+            out.skinning.extend_from_slice(&self.skinning[r]);
+        }
+        out
+    }
+}
+
+/// The largest difference between two sets of poses: translations in absolute units, rotations
+/// as a quaternion distance (up to sign), scales absolute, skinning-matrix entries relative to
+/// the matrix's largest entry (at least 1), since inverse bind matrices may carry unit scales.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Deviation {
+    pub translation: f32,
+    pub rotation: f32,
+    pub scale: f32,
+    pub matrix: f32,
+}
+
+impl Deviation {
+    /// Compares `a` and `b` (same shape) on the local and component-space poses and skinning.
+    pub fn between(a: &Poses, b: &Poses) -> Self {
+        assert_eq!(a.locals.len(), b.locals.len(), "pose sets differ in size");
+        let mut d = Self::default();
+        for (x, y) in a
+            .locals
+            .iter()
+            .zip(&b.locals)
+            .chain(a.component.iter().zip(&b.component))
+        {
+            d.add_xform(x, y);
+        }
+        for (x, y) in a.skinning.iter().zip(&b.skinning) {
+            let size = x.iter().fold(1.0f32, |m, v| m.max(v.abs()));
+            for (p, q) in x.iter().zip(y) {
+                d.matrix = d.matrix.max((p - q).abs() / size);
+            }
+        }
+        d
+    }
+
+    fn add_xform(&mut self, x: &Xform, y: &Xform) {
+        let diff = |a: &[f32; 4], b: &[f32; 4]| {
+            a.iter()
+                .zip(b)
+                .map(|(p, q)| (p - q).abs())
+                .fold(0.0f32, f32::max)
+        };
+        let neg = y.rotation.map(|v| -v);
+        self.translation = self.translation.max(diff(&x.translation, &y.translation));
+        self.rotation = self
+            .rotation
+            .max(diff(&x.rotation, &y.rotation).min(diff(&x.rotation, &neg)));
+        self.scale = self.scale.max(diff(&x.scale, &y.scale));
+    }
+
+    /// The largest deviation, translations taken relative to `extent` (the skeleton's size).
+    pub fn relative(&self, extent: f32) -> f32 {
+        (self.translation / extent)
+            .max(self.rotation)
+            .max(self.scale)
+            .max(self.matrix)
+    }
+}

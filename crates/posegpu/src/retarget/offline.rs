@@ -1,0 +1,127 @@
+//! Offline conversion of a whole clip to another skeleton (UE's RemapTracksToNewSkeleton).
+
+use super::BoneMapping;
+use crate::error::Result;
+use crate::math::{Transform, TINY};
+use crate::model::Skeleton;
+use crate::model::{BoneTrack, Channel, Clip, Interpolation};
+
+/// Converts `clip`, a clip of `source`, to `target` once, in component space (the steps of
+/// "Offline retargeting" in `docs/pose-math.md`): each target bone takes its source bone's
+/// component-space rotation offset by the difference of the two reference poses, and its
+/// translation scaled by the ratio of reference bone lengths. Keys are written, at the union of
+/// the clip's key times, for the target bones whose source bone has a track; a bone whose
+/// source track only held its keys (STEP) keeps STEP.
+pub fn remap_clip(
+    clip: &Clip,
+    source: &Skeleton,
+    target: &Skeleton,
+    mapping: &BoneMapping,
+) -> Result<Clip> {
+    let old_ref_cs = source.rest_component();
+    let new_ref_cs = target.rest_component();
+    let n = target.len();
+
+    // Step 2: θ and the length ratio of every matched target bone.
+    let theta: Vec<Transform> = (0..n)
+        .map(|i| match mapping.source_of(i) {
+            Some(o) => Transform::relative(&new_ref_cs[i], &old_ref_cs[o]),
+            None => Transform::IDENTITY,
+        })
+        .collect();
+    let ratio: Vec<f32> = (0..n)
+        .map(|i| match mapping.source_of(i) {
+            Some(o) => {
+                let old = source.rest()[o].translation.length();
+                if old <= TINY {
+                    1.0
+                } else {
+                    target.rest()[i].translation.length() / old
+                }
+            }
+            None => 1.0,
+        })
+        .collect();
+    // Per target bone: its source bone and that bone's track, where it has one.
+    let track_of: Vec<Option<(usize, &BoneTrack)>> = (0..n)
+        .map(|i| {
+            mapping
+                .source_of(i)
+                .map(|o| (o, &clip.tracks()[o]))
+                .filter(|(_, t)| t.is_animated())
+        })
+        .collect();
+
+    let times = clip.key_times();
+    let mut keys: Vec<Vec<Transform>> = vec![Vec::with_capacity(times.len()); n];
+    let mut anim_cs = vec![Transform::IDENTITY; n];
+    let mut conv_cs = vec![Transform::IDENTITY; n];
+    for &t in &times {
+        for i in 0..n {
+            // Step 3: the animated pose on the target's hierarchy.
+            let local = match (track_of[i], mapping.source_of(i)) {
+                (Some((o, track)), _) => {
+                    let mut k = track.sample(t, &source.rest()[o]);
+                    k.translation *= ratio[i];
+                    k
+                }
+                (None, Some(o)) => source.rest()[o],
+                (None, None) => Transform::IDENTITY,
+            };
+            let parent = target.parent(i);
+            anim_cs[i] = match parent {
+                Some(p) => Transform::compose(&local, &anim_cs[p]),
+                None => local,
+            };
+            // Step 4: rotation and scale offset by θ; translation kept.
+            conv_cs[i] = Transform {
+                rotation: anim_cs[i].rotation * theta[i].rotation,
+                scale: anim_cs[i].scale * theta[i].scale,
+                translation: anim_cs[i].translation,
+            };
+            if track_of[i].is_some() {
+                keys[i].push(match parent {
+                    Some(p) => Transform::relative(&conv_cs[i], &conv_cs[p]),
+                    None => conv_cs[i],
+                });
+            }
+        }
+    }
+
+    // Step 5: keys for the bones that had tracks.
+    let tracks = keys
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let Some((_, track)) = track_of[i] else {
+                return BoneTrack::default();
+            };
+            let interpolation = if track.is_step() {
+                Interpolation::Step
+            } else {
+                Interpolation::Linear
+            };
+            BoneTrack {
+                translation: Some(Channel::new(
+                    times.clone(),
+                    k.iter().map(|x| x.translation).collect(),
+                    interpolation,
+                )),
+                rotation: Some(Channel::new(
+                    times.clone(),
+                    k.iter().map(|x| x.rotation.normalize()).collect(),
+                    interpolation,
+                )),
+                scale: Some(Channel::new(
+                    times.clone(),
+                    k.iter().map(|x| x.scale).collect(),
+                    interpolation,
+                )),
+            }
+        })
+        .collect();
+    match clip.additive_space() {
+        None => Clip::new(clip.name(), target, tracks),
+        Some(space) => Clip::new_additive(clip.name(), target, tracks, space),
+    }
+}

@@ -1,0 +1,93 @@
+//! The per-bone retarget cache of UE's translation modes, built once per (retarget source,
+//! target) pair; the sampling stage applies it (`retarget_bone` in `shaders/clip.wgsl`, its
+//! CPU twin in `src/cpu/clip.rs`).
+
+use super::{BoneMapping, TranslationMode};
+use crate::layout::{BoneRetarget, RETARGET_ORIENT};
+use crate::math::{find_between_normals, safe_recip, Transform, ORIENT_PRECISION, SMALL, TINY};
+use crate::model::Skeleton;
+
+/// The caches of every target bone for clips whose retarget source is `source_pose` (local
+/// reference transforms of the source skeleton, one per source bone).
+pub(crate) fn build_retarget_table(
+    source_pose: &[Transform],
+    target: &Skeleton,
+    mapping: &BoneMapping,
+    modes: &[TranslationMode],
+) -> Vec<BoneRetarget> {
+    (0..target.len())
+        .map(|i| {
+            let tgt = target.rest()[i];
+            match mapping.source_of(i) {
+                Some(s) => pair(s, &source_pose[s], &tgt, modes[i]),
+                None => BoneRetarget {
+                    source: -1,
+                    mode: modes[i] as u32,
+                    source_ref: tgt.into(),
+                    target_ref: tgt.into(),
+                    ..BoneRetarget::default()
+                },
+            }
+        })
+        .collect()
+}
+
+fn pair(source: usize, src: &Transform, tgt: &Transform, mode: TranslationMode) -> BoneRetarget {
+    let (s, t) = (src.translation, tgt.translation);
+    let src_len = s.length();
+    let length_ratio = if src_len > SMALL {
+        t.length() / src_len
+    } else {
+        1.0
+    };
+    let relative = Transform {
+        rotation: src.rotation.conjugate() * tgt.rotation,
+        translation: t - s,
+        scale: tgt.scale * safe_recip(src.scale),
+    };
+    let mut out = BoneRetarget {
+        source: source as i32,
+        mode: mode as u32,
+        flags: 0,
+        length_ratio,
+        source_ref: (*src).into(),
+        target_ref: (*tgt).into(),
+        relative: relative.into(),
+        ..BoneRetarget::default()
+    };
+    let differs = (s - t).abs().max_element() > ORIENT_PRECISION;
+    if differs && src_len * t.length() > TINY {
+        let dq = find_between_normals(s / src_len, t / t.length());
+        out.flags |= RETARGET_ORIENT;
+        out.orient_rotation = dq.to_array();
+        out.orient_source = s.extend(t.length() / src_len).to_array();
+        out.orient_target = t.extend(0.0).to_array();
+    }
+    out
+}
+
+/// How one target bone is driven by one retarget source, as `posegpu info --against` shows it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct BoneCache {
+    /// The source bone whose channels drive this bone; `None` for none (the bone keeps its
+    /// reference local transform).
+    pub source: Option<usize>,
+    /// The bone's translation retargeting mode.
+    pub mode: TranslationMode,
+    /// AnimationScaled's ratio of reference lengths `|T_tgt| / |T_src|`.
+    pub length_ratio: f32,
+    /// OrientAndScale's factor `k = |t| / |s|`, where the bone has an entry.
+    pub orient_scale: Option<f32>,
+}
+
+impl From<&BoneRetarget> for BoneCache {
+    fn from(b: &BoneRetarget) -> Self {
+        Self {
+            source: usize::try_from(b.source).ok(),
+            mode: TranslationMode::from_code(b.mode),
+            length_ratio: b.length_ratio,
+            orient_scale: (b.flags & RETARGET_ORIENT != 0).then_some(b.orient_source[3]),
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use posegpu::{
+    AnimLibrary, CpuEvaluator, Deviation, GpuContext, GpuEvaluator, GpuOptions, Instance,
+    PoseBatch, Poses,
+};
+
+/// GPU-vs-CPU tolerance, relative to the skeleton's size.
+pub const TOLERANCE: f32 = 1e-4;
+
+/// `../shared/anim-data` beside the repository (the first `shared/anim-data` above this crate),
+/// which the tests need: a missing folder fails loudly.
+pub fn anim_data() -> PathBuf {
+    let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = crate_dir
+        .ancestors()
+        .map(|d| d.join("shared/anim-data"))
+        .find(|d| d.is_dir());
+    dir.unwrap_or_else(|| {
+        panic!(
+            "the test data folder shared/anim-data is missing above {} (see ../shared/anim-data/README.md)",
+            crate_dir.display()
+        )
+    })
+}
+
+/// Every glTF and BVH file under `anim-data`, sorted.
+pub fn anim_files() -> Vec<PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("glb" | "gltf" | "bvh")
+            ) {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&anim_data(), &mut files);
+    files.sort();
+    assert!(!files.is_empty(), "no animation files found");
+    files
+}
+
+/// A GPU device, lavapipe included. Without one the test is skipped, except under `CI=true`,
+/// where a missing adapter fails the run.
+pub fn gpu() -> Option<GpuContext> {
+    match GpuContext::new() {
+        Ok(ctx) => Some(ctx),
+        Err(e) => {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!(
+                    "CI=true but no GPU adapter: {e} (install mesa-vulkan-drivers and libvulkan1)"
+                );
+            }
+            eprintln!("skipping a GPU test: {e}");
+            None
+        }
+    }
+}
+
+pub fn cpu_eval(lib: &AnimLibrary, instances: &[Instance]) -> Poses {
+    let mut poses = Poses::default();
+    CpuEvaluator::new(lib)
+        .evaluate(instances, &mut poses)
+        .unwrap();
+    poses
+}
+
+pub fn gpu_eval(
+    ctx: &GpuContext,
+    lib: &AnimLibrary,
+    instances: &[Instance],
+    options: &GpuOptions,
+) -> Poses {
+    let mut gpu = GpuEvaluator::new(ctx, lib, instances.len(), options).unwrap();
+    gpu.evaluate(instances).unwrap();
+    gpu.read_back().unwrap()
+}
+
+/// Evaluates on both backends and asserts that they agree within [`TOLERANCE`].
+pub fn assert_gpu_matches_cpu(
+    ctx: &GpuContext,
+    lib: &AnimLibrary,
+    instances: &[Instance],
+    what: &str,
+) -> f32 {
+    let cpu = cpu_eval(lib, instances);
+    let gpu = gpu_eval(ctx, lib, instances, &GpuOptions::default());
+    assert_within_tolerance(lib, &gpu, &cpu, what)
+}
+
+pub fn cpu_eval_batch(lib: &AnimLibrary, batch: &PoseBatch) -> Poses {
+    let mut poses = Poses::default();
+    CpuEvaluator::new(lib)
+        .evaluate_batch(batch, &mut poses)
+        .unwrap();
+    poses
+}
+
+pub fn gpu_eval_batch(ctx: &GpuContext, lib: &AnimLibrary, batch: &PoseBatch) -> Poses {
+    let mut gpu = GpuEvaluator::new(ctx, lib, batch.len(), &GpuOptions::default()).unwrap();
+    gpu.evaluate_batch(batch).unwrap();
+    gpu.read_back().unwrap()
+}
+
+/// [`assert_gpu_matches_cpu`] for a batch with blends and layers.
+pub fn assert_batch_gpu_matches_cpu(
+    ctx: &GpuContext,
+    lib: &AnimLibrary,
+    batch: &PoseBatch,
+    what: &str,
+) -> f32 {
+    let cpu = cpu_eval_batch(lib, batch);
+    let gpu = gpu_eval_batch(ctx, lib, batch);
+    assert_within_tolerance(lib, &gpu, &cpu, what)
+}
+
+fn assert_within_tolerance(lib: &AnimLibrary, gpu: &Poses, cpu: &Poses, what: &str) -> f32 {
+    let d = Deviation::between(gpu, cpu).relative(lib.skeleton().extent());
+    assert!(
+        d <= TOLERANCE,
+        "{what}: GPU and CPU differ by {d:e} (relative), over {TOLERANCE:e}"
+    );
+    d
+}
+
+/// Instances covering every ordinary (not additive) clip of `lib` at `per_clip` times spread
+/// over (and past) its range, clamped and looping.
+pub fn spread_instances(lib: &AnimLibrary, per_clip: usize) -> Vec<Instance> {
+    let mut out = Vec::new();
+    for clip in (0..lib.clip_count()).filter(|&c| lib.clip_additive_space(c).is_none()) {
+        let d = lib.clip_duration(clip);
+        for k in 0..per_clip {
+            let t = -0.25 * d + 1.5 * d * k as f32 / (per_clip.max(2) - 1) as f32;
+            out.push(Instance::new(clip as u32, t, false));
+            out.push(Instance::new(clip as u32, t + 0.37 * d, true));
+        }
+    }
+    out
+}
+
+/// `count` looping instances, clips dealt round-robin, phases spread over each clip by a
+/// golden-ratio sequence, advanced by `time` seconds (the demo's crowd).
+pub fn crowd(lib: &AnimLibrary, count: usize, time: f32) -> Vec<Instance> {
+    let clips = lib.clip_count().max(1);
+    (0..count)
+        .map(|i| {
+            let clip = i % clips;
+            let duration = if clip < lib.clip_count() {
+                lib.clip_duration(clip)
+            } else {
+                0.0
+            };
+            Instance::new(
+                clip as u32,
+                (i as f32 * 0.618_034).fract() * duration + time,
+                true,
+            )
+        })
+        .collect()
+}

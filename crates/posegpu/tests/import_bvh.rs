@@ -1,0 +1,521 @@
+//! BVH importer: hand-computed expectations on small files, the CMU files under
+//! `../shared/anim-data/bvh`, and malformed input (always an error naming the line, never a
+//! panic).
+
+use std::path::{Path, PathBuf};
+
+use glam::{Quat, Vec3};
+use posegpu::import::{load, parse_bvh};
+use posegpu::model::component_space;
+use posegpu::{Asset, Error, Transform};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/anim-data/bvh");
+const REAL: [&str; 3] = ["cmu_01_01", "cmu_01_03", "cmu_walk_delfem2"];
+
+/// A ZXY root with positions, an XYZ joint, and a joint with a lone Y position channel.
+const SMALL: &str = "HIERARCHY
+ROOT Hips
+{
+\tOFFSET 1 2 3
+\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+\tJOINT Spine
+\t{
+\t\tOFFSET 0 5 0
+\t\tCHANNELS 3 Xrotation Yrotation Zrotation
+\t\tJOINT Head
+\t\t{
+\t\t\tOFFSET 0 4 0.5
+\t\t\tCHANNELS 1 Yposition
+\t\t\tEnd Site
+\t\t\t{
+\t\t\t\tOFFSET 0 1 0
+\t\t\t}
+\t\t}
+\t}
+}
+MOTION
+Frames: 2
+Frame Time: 0.04
+0 0 0 0 0 0 0 0 0 7
+10 20 30 90 45 30 15 -25 60 8
+";
+
+fn parse(text: &str) -> posegpu::Result<Asset> {
+    parse_bvh(text, Path::new("test.bvh"))
+}
+
+/// Hand-written rotation matrices (column vectors, right-handed), independent of glam's quats.
+fn rx(deg: f32, v: Vec3) -> Vec3 {
+    let (s, c) = deg.to_radians().sin_cos();
+    Vec3::new(v.x, c * v.y - s * v.z, s * v.y + c * v.z)
+}
+fn ry(deg: f32, v: Vec3) -> Vec3 {
+    let (s, c) = deg.to_radians().sin_cos();
+    Vec3::new(c * v.x + s * v.z, v.y, -s * v.x + c * v.z)
+}
+fn rz(deg: f32, v: Vec3) -> Vec3 {
+    let (s, c) = deg.to_radians().sin_cos();
+    Vec3::new(c * v.x - s * v.y, s * v.x + c * v.y, v.z)
+}
+
+fn assert_vec_near(a: Vec3, b: Vec3, tol: f32) {
+    assert!((a - b).abs().max_element() <= tol, "{a} vs {b}");
+}
+
+fn assert_quat_near(a: Quat, b: Quat) {
+    let d = (a - b).length().min((a + b).length());
+    assert!(d <= 1e-5, "{a:?} vs {b:?} (up to sign)");
+}
+
+/// `q` rotates every basis vector as `matrices` does.
+fn assert_rotates_like(q: Quat, matrices: impl Fn(Vec3) -> Vec3) {
+    for v in [Vec3::X, Vec3::Y, Vec3::Z] {
+        assert_vec_near(q * v, matrices(v), 1e-5);
+    }
+}
+
+fn bvh_error(result: posegpu::Result<Asset>) -> (usize, String) {
+    match result {
+        Err(Error::Bvh { line, message, .. }) => (line, message),
+        Err(e) => panic!("expected Error::Bvh, got {e:?}"),
+        Ok(_) => panic!("expected Error::Bvh, but it loaded"),
+    }
+}
+
+/// 1-based line number of the first line of `text` that starts (after indentation) with `prefix`.
+fn line_of(text: &str, prefix: &str) -> usize {
+    text.lines()
+        .position(|l| l.trim_start().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starts with {prefix:?}"))
+        + 1
+}
+
+fn data_dir() -> PathBuf {
+    let dir = PathBuf::from(DATA);
+    assert!(
+        dir.is_dir(),
+        "BVH data folder is missing: {} (expected the CMU files there)",
+        dir.display()
+    );
+    dir
+}
+
+fn real_text(stem: &str) -> String {
+    let path = data_dir().join(format!("{stem}.bvh"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn small_file_hand_computed() {
+    let asset = parse(SMALL).unwrap();
+    let sk = &asset.skeleton;
+    assert_eq!(sk.names(), ["Hips", "Spine", "Head"]);
+    assert_eq!(sk.parents(), [-1, 0, 1]);
+    let offsets: Vec<Vec3> = sk.rest().iter().map(|t| t.translation).collect();
+    assert_eq!(
+        offsets,
+        [
+            Vec3::new(1.0, 2.0, 3.0),
+            Vec3::new(0.0, 5.0, 0.0),
+            Vec3::new(0.0, 4.0, 0.5)
+        ]
+    );
+    assert!(sk
+        .rest()
+        .iter()
+        .all(|t| t.rotation == Quat::IDENTITY && t.scale == Vec3::ONE));
+    assert!(sk.inverse_bind().iter().all(Option::is_none));
+
+    assert_eq!(asset.clips.len(), 1);
+    let clip = &asset.clips[0];
+    assert_eq!(clip.name(), "test");
+    assert!((clip.duration() - 0.04).abs() < 1e-7);
+    let [hips, spine, head] = clip.tracks() else {
+        panic!("expected 3 tracks")
+    };
+
+    // Hips: positions replace the offset; rotation Rz(90)·Rx(45)·Ry(30).
+    let t = hips.translation.as_ref().unwrap();
+    assert_eq!(t.times, [0.0, 0.04]);
+    assert_eq!(t.values, [Vec3::ZERO, Vec3::new(10.0, 20.0, 30.0)]);
+    let r = hips.rotation.as_ref().unwrap();
+    assert_eq!(r.times, [0.0, 0.04]);
+    assert_quat_near(r.values[0], Quat::IDENTITY);
+    let (z, x, y) = (90f32.to_radians(), 45f32.to_radians(), 30f32.to_radians());
+    let expected = Quat::from_rotation_z(z) * Quat::from_rotation_x(x) * Quat::from_rotation_y(y);
+    assert_quat_near(r.values[1], expected);
+    assert_rotates_like(r.values[1], |v| rz(90.0, rx(45.0, ry(30.0, v))));
+    assert!(hips.scale.is_none());
+
+    // Spine: no position channels, XYZ rotation Rx(15)·Ry(-25)·Rz(60).
+    assert!(spine.translation.is_none());
+    let r = spine.rotation.as_ref().unwrap();
+    let expected = Quat::from_rotation_x(15f32.to_radians())
+        * Quat::from_rotation_y((-25f32).to_radians())
+        * Quat::from_rotation_z(60f32.to_radians());
+    assert_quat_near(r.values[1], expected);
+    assert_rotates_like(r.values[1], |v| rx(15.0, ry(-25.0, rz(60.0, v))));
+
+    // Head: only Y is animated; X and Z keep the offset. No rotation channel.
+    assert!(head.rotation.is_none());
+    let t = head.translation.as_ref().unwrap();
+    assert_eq!(
+        t.values,
+        [Vec3::new(0.0, 7.0, 0.5), Vec3::new(0.0, 8.0, 0.5)]
+    );
+
+    // Frame 1 in component space, by hand: hips + Rh·(spine + Rs·head).
+    let locals: Vec<Transform> = clip
+        .tracks()
+        .iter()
+        .zip(sk.rest())
+        .map(|(track, rest)| Transform {
+            translation: track
+                .translation
+                .as_ref()
+                .map_or(rest.translation, |c| c.values[1]),
+            rotation: track
+                .rotation
+                .as_ref()
+                .map_or(rest.rotation, |c| c.values[1]),
+            scale: Vec3::ONE,
+        })
+        .collect();
+    let cs = component_space(sk.parents(), &locals);
+    let head_local = Vec3::new(0.0, 8.0, 0.5);
+    let spine_space = Vec3::new(0.0, 5.0, 0.0) + rx(15.0, ry(-25.0, rz(60.0, head_local)));
+    let expected = Vec3::new(10.0, 20.0, 30.0) + rz(90.0, rx(45.0, ry(30.0, spine_space)));
+    assert_vec_near(cs[2].translation, expected, 1e-4);
+}
+
+#[test]
+fn channel_order_matters() {
+    let file = |order: &str| {
+        format!(
+            "HIERARCHY\nROOT A\n{{\n OFFSET 0 0 0\n CHANNELS 3 {order}\n End Site\n {{\n  OFFSET 0 1 0\n }}\n}}\nMOTION\nFrames: 1\nFrame Time: 0.1\n10 20 30\n"
+        )
+    };
+    let rotation = |order: &str, values: &str| {
+        let asset = parse(&file(order).replace("10 20 30", values)).unwrap();
+        asset.clips[0].tracks()[0].rotation.as_ref().unwrap().values[0]
+    };
+    // The same angles per axis (Z=10, X=20, Y=30), listed in two orders; values follow the
+    // channel order.
+    let zxy = rotation("Zrotation Xrotation Yrotation", "10 20 30");
+    let xyz = rotation("Xrotation Yrotation Zrotation", "20 30 10");
+    assert_rotates_like(zxy, |v| rz(10.0, rx(20.0, ry(30.0, v))));
+    assert_rotates_like(xyz, |v| rx(20.0, ry(30.0, rz(10.0, v))));
+    let (z, x, y) = (10f32.to_radians(), 20f32.to_radians(), 30f32.to_radians());
+    let (qx, qy, qz) = (
+        Quat::from_rotation_x(x),
+        Quat::from_rotation_y(y),
+        Quat::from_rotation_z(z),
+    );
+    assert_quat_near(zxy, qz * qx * qy);
+    assert_quat_near(xyz, qx * qy * qz);
+    let d = (zxy - xyz).length().min((zxy + xyz).length());
+    assert!(d > 1e-2, "ZXY and XYZ of the same angles should differ");
+
+    // Position channels mixed with rotations, in any order.
+    let text = file("Zposition Xrotation Xposition");
+    let asset = parse(&text).unwrap();
+    let track = &asset.clips[0].tracks()[0];
+    assert_eq!(
+        track.translation.as_ref().unwrap().values[0],
+        Vec3::new(30.0, 0.0, 10.0)
+    );
+    assert_quat_near(
+        track.rotation.as_ref().unwrap().values[0],
+        Quat::from_rotation_x(20f32.to_radians()),
+    );
+}
+
+#[test]
+fn several_roots_crlf_and_names_with_spaces() {
+    let text = "HIERARCHY\r\nROOT First {\r\n\tOFFSET 1 0 0\r\n\tCHANNELS 1 Xrotation\r\n\tJOINT Left  Arm\r\n\t{ OFFSET 0 1 0 }\r\n}\r\nROOT Second\r\n{\r\n OFFSET 0 0 2\r\n CHANNELS 1 Yposition\r\n}\r\nMOTION\r\nFrames: 2\r\nFrame Time: 0.5\r\n90 3\r\n\r\n45 4\r\n\r\n";
+    let asset = parse(text).unwrap();
+    assert_eq!(asset.skeleton.names(), ["First", "Left Arm", "Second"]);
+    assert_eq!(asset.skeleton.parents(), [-1, 0, -1]);
+    let tracks = asset.clips[0].tracks();
+    assert!(!tracks[1].is_animated());
+    assert_eq!(
+        tracks[2].translation.as_ref().unwrap().values,
+        [Vec3::new(0.0, 3.0, 2.0), Vec3::new(0.0, 4.0, 2.0)]
+    );
+    assert_eq!(asset.clips[0].duration(), 0.5);
+}
+
+/// (joint count from ROOT/JOINT lines, header frame count, header frame time).
+fn header_facts(text: &str) -> (usize, usize, f64) {
+    let joints = text
+        .lines()
+        .filter(|l| matches!(l.split_whitespace().next(), Some("ROOT" | "JOINT")))
+        .count();
+    let after = |key: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(key))
+            .unwrap();
+        line.trim_start()[key.len()..].trim().to_string()
+    };
+    (
+        joints,
+        after("Frames:").parse().unwrap(),
+        after("Frame Time:").parse().unwrap(),
+    )
+}
+
+#[test]
+fn real_files_load() {
+    let dir = data_dir();
+    let mut assets = Vec::new();
+    for stem in REAL {
+        let text = real_text(stem);
+        let (joints, frames, frame_time) = header_facts(&text);
+        assert_eq!(joints, 31, "{stem}: ROOT+JOINT count");
+        let asset = load(dir.join(format!("{stem}.bvh"))).unwrap();
+        assert_eq!(asset.skeleton.len(), joints, "{stem}");
+        assert_eq!(asset.skeleton.names()[0], "Hips");
+        assert_eq!(asset.clips.len(), 1);
+        let clip = &asset.clips[0];
+        assert_eq!(clip.name(), stem);
+        assert_eq!(clip.key_count(), frames, "{stem}");
+        let expected = ((frames - 1) as f64 * frame_time) as f32;
+        assert!(
+            (clip.duration() - expected).abs() <= 1e-5 * expected,
+            "{stem}: duration {} vs {expected}",
+            clip.duration()
+        );
+        // Root: translation + rotation; others: rotation only.
+        assert!(clip.tracks()[0].translation.is_some());
+        assert!(clip.tracks()[1..].iter().all(|t| t.translation.is_none()));
+        assert!(clip.tracks().iter().all(|t| t.rotation.is_some()));
+        // The library packs it.
+        posegpu::AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+        assets.push(asset);
+    }
+    let a = &assets[0].skeleton;
+    let b = &assets[1].skeleton;
+    assert_eq!(a.names(), b.names());
+    assert_eq!(a.parents(), b.parents());
+    assert_eq!(a.rest(), b.rest(), "cmu_01_01 and cmu_01_03 rest offsets");
+}
+
+#[test]
+fn truncated_in_hierarchy() {
+    let text = real_text("cmu_01_01");
+    let motion = text.find("MOTION").unwrap();
+    let cut = &text[..text[..motion / 2].rfind('\n').unwrap()];
+    let (line, message) = bvh_error(parse(cut));
+    assert_eq!(line, cut.lines().count(), "{message}");
+    assert!(message.contains("end of file"), "{message}");
+}
+
+#[test]
+fn truncated_in_frame_line() {
+    let text = real_text("cmu_01_01");
+    let first_frame = line_of(&text, "Frame Time:") + 1;
+    let target = first_frame + 10;
+    let start: usize = text.lines().take(target - 1).map(|l| l.len() + 1).sum();
+    let line = text[start..].lines().next().unwrap();
+    // Cut just after the 40th value, so the last line has 40 values instead of 96.
+    let mut spaces = line.match_indices(' ').map(|(i, _)| i);
+    let cut = &text[..start + spaces.nth(39).unwrap()];
+    let (line, message) = bvh_error(parse(cut));
+    assert_eq!(line, target, "{message}");
+    assert!(message.contains("40 values, expected 96"), "{message}");
+}
+
+/// `text` with the `value_index`-th value of 1-based line `line` replaced by `value`.
+fn replace_value(text: &str, line: usize, value_index: usize, value: &str) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut words: Vec<&str> = lines[line - 1].split_whitespace().collect();
+    words[value_index] = value;
+    lines[line - 1] = words.join(" ");
+    lines.join("\n")
+}
+
+#[test]
+fn garbage_and_non_finite_numbers() {
+    let text = real_text("cmu_01_01");
+    let frame = line_of(&text, "Frame Time:") + 5;
+    for (bad, expect) in [
+        ("1.2.3", "bad number '1.2.3'"),
+        ("abc", "bad number 'abc'"),
+        ("NaN", "non-finite"),
+        ("inf", "non-finite"),
+        ("1e40", "non-finite"),
+    ] {
+        let (line, message) = bvh_error(parse(&replace_value(&text, frame, 7, bad)));
+        assert_eq!(line, frame, "{bad}: {message}");
+        assert!(message.contains(expect), "{bad}: {message}");
+    }
+    // In the hierarchy too.
+    let offset = line_of(&text, "OFFSET 1.36306");
+    let (line, message) = bvh_error(parse(&replace_value(&text, offset, 2, "1,5")));
+    assert_eq!(line, offset);
+    assert!(message.contains("bad number '1,5'"), "{message}");
+    let (line, message) = bvh_error(parse(&replace_value(&text, offset, 3, "nan")));
+    assert_eq!(line, offset);
+    assert!(message.contains("not finite"), "{message}");
+}
+
+#[test]
+fn hierarchy_errors() {
+    let spine = "CHANNELS 3 Xrotation Yrotation Zrotation";
+    let cases = [
+        (
+            spine,
+            "CHANNELS 3 Wrotation Yrotation Zrotation",
+            "unknown channel 'Wrotation'",
+        ),
+        (
+            spine,
+            "CHANNELS 3 Xrotation Yrotation",
+            "says 3 channels but lists 2",
+        ),
+        ("OFFSET 0 5 0", "OFSET 0 5 0", "unknown keyword 'OFSET'"),
+        ("HIERARCHY", "HIERARCHIE", "expected HIERARCHY"),
+        ("MOTION", "MOTON", "unknown keyword 'MOTON'"),
+        ("Frames: 2", "Frame: 2", "expected 'Frames:'"),
+        (
+            "Frame Time: 0.04",
+            "Frame Time: 0",
+            "frame time must be positive",
+        ),
+    ];
+    for (from, to, expect) in cases {
+        let text = SMALL.replacen(from, to, 1);
+        let (line, message) = bvh_error(parse(&text));
+        assert_eq!(line, line_of(&text, to), "{to}: {message}");
+        assert!(message.contains(expect), "{to}: {message}");
+    }
+    for bad_time in ["-1", "nan", "inf"] {
+        let text = SMALL.replace("Frame Time: 0.04", &format!("Frame Time: {bad_time}"));
+        let (line, _) = bvh_error(parse(&text));
+        assert_eq!(line, line_of(&text, "Frame Time:"));
+    }
+}
+
+#[test]
+fn missing_brace() {
+    // Drop the root's closing brace (the last one before MOTION).
+    let motion = line_of(SMALL, "MOTION");
+    let lines: Vec<&str> = SMALL.lines().collect();
+    assert_eq!(lines[motion - 2], "}");
+    let text = [&lines[..motion - 2], &lines[motion - 1..]]
+        .concat()
+        .join("\n");
+    let (line, message) = bvh_error(parse(&text));
+    assert_eq!(line, motion - 1, "{message}");
+    assert!(message.contains("missing '}'"), "{message}");
+    assert!(
+        message.contains("line 2"),
+        "names the open block: {message}"
+    );
+
+    // Missing at the end of the file.
+    let text = "HIERARCHY\nROOT A\n{\n OFFSET 0 0 0\n";
+    let (line, message) = bvh_error(parse(text));
+    assert_eq!(line, 4);
+    assert!(message.contains("missing '}'"), "{message}");
+
+    // No brace after the name.
+    let (line, message) = bvh_error(parse("HIERARCHY\nROOT A\nOFFSET 0 0 0\n"));
+    assert_eq!(line, 3);
+    assert!(message.contains("expected '{'"), "{message}");
+}
+
+#[test]
+fn missing_motion_parts() {
+    let hierarchy = &SMALL[..SMALL.find("MOTION").unwrap()];
+    let (_, message) = bvh_error(parse(hierarchy));
+    assert!(message.contains("expected MOTION"), "{message}");
+    let (_, message) = bvh_error(parse(&format!("{hierarchy}MOTION\n")));
+    assert!(message.contains("'Frames:'"), "{message}");
+    let (_, message) = bvh_error(parse(&format!("{hierarchy}MOTION\nFrames: 2\n")));
+    assert!(message.contains("'Frame'"), "{message}");
+    let (line, message) = bvh_error(parse(&format!(
+        "{hierarchy}MOTION\nFrames: 2\nFrame Time: 0.1\n\n"
+    )));
+    assert!(message.contains("no frame lines"), "{message}");
+    assert_eq!(line, line_of(SMALL, "Frame Time:"));
+    // Too many values on a frame line.
+    let text = SMALL.replace("0 0 0 0 0 0 0 0 0 7", "0 0 0 0 0 0 0 0 0 7 1");
+    let (line, message) = bvh_error(parse(&text));
+    assert_eq!(line, line_of(SMALL, "Frame Time:") + 1);
+    assert!(message.contains("11 values, expected 10"), "{message}");
+}
+
+#[test]
+fn frame_count_mismatch_uses_lines_present() {
+    let text = SMALL.replace("Frames: 2", "Frames: 5");
+    let asset = parse(&text).unwrap();
+    assert!((asset.clips[0].duration() - 0.04).abs() < 1e-7);
+
+    let real = real_text("cmu_walk_delfem2");
+    let (_, frames, frame_time) = header_facts(&real);
+    let keep = line_of(&real, "Frame Time:") + 100; // header lines + 100 frames
+    let cut: String = real.lines().take(keep).collect::<Vec<_>>().join("\n");
+    assert!(frames > 100);
+    let asset = parse(&cut).unwrap();
+    assert_eq!(asset.clips[0].key_count(), 100);
+    let expected = (99.0 * frame_time) as f32;
+    assert!((asset.clips[0].duration() - expected).abs() <= 1e-6);
+}
+
+#[test]
+fn empty_and_binary_input() {
+    let (line, message) = bvh_error(parse(""));
+    assert_eq!(line, 1);
+    assert!(message.contains("empty"), "{message}");
+    let (line, _) = bvh_error(parse(" \n\t\n"));
+    assert!(line >= 1);
+
+    let bytes: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let garbage = String::from_utf8_lossy(&bytes);
+    let (line, _) = bvh_error(parse(&garbage));
+    assert!(line >= 1);
+    // Garbage after a valid header, and a valid file with bytes cut at random points.
+    let (_, _) = bvh_error(parse(&format!("HIERARCHY\n{garbage}")));
+    for cut in (0..SMALL.len()).step_by(7) {
+        let _ = parse(&SMALL[..cut]);
+    }
+}
+
+#[test]
+fn duplicate_names_and_deep_nesting() {
+    let text = SMALL.replace("JOINT Head", "JOINT Spine");
+    assert!(matches!(parse(&text), Err(Error::DuplicateBoneName { .. })));
+
+    // Deep nesting is an error (missing braces), not a stack overflow.
+    let deep = format!("HIERARCHY\nROOT A\n{{\n{}", "JOINT B\n{\n".repeat(200_000));
+    let (_, message) = bvh_error(parse(&deep));
+    assert!(message.contains("JOINT without a name") || message.contains("missing '}'"));
+}
+
+#[test]
+fn assimp_test_models_never_panic() {
+    let dir = Path::new("/usr/share/assimp/models/BVH");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        eprintln!("{} not present; skipped", dir.display());
+        return;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("bvh") {
+            continue;
+        }
+        match load(&path) {
+            Ok(a) => eprintln!(
+                "{}: {} bones, {:.3} s",
+                path.display(),
+                a.skeleton.len(),
+                a.clips[0].duration()
+            ),
+            Err(e) => eprintln!("{}: error: {e}", path.display()),
+        }
+    }
+}
