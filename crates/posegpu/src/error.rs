@@ -129,6 +129,13 @@ pub enum Error {
     },
     #[error("{path}: unknown file type (expected .glb, .gltf or .bvh)")]
     UnknownFormat { path: PathBuf },
+    #[error(
+        "{path}: posegpu was built without its `{feature}` feature, which reads this file type"
+    )]
+    FeatureDisabled {
+        path: PathBuf,
+        feature: &'static str,
+    },
     #[error("mesh: {what}")]
     Mesh { what: String },
     #[error("render: {what}")]

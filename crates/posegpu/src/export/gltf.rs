@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::model::Skeleton;
 use crate::model::{BoneTrack, Clip, Interpolation};
 
-use super::sources::{mime_type, split_glb, Sources};
+use super::sources::{mime_type, Sources};
 
 /// Where a skeleton came from: the glTF file and the node index of each bone.
 ///
@@ -176,15 +176,22 @@ impl Doc {
                 skeleton.len()
             )));
         }
+        // The gltf crate reads and validates the file and loads its buffers (indices in range,
+        // required fields), so what follows can trust the document's shape; it still never
+        // indexes blindly. The JSON itself is kept as a Value so unknown fields survive.
+        let sources = Sources::read(t.path)?;
         let bytes = std::fs::read(t.path).map_err(|source| Error::Io {
             path: t.path.to_path_buf(),
             source,
         })?;
-        // The gltf crate's validation (indices in range, required fields) lets what follows
-        // trust the document's shape; it still never indexes blindly.
-        gltf::Gltf::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
-        let (json, blob) = split_glb(&bytes).map_err(err)?;
-        let mut root = match serde_json::from_slice(json) {
+        let json = if bytes.starts_with(b"glTF") {
+            gltf::Glb::from_slice(&bytes)
+                .map_err(|e| err(e.to_string()))?
+                .json
+        } else {
+            std::borrow::Cow::Borrowed(bytes.as_slice())
+        };
+        let mut root = match serde_json::from_slice(&json) {
             Ok(Value::Object(root)) => root,
             Ok(_) => return Err(err("the JSON is not an object".into())),
             Err(e) => return Err(err(format!("JSON: {e}"))),
@@ -193,7 +200,6 @@ impl Doc {
         let prune = can_prune(&root).map_err(err)?;
         root.remove("animations");
 
-        let mut sources = Sources::new(t.path, blob, array(&root, "buffers").to_vec());
         let mut buffer = match array(&root, "buffers").first() {
             Some(Value::Object(b)) => b.clone(),
             _ => Map::new(),
@@ -226,14 +232,15 @@ impl Doc {
         let mut map = Vec::with_capacity(views.len());
         for (index, view) in views.into_iter().enumerate() {
             map.push(if keep[index] {
-                Some(doc.push_view(sources.view(index, &view)?, view))
+                Some(doc.push_view(sources.view(index)?, view))
             } else {
                 None
             });
         }
         view_refs(&mut doc.root, &mut |v| remap(v, &map, "buffer view")).map_err(err)?;
 
-        // Images in files of their own move into the buffer; data-URI images stay as they are.
+        // Images in files of their own move into the buffer; data-URI images stay as they are,
+        // and so does the URI of an image file that does not exist (said in the log).
         let mut images = take_array(&mut doc.root, "images");
         for (index, image) in images.iter_mut().enumerate() {
             let Some(image) = image.as_object_mut() else {
@@ -245,7 +252,13 @@ impl Doc {
             if uri.starts_with("data:") {
                 continue;
             }
-            let (bytes, file) = sources.read_uri(uri)?;
+            let Some((bytes, file)) = sources.image_file(uri)? else {
+                log::warn!(
+                    "{}: image {index} ('{uri}') does not exist; its URI is kept as it is",
+                    t.path.display()
+                );
+                continue;
+            };
             let mime = match image.get("mimeType").and_then(Value::as_str) {
                 Some(m) => m.to_string(),
                 None => mime_type(&file)
@@ -351,7 +364,7 @@ impl Doc {
         self.push("bufferViews", view)
     }
 
-    /// The GLB container: header, JSON chunk padded with spaces, BIN chunk padded with zeros.
+    /// The GLB container (written by the `gltf` crate): header, JSON chunk, BIN chunk.
     fn into_glb(mut self) -> Result<Vec<u8>, String> {
         align4(&mut self.bin);
         if !self.bin.is_empty() {
@@ -366,33 +379,23 @@ impl Doc {
                 self.root.remove(key);
             }
         }
-        let mut json =
+        let json =
             serde_json::to_vec(&Value::Object(self.root)).map_err(|e| format!("JSON: {e}"))?;
-        while json.len() % 4 != 0 {
-            json.push(b' ');
+        // The container's lengths are u32: check before the writer casts them.
+        let total = 12 + 8 + json.len().next_multiple_of(4) + 8 + self.bin.len();
+        if u32::try_from(total).is_err() {
+            return Err(format!("{total} bytes: over the 4 GiB a .glb can hold"));
         }
-        let bin_chunk = if self.bin.is_empty() {
-            0
-        } else {
-            8 + self.bin.len()
+        let glb = gltf::Glb {
+            header: gltf::binary::Header {
+                magic: *b"glTF",
+                version: 2,
+                length: total as u32,
+            },
+            json: json.into(),
+            bin: (!self.bin.is_empty()).then(|| self.bin.into()),
         };
-        let total = 12 + 8 + json.len() + bin_chunk;
-        let length = |n: usize| {
-            u32::try_from(n).map_err(|_| format!("{total} bytes: over the 4 GiB a .glb can hold"))
-        };
-        let mut out = Vec::with_capacity(total);
-        out.extend_from_slice(b"glTF");
-        out.extend_from_slice(&2u32.to_le_bytes());
-        out.extend_from_slice(&length(total)?.to_le_bytes());
-        out.extend_from_slice(&length(json.len())?.to_le_bytes());
-        out.extend_from_slice(b"JSON");
-        out.extend_from_slice(&json);
-        if !self.bin.is_empty() {
-            out.extend_from_slice(&length(self.bin.len())?.to_le_bytes());
-            out.extend_from_slice(b"BIN\0");
-            out.extend_from_slice(&self.bin);
-        }
-        Ok(out)
+        glb.to_vec().map_err(|e| format!("writing the GLB: {e}"))
     }
 }
 

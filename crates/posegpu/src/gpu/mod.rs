@@ -10,4 +10,5 @@ pub use context::GpuContext;
 pub use crowd::{CrowdTimes, GpuCrowd};
 pub use evaluator::{GpuEvaluator, GpuOptions, OutputChunk, PassTimes};
 pub use util::PassTimer;
+#[cfg(feature = "render")]
 pub(crate) use util::{read_mapped, ErrorScope};

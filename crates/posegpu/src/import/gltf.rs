@@ -39,7 +39,7 @@ pub fn load_gltf(path: &Path) -> Result<Asset> {
 }
 
 /// The document and its buffers (external, embedded or data URIs); images are not decoded.
-pub(super) fn read_file(path: &Path) -> Result<(gltf::Document, Vec<gltf::buffer::Data>)> {
+pub(crate) fn read_file(path: &Path) -> Result<(gltf::Document, Vec<gltf::buffer::Data>)> {
     let err = |message: String| Error::Gltf {
         path: path.to_path_buf(),
         message,
@@ -50,6 +50,32 @@ pub(super) fn read_file(path: &Path) -> Result<(gltf::Document, Vec<gltf::buffer
     })?;
     let gltf::Gltf { document, blob } =
         gltf::Gltf::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
+    // A buffer file that cannot be read is named (the gltf crate's error says only "No such
+    // file or directory").
+    for buffer in document.buffers() {
+        if let gltf::buffer::Source::Uri(uri) = buffer.source() {
+            if uri.starts_with("data:") || uri.contains("://") {
+                continue;
+            }
+            let relative = urlencoding::decode(uri).map_err(|e| {
+                err(format!(
+                    "buffer {}: '{uri}' is a malformed URI ({e})",
+                    buffer.index()
+                ))
+            })?;
+            let file = path
+                .parent()
+                .unwrap_or(Path::new(""))
+                .join(relative.as_ref());
+            if let Err(e) = std::fs::metadata(&file) {
+                return Err(err(format!(
+                    "buffer {} ('{}'): {e}",
+                    buffer.index(),
+                    file.display()
+                )));
+            }
+        }
+    }
     let buffers = gltf::import_buffers(&document, path.parent(), blob)
         .map_err(|e| err(format!("loading buffers: {e}")))?;
     Ok((document, buffers))
@@ -74,6 +100,7 @@ pub(super) fn node_parents(document: &gltf::Document) -> Result<Vec<Option<usize
 
 /// The nodes above `node`, nearest first; stops after as many steps as there are nodes, so
 /// that a cycle of parents cannot hang the reader.
+#[cfg(feature = "render")]
 pub(super) fn ancestors(
     parent_of: &[Option<usize>],
     node: usize,

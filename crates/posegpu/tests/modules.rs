@@ -1,0 +1,161 @@
+//! The library's top-level modules form no cycle: reading the sources (comments and test code
+//! left out), every `crate::module` a module names is a module below it, so the data model sits
+//! at the bottom and the backends on top.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The source with comments, string literals and `#[cfg(test)]` items removed.
+fn code_only(src: &str) -> String {
+    let mut out = String::new();
+    let mut skip_depth: Option<usize> = None;
+    let mut depth = 0usize;
+    let mut pending_cfg_test = false;
+    for line in src.lines() {
+        let line = match line.find("//") {
+            Some(i) => &line[..i],
+            None => line,
+        };
+        let trimmed = line.trim();
+        if trimmed.starts_with("#[cfg(test)]") {
+            pending_cfg_test = true;
+            continue;
+        }
+        let opens = line.matches('{').count();
+        let closes = line.matches('}').count();
+        if pending_cfg_test && skip_depth.is_none() && !trimmed.is_empty() {
+            pending_cfg_test = false;
+            if opens > closes {
+                skip_depth = Some(depth);
+            } else {
+                // A one-line item (`mod tests;`, a `use`): dropped.
+                continue;
+            }
+        }
+        depth = depth + opens - closes.min(depth + opens);
+        if let Some(d) = skip_depth {
+            if depth <= d {
+                skip_depth = None;
+            }
+            continue;
+        }
+        // String literals may name paths ("crate::x" in a message); drop their contents.
+        let mut in_string = false;
+        for c in line.chars() {
+            if c == '"' {
+                in_string = !in_string;
+            } else if !in_string {
+                out.push(c);
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Every `crate::name` in `code`.
+fn crate_paths(code: &str) -> BTreeSet<String> {
+    code.match_indices("crate::")
+        .map(|(i, _)| {
+            code[i + 7..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect()
+        })
+        .collect()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs")
+            && path.file_name().is_some_and(|n| n != "tests.rs")
+        {
+            out.push(path);
+        }
+    }
+}
+
+/// Top-level module → the top-level modules its code names.
+fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in files {
+        let rel = file.strip_prefix(&src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let module = first.trim_end_matches(".rs").to_string();
+        if module == "lib" {
+            continue;
+        }
+        let code = code_only(&std::fs::read_to_string(&file).unwrap());
+        let deps = graph.entry(module.clone()).or_default();
+        deps.extend(crate_paths(&code).into_iter().filter(|d| *d != module));
+    }
+    // Names that are re-exports at the root (crate::Transform) are not modules.
+    let modules: BTreeSet<String> = graph.keys().cloned().collect();
+    for deps in graph.values_mut() {
+        deps.retain(|d| modules.contains(d));
+    }
+    graph
+}
+
+#[test]
+fn the_module_graph_has_no_cycle() {
+    let graph = module_graph();
+    // Kahn's algorithm: peel off modules that depend on nothing left.
+    let mut left = graph.clone();
+    let mut order = Vec::new();
+    while !left.is_empty() {
+        let ready: Vec<String> = left
+            .iter()
+            .filter(|(_, deps)| deps.iter().all(|d| !left.contains_key(d)))
+            .map(|(m, _)| m.clone())
+            .collect();
+        assert!(
+            !ready.is_empty(),
+            "a cycle among the modules {:?} (each with what it names): {:#?}",
+            left.keys().collect::<Vec<_>>(),
+            left
+        );
+        for m in ready {
+            left.remove(&m);
+            order.push(m);
+        }
+    }
+    // The layering the architecture promises: the data model imports no backend.
+    for bottom in ["math", "error", "model"] {
+        for backend in ["cpu", "gpu", "library", "batch", "render", "import"] {
+            assert!(
+                !graph[bottom].contains(backend),
+                "{bottom} names {backend}: {:?}",
+                graph[bottom]
+            );
+        }
+    }
+    assert!(!graph["layout"].contains("gpu") && !graph["layout"].contains("cpu"));
+    eprintln!("modules, bottom first: {}", order.join(" < "));
+}
+
+#[test]
+fn the_checker_sees_a_cycle_through_code_but_not_through_comments_or_tests() {
+    let code = code_only(
+        "use crate::gpu::X; // crate::render\n\
+         /// [`crate::import::load`]\n\
+         let s = \"crate::export\";\n\
+         #[cfg(test)]\n\
+         mod tests {\n    use crate::cpu::Y;\n    fn f() { if true { crate::pose::z(); } }\n}\n\
+         fn g() { crate::batch::h(); }\n",
+    );
+    let found = crate_paths(&code);
+    let expected: BTreeSet<String> = ["gpu", "batch"].iter().map(|s| s.to_string()).collect();
+    assert_eq!(found, expected);
+}
