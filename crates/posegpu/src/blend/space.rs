@@ -9,6 +9,7 @@
 use std::cmp::Ordering;
 
 use glam::{DVec2, Vec2};
+use spade::{DelaunayTriangulation, Point2, PositionInTriangulation, Triangulation};
 
 use crate::error::{Error, Result};
 
@@ -183,16 +184,14 @@ impl BlendGrid {
     }
 }
 
-/// Samples scattered in the plane: a Delaunay triangulation of them, and inside it barycentric
-/// weights.
+/// Samples scattered in the plane: a Delaunay triangulation of them (built by `spade`, whose
+/// predicates are exact), and inside it barycentric weights.
 #[derive(Clone, Debug)]
 pub struct BlendTriangulation {
     points: Vec<Vec2>,
+    delaunay: DelaunayTriangulation<Point2<f64>>,
     /// Counter-clockwise triangles of sample indices.
     triangles: Vec<[usize; 3]>,
-    /// The triangulation's boundary edges (the convex hull, split at samples lying on it),
-    /// each counter-clockwise.
-    boundary: Vec<[usize; 2]>,
     /// Bounding box of the samples, where non-finite inputs are clamped to.
     min: Vec2,
     max: Vec2,
@@ -224,48 +223,39 @@ impl BlendTriangulation {
                 )));
             }
         }
-        let hull = convex_hull(points);
-        if hull.len() < 3 {
+        // Distinct points, so vertex handles are the samples' indices, in order.
+        let mut delaunay = DelaunayTriangulation::<Point2<f64>>::new();
+        for (i, p) in points.iter().enumerate() {
+            delaunay
+                .insert(Point2::new(f64::from(p.x), f64::from(p.y)))
+                .map_err(|e| {
+                    bad(format!(
+                        "sample {i} at ({}, {}) cannot be triangulated: {e:?}",
+                        p.x, p.y
+                    ))
+                })?;
+        }
+        let triangles: Vec<[usize; 3]> = delaunay
+            .inner_faces()
+            .map(|f| f.vertices().map(|v| v.fix().index()))
+            .collect();
+        if triangles.is_empty() {
             return Err(bad(format!(
                 "all {n} samples lie on one line, so no triangle can be made (use a 1D blend space)"
             )));
         }
-        // Fan over the hull (strictly convex, so no flat triangle), then the other samples one
-        // by one, then edge flips until Delaunay.
-        let mut triangles: Vec<[usize; 3]> = hull
-            .windows(2)
-            .skip(1)
-            .map(|w| [hull[0], w[0], w[1]])
-            .collect();
-        let mut on_hull = vec![false; n];
-        for &h in &hull {
-            on_hull[h] = true;
-        }
-        for (i, _) in on_hull.iter().enumerate().filter(|(_, &h)| !h) {
-            if !insert(points, &mut triangles, i) {
-                // Exact predicates and distinct points make this unreachable.
-                return Err(bad(format!(
-                    "sample {i} fell outside the triangulation (internal error)"
-                )));
-            }
-        }
-        make_delaunay(points, &mut triangles);
-        let boundary = triangles
-            .iter()
-            .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
-            .filter(|&[a, b]| find_edge(&triangles, b, a).is_none())
-            .collect();
         let min = points.iter().fold(points[0], |m, &p| m.min(p));
         let max = points.iter().fold(points[0], |m, &p| m.max(p));
         Ok(Self {
             points: points.to_vec(),
+            delaunay,
             triangles,
-            boundary,
             min,
             max,
         })
     }
 
+    /// The number of samples.
     pub fn sample_count(&self) -> usize {
         self.points.len()
     }
@@ -295,41 +285,52 @@ impl BlendTriangulation {
             finite(p.y, self.min.y, self.max.y),
         );
         let dp = p.as_dvec2();
-        for t in &self.triangles {
-            let [a, b, c] = t.map(|i| self.points[i]);
-            if orient(b, c, p) == Ordering::Less
-                || orient(c, a, p) == Ordering::Less
-                || orient(a, b, p) == Ordering::Less
-            {
-                continue;
-            }
-            // Each corner's weight is the area of the sub-triangle facing it; dividing by their
-            // sum (not the triangle's area) makes them sum to 1 despite rounding.
-            let [da, db, dc] = [a, b, c].map(Vec2::as_dvec2);
-            let w = [area2(db, dc, dp), area2(dc, da, dp), area2(da, db, dp)].map(|w| w.max(0.0));
-            let sum = w[0] + w[1] + w[2];
-            if sum > 0.0 && sum.is_finite() {
+        let at = |i: usize| self.points[i].as_dvec2();
+        let on_segment = |out: &mut Vec<SampleWeight>, a: usize, b: usize| {
+            let (da, ab) = (at(a), at(b) - at(a));
+            // Not NaN: a and b are distinct f32 points, so in f64 |ab|² is neither 0 nor inf.
+            let t = ((dp - da).dot(ab) / ab.length_squared()).clamp(0.0, 1.0);
+            push(out, a, (1.0 - t) as f32);
+            push(out, b, t as f32);
+            (da + ab * t - dp).length_squared()
+        };
+        match self.delaunay.locate(Point2::new(dp.x, dp.y)) {
+            PositionInTriangulation::OnFace(face) => {
+                let t = self.delaunay.face(face).vertices().map(|v| v.fix().index());
+                // Each corner's weight is the area of the sub-triangle facing it; dividing by
+                // their sum (not the triangle's area) makes them sum to 1 despite rounding.
+                let [da, db, dc] = t.map(at);
+                let w =
+                    [area2(db, dc, dp), area2(dc, da, dp), area2(da, db, dp)].map(|w| w.max(0.0));
+                let sum = w[0] + w[1] + w[2];
                 for (&s, w) in t.iter().zip(w) {
                     push(out, s, (w / sum) as f32);
                 }
-                return;
+            }
+            PositionInTriangulation::OnEdge(edge) => {
+                let [a, b] = self
+                    .delaunay
+                    .directed_edge(edge)
+                    .vertices()
+                    .map(|v| v.fix().index());
+                on_segment(out, a, b);
+            }
+            PositionInTriangulation::OnVertex(v) => push(out, v.index(), 1.0),
+            // Outside the hull (or, never, no triangulation): the nearest point of the hull.
+            _ => {
+                let mut best: Option<(f64, Vec<SampleWeight>)> = None;
+                // Hull edges belong to the outer face; reversed, they run counter-clockwise.
+                for edge in self.delaunay.convex_hull() {
+                    let [a, b] = edge.rev().vertices().map(|v| v.fix().index());
+                    let mut w = Vec::with_capacity(2);
+                    let d2 = on_segment(&mut w, a, b);
+                    if best.as_ref().is_none_or(|(d, _)| d2 < *d) {
+                        best = Some((d2, w));
+                    }
+                }
+                out.extend(best.map(|(_, w)| w).unwrap_or_default());
             }
         }
-        // Outside the hull: the nearest point over all boundary edges.
-        let mut best = (f64::INFINITY, self.boundary[0], 0.0);
-        for &[a, b] in &self.boundary {
-            let (da, db) = (self.points[a].as_dvec2(), self.points[b].as_dvec2());
-            let ab = db - da;
-            // Not NaN: a and b are distinct f32 points, so in f64 |ab|² is neither 0 nor inf.
-            let t = ((dp - da).dot(ab) / ab.length_squared()).clamp(0.0, 1.0);
-            let d2 = (da + ab * t - dp).length_squared();
-            if d2 < best.0 {
-                best = (d2, [a, b], t);
-            }
-        }
-        let (_, [a, b], t) = best;
-        push(out, a, (1.0 - t) as f32);
-        push(out, b, t as f32);
     }
 }
 
@@ -386,230 +387,4 @@ impl From<BlendTriangulation> for BlendSpace {
 /// Twice the signed area of triangle (a, b, c), positive when counter-clockwise.
 fn area2(a: DVec2, b: DVec2, c: DVec2) -> f64 {
     (b - a).perp_dot(c - a)
-}
-
-/// Which side of the line a→b `c` lies on: `Greater` to the left (counter-clockwise), `Equal`
-/// on it. Exact for all finite inputs, so the triangulation never meets an inconsistent
-/// answer: products of two f32 are exact in f64, and when the quick f64 sum is too close to 0
-/// to trust (Shewchuk's bound), the six products are summed exactly.
-fn orient(a: Vec2, b: Vec2, c: Vec2) -> Ordering {
-    const E: f64 = f64::EPSILON / 2.0;
-    const BOUND: f64 = (3.0 + 16.0 * E) * E;
-    let [ax, ay, bx, by, cx, cy] = [a.x, a.y, b.x, b.y, c.x, c.y].map(f64::from);
-    let left = (bx - ax) * (cy - ay);
-    let right = (by - ay) * (cx - ax);
-    let det = left - right;
-    if det.abs() > BOUND * (left.abs() + right.abs()) {
-        return det.partial_cmp(&0.0).unwrap_or(Ordering::Equal);
-    }
-    exact_sign([ax * by, -ax * cy, -ay * bx, ay * cx, bx * cy, -by * cx])
-}
-
-/// The sign of a sum of six f64, exactly (barring overflow): Shewchuk's Grow-Expansion builds
-/// a non-overlapping expansion, whose largest non-zero component has the sum's sign.
-fn exact_sign(terms: [f64; 6]) -> Ordering {
-    fn two_sum(a: f64, b: f64) -> (f64, f64) {
-        let s = a + b;
-        let bv = s - a;
-        (s, (a - (s - bv)) + (b - bv))
-    }
-    let mut e = [0.0; 6];
-    for (m, q0) in terms.into_iter().enumerate() {
-        let mut q = q0;
-        for c in e.iter_mut().take(m) {
-            let (s, h) = two_sum(q, *c);
-            *c = h;
-            q = s;
-        }
-        e[m] = q;
-    }
-    match e.iter().rev().find(|&&v| v != 0.0) {
-        Some(&v) if v > 0.0 => Ordering::Greater,
-        Some(_) => Ordering::Less,
-        None => Ordering::Equal,
-    }
-}
-
-/// Whether `d` lies strictly inside the circumcircle of counter-clockwise (a, b, c), by a
-/// margin larger than the f64 rounding (so near-cocircular points are left alone, and edge
-/// flips cannot cycle).
-fn in_circle(a: Vec2, b: Vec2, c: Vec2, d: Vec2) -> bool {
-    let [a, b, c] = [a, b, c].map(|p| (p - d).as_dvec2());
-    let (la, lb, lc) = (a.length_squared(), b.length_squared(), c.length_squared());
-    let det = la * b.perp_dot(c) + lb * c.perp_dot(a) + lc * a.perp_dot(b);
-    let cross = |u: DVec2, v: DVec2| (u.x * v.y).abs() + (u.y * v.x).abs();
-    let permanent = la * cross(b, c) + lb * cross(c, a) + lc * cross(a, b);
-    det > 1e-12 * permanent
-}
-
-/// Monotone-chain convex hull, counter-clockwise, without points in the middle of its edges.
-/// Fewer than 3 vertices when all points are collinear.
-fn convex_hull(points: &[Vec2]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..points.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (p, q) = (points[a], points[b]);
-        // Finite points, so partial_cmp always answers (and takes -0 and 0 as equal).
-        (p.x, p.y)
-            .partial_cmp(&(q.x, q.y))
-            .unwrap_or(Ordering::Equal)
-    });
-    let chain = |iter: &mut dyn Iterator<Item = &usize>| {
-        let mut c: Vec<usize> = Vec::new();
-        for &i in iter {
-            while let [.., u, v] = c[..] {
-                if orient(points[u], points[v], points[i]) == Ordering::Greater {
-                    break;
-                }
-                c.pop();
-            }
-            c.push(i);
-        }
-        c.pop();
-        c
-    };
-    let mut hull = chain(&mut order.iter());
-    hull.extend(chain(&mut order.iter().rev()));
-    hull
-}
-
-/// The triangle holding the directed edge a→b, and its corner opposite that edge.
-fn find_edge(triangles: &[[usize; 3]], a: usize, b: usize) -> Option<(usize, usize)> {
-    triangles.iter().enumerate().find_map(|(k, t)| {
-        (0..3)
-            .find(|&e| t[e] == a && t[(e + 1) % 3] == b)
-            .map(|e| (k, t[(e + 2) % 3]))
-    })
-}
-
-/// Splits the triangle holding sample `i` (or, when it lies on an edge, the one or two
-/// triangles sharing that edge). False when no triangle holds it.
-fn insert(points: &[Vec2], triangles: &mut Vec<[usize; 3]>, i: usize) -> bool {
-    let p = points[i];
-    for k in 0..triangles.len() {
-        let [a, b, c] = triangles[k];
-        let sides = [
-            orient(points[b], points[c], p),
-            orient(points[c], points[a], p),
-            orient(points[a], points[b], p),
-        ];
-        if sides.contains(&Ordering::Less) {
-            continue;
-        }
-        match sides.iter().filter(|&&s| s == Ordering::Equal).count() {
-            0 => {
-                triangles[k] = [a, b, i];
-                triangles.push([b, c, i]);
-                triangles.push([c, a, i]);
-            }
-            1 => {
-                // On edge u→v, opposite w; a triangle on the other side holds v→u.
-                let e = sides
-                    .iter()
-                    .position(|&s| s == Ordering::Equal)
-                    .unwrap_or(0);
-                let t = triangles[k];
-                let (u, v, w) = (t[(e + 1) % 3], t[(e + 2) % 3], t[e]);
-                triangles[k] = [u, i, w];
-                triangles.push([i, v, w]);
-                if let Some((m, x)) = find_edge(triangles, v, u) {
-                    triangles[m] = [v, i, x];
-                    triangles.push([i, u, x]);
-                }
-            }
-            // On a corner: only for a duplicate point, which `new` rejects.
-            _ => continue,
-        }
-        return true;
-    }
-    false
-}
-
-/// Lawson's edge flips until every interior edge is locally Delaunay, which makes the whole
-/// triangulation Delaunay.
-fn make_delaunay(points: &[Vec2], triangles: &mut [[usize; 3]]) {
-    // Flips are only made where certainly needed, so they terminate (at most ~n²/2 of them);
-    // the cap only guards against overflowing inputs, leaving a valid triangulation.
-    let cap = 4 * points.len() * points.len() + 16;
-    let mut flips = 0;
-    loop {
-        let mut flipped = false;
-        for k in 0..triangles.len() {
-            for e in 0..3 {
-                let t = triangles[k];
-                let (a, b, c) = (t[e], t[(e + 1) % 3], t[(e + 2) % 3]);
-                let Some((m, d)) = find_edge(triangles, b, a) else {
-                    continue;
-                };
-                let [pa, pb, pc, pd] = [a, b, c, d].map(|s| points[s]);
-                // Only a strictly convex quadrilateral can be flipped; an illegal edge always
-                // has one, the orientation checks just keep rounding from making a flat triangle.
-                if in_circle(pa, pb, pc, pd)
-                    && orient(pc, pa, pd) == Ordering::Greater
-                    && orient(pd, pb, pc) == Ordering::Greater
-                {
-                    triangles[k] = [c, a, d];
-                    triangles[m] = [d, b, c];
-                    flipped = true;
-                    flips += 1;
-                }
-            }
-        }
-        if !flipped || flips > cap {
-            return;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exact_sign_sees_what_rounding_cancels() {
-        // A plain f64 sum of these is 0.
-        assert_eq!(
-            exact_sign([1e20, 1.0, -1e20, 0.0, 0.0, 0.0]),
-            Ordering::Greater
-        );
-        assert_eq!(
-            exact_sign([1e20, -1.0, -1e20, 0.0, 0.0, 0.0]),
-            Ordering::Less
-        );
-        assert_eq!(
-            exact_sign([1e20, 3.0, -1e20, -3.0, 0.0, 0.0]),
-            Ordering::Equal
-        );
-    }
-
-    #[test]
-    fn orient_is_consistent_near_a_line() {
-        // Points a few ulps off the line through (0.5, 0.5) and (24, 24): the answer must not
-        // depend on which corner comes first.
-        let (b, c) = (Vec2::new(12.0, 12.0), Vec2::new(24.0, 24.0));
-        let mut collinear = 0;
-        for i in 0..16 {
-            for j in 0..16 {
-                let a = Vec2::new(
-                    0.5 + i as f32 * f32::EPSILON / 2.0,
-                    0.5 + j as f32 * f32::EPSILON / 2.0,
-                );
-                let s = orient(a, b, c);
-                assert_eq!(s, orient(b, c, a), "({i}, {j})");
-                assert_eq!(s, orient(c, a, b), "({i}, {j})");
-                assert_eq!(s, orient(b, a, c).reverse(), "({i}, {j})");
-                // Above the line (j > i) is left of a→b.
-                assert_eq!(s, j.cmp(&i), "({i}, {j})");
-                collinear += usize::from(s == Ordering::Equal);
-            }
-        }
-        assert_eq!(collinear, 16);
-    }
-
-    #[test]
-    fn in_circle_leaves_cocircular_points_alone() {
-        let [a, b, c] = [Vec2::ZERO, Vec2::X, Vec2::ONE];
-        assert!(!in_circle(a, b, c, Vec2::Y));
-        assert!(in_circle(a, b, c, Vec2::new(0.1, 0.9)));
-        assert!(!in_circle(a, b, c, Vec2::new(-0.1, 1.0)));
-    }
 }

@@ -48,7 +48,9 @@ impl Camera {
             let near = (distance - radius * 1.1).max(distance * 1e-3);
             let far = distance + radius * 1.1;
             let eye = center + direction * distance;
-            perspective(fov, aspect, near, far) * look_at(eye, center)
+            // wgpu clip space is Direct3D's: depth 0 at `near`, 1 at `far`, Y up.
+            let projection = glam::camera::rh::proj::directx::perspective(fov, aspect, near, far);
+            projection * glam::camera::rh::view::look_at_mat4(eye, center, Vec3::Y)
         };
         let corners = (0..8).map(|i| {
             let pick = |bit: usize, lo: f32, hi: f32| if i & bit == 0 { lo } else { hi };
@@ -79,31 +81,6 @@ impl Camera {
             light: Vec3::new(-0.5, 0.8, 0.45).normalize(),
         }
     }
-}
-
-/// Right-handed view matrix, Y up.
-fn look_at(eye: Vec3, target: Vec3) -> Mat4 {
-    let f = (target - eye).normalize();
-    let s = f.cross(Vec3::Y).normalize();
-    let u = s.cross(f);
-    Mat4::from_cols(
-        glam::Vec4::new(s.x, u.x, -f.x, 0.0),
-        glam::Vec4::new(s.y, u.y, -f.y, 0.0),
-        glam::Vec4::new(s.z, u.z, -f.z, 0.0),
-        glam::Vec4::new(-s.dot(eye), -u.dot(eye), f.dot(eye), 1.0),
-    )
-}
-
-/// Right-handed perspective projection to wgpu's clip space (depth 0 at `near`, 1 at `far`).
-fn perspective(fov_y: f32, aspect: f32, near: f32, far: f32) -> Mat4 {
-    let f = 1.0 / (0.5 * fov_y).tan();
-    let r = far / (near - far);
-    Mat4::from_cols(
-        glam::Vec4::new(f / aspect, 0.0, 0.0, 0.0),
-        glam::Vec4::new(0.0, f, 0.0, 0.0),
-        glam::Vec4::new(0.0, 0.0, r, -1.0),
-        glam::Vec4::new(0.0, 0.0, r * near, 0.0),
-    )
 }
 
 /// One draw: `count` instances whose skinning matrices start at the beginning of `skinning`
