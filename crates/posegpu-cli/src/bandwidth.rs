@@ -103,10 +103,13 @@ pub fn copy_bandwidth(ctx: &GpuContext, bytes: u64) -> Result<Bandwidth> {
     let max_workgroups = limits.max_compute_workgroups_per_dimension.max(1);
     let size = copy_size(bytes, &limits);
     if size == 0 {
-        return Err(Error::Gpu(format!(
-            "the device's storage bindings ({} bytes) cannot hold one 16-byte copy element",
-            limits.max_storage_buffer_binding_size
-        )));
+        return Err(Error::Gpu {
+            what: format!(
+                "the device's storage bindings ({} bytes) cannot hold one 16-byte copy element",
+                limits.max_storage_buffer_binding_size
+            ),
+            source: None,
+        });
     }
 
     let scope = ErrorScope::push(device);
@@ -164,7 +167,7 @@ pub fn copy_bandwidth(ctx: &GpuContext, bytes: u64) -> Result<Bandwidth> {
             None => {
                 device
                     .poll(wgpu::PollType::wait_indefinitely())
-                    .map_err(|e| Error::Gpu(format!("waiting for the device: {e}")))?;
+                    .map_err(|e| gpu_error("waiting for the device", e))?;
                 None
             }
         };
@@ -194,10 +197,13 @@ pub fn copy_bandwidth(ctx: &GpuContext, bytes: u64) -> Result<Bandwidth> {
     if seconds.len() != COPY_REPETITIONS as usize
         || seconds.iter().any(|s| !s.is_finite() || *s <= 0.0)
     {
-        return Err(Error::Gpu(format!(
-            "the copy kernel's {} times are not all positive: {seconds:?}",
-            source.name()
-        )));
+        return Err(Error::Gpu {
+            what: format!(
+                "the copy kernel's {} times are not all positive: {seconds:?}",
+                source.name()
+            ),
+            source: None,
+        });
     }
     Ok(Bandwidth {
         bytes: size,
@@ -205,6 +211,14 @@ pub fn copy_bandwidth(ctx: &GpuContext, bytes: u64) -> Result<Bandwidth> {
         seconds,
         source,
     })
+}
+
+/// [`Error::Gpu`] keeping wgpu's error as its source.
+fn gpu_error(what: &str, source: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::Gpu {
+        what: what.to_string(),
+        source: Some(Box::new(source)),
+    }
 }
 
 fn copy_pipeline(device: &wgpu::Device) -> wgpu::ComputePipeline {
@@ -239,7 +253,7 @@ impl ErrorScope {
         let validation = pollster::block_on(self.validation.pop());
         let memory = pollster::block_on(self.memory.pop());
         match validation.or(memory) {
-            Some(e) => Err(Error::Gpu(e.to_string())),
+            Some(e) => Err(gpu_error("the copy kernel", e)),
             None => Ok(()),
         }
     }

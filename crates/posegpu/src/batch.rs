@@ -78,6 +78,7 @@ impl ClipSample {
 
 /// What a layer does with its samples.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LayerKind {
     /// The base pose: the blend of its samples (clips that are not additive).
     Base,
@@ -416,6 +417,7 @@ impl InstanceLayers<'_> {
 /// What an in-place instance's root bone shows once its motion is taken out of the pose (UE's
 /// root motion root lock).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RootLock {
     /// The skeleton's reference pose (UE's default).
     #[default]

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 /// What went wrong, and where.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     #[error("skeleton has no bones")]
     EmptySkeleton,
@@ -142,8 +143,27 @@ pub enum Error {
     Render { what: String },
     #[error("no GPU adapter found (not even a software one such as lavapipe)")]
     NoAdapter,
-    #[error("GPU: {0}")]
-    Gpu(String),
+    /// A device operation failed: `what` says which, `source` is wgpu's error where there is
+    /// one (validation, out of memory, a lost device, a failed mapping).
+    #[error("GPU: {what}")]
+    Gpu {
+        what: String,
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// [`Error::Gpu`] for `what`, keeping wgpu's error as the source.
+    pub(crate) fn gpu(
+        what: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::Gpu {
+            what: what.into(),
+            source: Some(Box::new(source)),
+        }
+    }
+}

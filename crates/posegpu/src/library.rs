@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use std::sync::Arc;
+
 use glam::{Mat4, Vec3, Vec4};
 
 use crate::error::{Error, Result};
@@ -43,8 +45,16 @@ pub struct RetargetSource {
 /// A target skeleton and the clips that play on it, packed for evaluation: clips of the
 /// skeleton itself and clips of other skeletons through their retarget caches. Immutable;
 /// built once ([`AnimLibrary::builder`]) and uploaded once.
+///
+/// Cloning is cheap: clones share one packed copy (an evaluator keeps a clone, not a copy).
 #[derive(Clone, Debug)]
 pub struct AnimLibrary {
+    data: Arc<LibraryData>,
+}
+
+/// The packed arrays, laid out as the GPU buffers.
+#[derive(Debug)]
+pub(crate) struct LibraryData {
     pub(crate) skeleton: Skeleton,
     pub(crate) clip_names: Vec<String>,
     pub(crate) clip_sources: Vec<SourceId>,
@@ -60,7 +70,7 @@ pub struct AnimLibrary {
 
 /// Builds an [`AnimLibrary`]: sources and clips in, one packed library out.
 pub struct LibraryBuilder {
-    lib: AnimLibrary,
+    lib: LibraryData,
     shared_times: HashMap<Vec<u32>, u32>,
 }
 
@@ -84,7 +94,7 @@ impl AnimLibrary {
             mapping,
         };
         LibraryBuilder {
-            lib: Self {
+            lib: LibraryData {
                 skeleton: target.clone(),
                 clip_names: Vec::new(),
                 clip_sources: Vec::new(),
@@ -196,12 +206,15 @@ impl LibraryBuilder {
         Ok(self)
     }
 
+    /// The library, packed and immutable.
     pub fn build(self) -> AnimLibrary {
-        self.lib
+        AnimLibrary {
+            data: Arc::new(self.lib),
+        }
     }
 }
 
-impl AnimLibrary {
+impl LibraryData {
     fn push_channel<T>(
         &mut self,
         shared_times: &mut HashMap<Vec<u32>, u32>,
@@ -233,46 +246,53 @@ impl AnimLibrary {
             },
         })
     }
+}
+
+impl AnimLibrary {
+    /// The packed arrays (what the GPU buffers and the CPU twin read).
+    pub(crate) fn data(&self) -> &LibraryData {
+        &self.data
+    }
 
     pub fn skeleton(&self) -> &Skeleton {
-        &self.skeleton
+        &self.data.skeleton
     }
 
     pub fn bone_count(&self) -> usize {
-        self.parents.len()
+        self.data.parents.len()
     }
 
     pub fn clip_count(&self) -> usize {
-        self.clips.len()
+        self.data.clips.len()
     }
 
     pub fn clip_names(&self) -> &[String] {
-        &self.clip_names
+        &self.data.clip_names
     }
 
     pub fn clip_duration(&self, clip: usize) -> f32 {
-        self.clips[clip].duration
+        self.data.clips[clip].duration
     }
 
     /// The retarget source a clip plays through.
     pub fn clip_source(&self, clip: usize) -> SourceId {
-        self.clip_sources[clip]
+        self.data.clip_sources[clip]
     }
 
     /// The retarget sources; [`SourceId::TARGET`] (index 0) is the target itself.
     pub fn sources(&self) -> &[RetargetSource] {
-        &self.sources
+        &self.data.sources
     }
 
     /// One retarget source (from [`LibraryBuilder::add_source`] of this library).
     pub fn source(&self, source: SourceId) -> &RetargetSource {
-        &self.sources[source.0]
+        &self.data.sources[source.0]
     }
 
     /// How each target bone is driven by one source: its source bone, mode and cache values.
     pub fn retarget_caches(&self, source: SourceId) -> Vec<BoneCache> {
         let base = source.0 * self.bone_count();
-        self.retarget[base..base + self.bone_count()]
+        self.data.retarget[base..base + self.bone_count()]
             .iter()
             .map(BoneCache::from)
             .collect()
@@ -280,12 +300,12 @@ impl AnimLibrary {
 
     /// Finds a clip by name, or by index when `name` is a number.
     pub fn find_clip(&self, name: &str) -> Result<usize> {
-        find_named(self.clip_names.iter().map(String::as_str), name)
+        find_named(self.data.clip_names.iter().map(String::as_str), name)
     }
 
     /// The space of an additive clip's deltas; `None` for an ordinary clip.
     pub fn clip_additive_space(&self, clip: usize) -> Option<AdditiveSpace> {
-        let flags = self.clips[clip].flags;
+        let flags = self.data.clips[clip].flags;
         match (flags & CLIP_ADDITIVE != 0, flags & CLIP_MESH_SPACE != 0) {
             (false, _) => None,
             (true, false) => Some(AdditiveSpace::Local),
@@ -295,21 +315,21 @@ impl AnimLibrary {
 
     /// Bytes of the asset buffers (what is uploaded once).
     pub fn asset_bytes(&self) -> u64 {
-        (std::mem::size_of_val(self.parents.as_slice())
-            + std::mem::size_of_val(self.retarget.as_slice())
-            + std::mem::size_of_val(self.inverse_bind.as_slice())
-            + std::mem::size_of_val(self.clips.as_slice())
-            + std::mem::size_of_val(self.channels.as_slice())
-            + std::mem::size_of_val(self.times.as_slice())
-            + std::mem::size_of_val(self.values.as_slice())) as u64
+        (std::mem::size_of_val(self.data.parents.as_slice())
+            + std::mem::size_of_val(self.data.retarget.as_slice())
+            + std::mem::size_of_val(self.data.inverse_bind.as_slice())
+            + std::mem::size_of_val(self.data.clips.as_slice())
+            + std::mem::size_of_val(self.data.channels.as_slice())
+            + std::mem::size_of_val(self.data.times.as_slice())
+            + std::mem::size_of_val(self.data.values.as_slice())) as u64
     }
 
     pub(crate) fn value3(&self, i: u32) -> Vec3 {
-        Vec4::from(self.values[i as usize]).truncate()
+        Vec4::from(self.data.values[i as usize]).truncate()
     }
 
     pub(crate) fn value4(&self, i: u32) -> Vec4 {
-        Vec4::from(self.values[i as usize])
+        Vec4::from(self.data.values[i as usize])
     }
 }
 

@@ -145,3 +145,62 @@ fn timestamps_are_reported_where_the_adapter_has_them() {
             <= TOLERANCE
     );
 }
+
+#[test]
+fn the_async_read_back_gives_what_the_blocking_one_does() {
+    let Some(ctx) = gpu() else { return };
+    let asset = posegpu::procedural::humanoid_asset();
+    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let instances = spread_instances(&lib, 9);
+    let mut gpu = GpuEvaluator::new(&ctx, &lib, instances.len(), &GpuOptions::default()).unwrap();
+    gpu.evaluate(&instances).unwrap();
+    let blocking = gpu.read_back().unwrap();
+    let pending = gpu.read_back_async();
+    // Nothing has waited yet: the host drives the device, as a frame loop does.
+    ctx.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .unwrap();
+    let poses = pollster::block_on(pending).unwrap();
+    assert_eq!(poses.instance_count(), instances.len());
+    assert_eq!(poses.locals, blocking.locals);
+    assert_eq!(poses.skinning, blocking.skinning);
+}
+
+#[test]
+fn a_host_device_opened_with_the_required_limits_and_features_evaluates() {
+    let Some(ctx) = gpu() else { return };
+    let asset = posegpu::procedural::random_asset(9, 300, 3);
+    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    // A host application's own device: WebGPU's defaults plus what posegpu asks for.
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapter = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+        .into_iter()
+        .find(|a| a.get_info().name == ctx.info.name)
+        .expect("the context's adapter");
+    let limits = GpuEvaluator::required_limits(&lib);
+    assert!(limits.check_limits(&adapter.limits()), "{limits:?}");
+    let features = GpuEvaluator::required_features()
+        | (adapter.features() & GpuEvaluator::optional_features());
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        required_features: features,
+        required_limits: limits,
+        ..Default::default()
+    }))
+    .unwrap();
+    let instances = spread_instances(&lib, 5);
+    let mut gpu = GpuEvaluator::with_device(
+        &device,
+        &queue,
+        &lib,
+        instances.len(),
+        &GpuOptions::default(),
+    )
+    .unwrap();
+    gpu.evaluate(&instances).unwrap();
+    let d = Deviation::between(&gpu.read_back().unwrap(), &cpu_eval(&lib, &instances))
+        .relative(lib.skeleton().extent());
+    assert!(d <= TOLERANCE, "deviation {d:e}");
+    // The evaluator shares the library rather than copying it.
+    assert_eq!(gpu.library().bone_count(), 300);
+}

@@ -10,6 +10,7 @@ use crate::model::{BoneTrack, Channel, Clip, Interpolation};
 
 /// The pose an additive's deltas are measured against.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub enum AdditiveBase<'a> {
     /// The skeleton's reference pose.
     ReferencePose,

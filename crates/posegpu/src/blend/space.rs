@@ -336,6 +336,7 @@ impl BlendTriangulation {
 
 /// A blend space of any kind; 1D ones read the x coordinate of the input.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum BlendSpace {
     OneD(BlendSpace1D),
     Grid(BlendGrid),

@@ -26,7 +26,7 @@ impl KeySearch {
     fn find(&mut self, lib: &AnimLibrary, ch: &ChannelData, t: f32) -> (usize, usize, f32) {
         if (self.time_offset, self.count) != (ch.time_offset, ch.count) {
             let start = ch.time_offset as usize;
-            self.found = find_keys(&lib.times[start..start + ch.count as usize], t);
+            self.found = find_keys(&lib.data().times[start..start + ch.count as usize], t);
             (self.time_offset, self.count) = (ch.time_offset, ch.count);
         }
         self.found
@@ -68,8 +68,8 @@ pub(crate) fn sample_bone(
     t: f32,
     search: &mut KeySearch,
 ) -> Transform {
-    let c = &lib.clips[clip];
-    let r = &lib.retarget[c.retarget_base as usize + bone];
+    let c = &lib.data().clips[clip];
+    let r = &lib.data().retarget[c.retarget_base as usize + bone];
     let additive = c.flags & CLIP_ADDITIVE != 0;
     let reference = |x: &Xform| -> Transform {
         if additive {
@@ -80,7 +80,7 @@ pub(crate) fn sample_bone(
     };
     let channels = (r.source >= 0).then(|| {
         let base = c.channel_base as usize + r.source as usize * 3;
-        &lib.channels[base..base + 3]
+        &lib.data().channels[base..base + 3]
     });
     let Some(channels) = channels.filter(|ch| ch.iter().any(|c| c.count > 0)) else {
         let mut out = reference(&r.target_ref);
@@ -153,7 +153,7 @@ impl Prepared {
     pub(crate) fn bone(&self, lib: &AnimLibrary, bone: usize, search: &mut KeySearch) -> Transform {
         match (bone, self.root_lock) {
             (0, Some(RootLock::RefPose)) => {
-                let mut out: Transform = lib.retarget[0].target_ref.into();
+                let mut out: Transform = lib.data().retarget[0].target_ref.into();
                 out.rotation = normalize_quat(Vec4::from(out.rotation));
                 out
             }

@@ -16,12 +16,12 @@ pub(super) fn run_instance(
 ) {
     for (i, local) in locals.iter().enumerate() {
         let local = Transform::from(*local);
-        let cs = match usize::try_from(lib.parents[i]) {
+        let cs = match usize::try_from(lib.data().parents[i]) {
             Ok(p) => Transform::compose(&local, &component[p].into()),
             Err(_) => local,
         };
         component[i] = cs.into();
-        let bind: Mat4 = rows_to_mat4(&lib.inverse_bind[i]);
+        let bind: Mat4 = rows_to_mat4(&lib.data().inverse_bind[i]);
         skinning[i] = affine_rows(&(cs.to_matrix() * bind));
     }
 }

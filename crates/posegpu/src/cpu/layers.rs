@@ -28,7 +28,7 @@ pub(super) fn run_instance(
     deltas: &mut [Xform],
 ) {
     let bones = lib.bone_count();
-    let parents = &lib.parents;
+    let parents = &lib.data().parents;
     let layers = batch::layers(entries, head).map_while(|l| l);
     for layer in layers.filter(|l| l.deferred && l.weight > ZERO_WEIGHT) {
         let base = layer.slot as usize * bones;

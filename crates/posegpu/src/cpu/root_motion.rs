@@ -15,7 +15,11 @@ use crate::playback::{Timeline, TrackId};
 /// within `segment`.
 pub(crate) fn root_at(lib: &AnimLibrary, segment: &SegmentData, pos: f32) -> Transform {
     let clip = segment.clip as usize;
-    let t = map_time(segment.clip_time(pos), lib.clips[clip].duration, false);
+    let t = map_time(
+        segment.clip_time(pos),
+        lib.data().clips[clip].duration,
+        false,
+    );
     sample_bone(lib, clip, 0, t, &mut KeySearch::default())
 }
 

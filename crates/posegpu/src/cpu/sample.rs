@@ -32,7 +32,7 @@ impl Scratch {
             let clip = s.clip as usize;
             Prepared {
                 clip,
-                time: map_time(s.time, lib.clips[clip].duration, s.looping),
+                time: map_time(s.time, lib.data().clips[clip].duration, s.looping),
                 weight: s.weight,
                 root_lock: s.root_lock,
             }
@@ -80,7 +80,7 @@ pub(crate) fn sample_instance(
         scratch.prepare(lib, layer.samples);
         if layer.kind == LayerKind::Base {
             for (bone, o) in out.iter_mut().enumerate() {
-                let reference = lib.retarget[bone].target_ref.into();
+                let reference = lib.data().retarget[bone].target_ref.into();
                 *o = scratch.blend(lib, bone, reference).into();
             }
             continue;

@@ -42,7 +42,7 @@ impl GpuContext {
                 ..Default::default()
             })
             .await
-            .map_err(|e| Error::Gpu(format!("requesting a device: {e}")))?;
+            .map_err(|e| Error::gpu("requesting a device", e))?;
         Ok(Self {
             device,
             queue,

@@ -2,19 +2,15 @@
 //! plays), three compute passes (sampling, the parent-ordered layer stage when some instance has
 //! a mesh-space layer, hierarchy) and output buffers a renderer binds directly.
 
-use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
 use super::util::{
-    fits_binding, grid, read_mapped, submit_timed, ErrorScope, PassTimer, StagePipeline,
-    WORKGROUP_SIZE,
+    fits_binding, grid, submit_timed, ErrorScope, MapAll, PassTimer, StagePipeline, WORKGROUP_SIZE,
 };
-use crate::batch::Instance;
-use crate::batch::PoseBatch;
+use crate::batch::{Instance, PoseBatch};
 use crate::error::{Error, Result};
-use crate::layout::{Entry, Head};
-use crate::layout::{Mat3x4, Xform};
+use crate::layout::{Entry, Head, Mat3x4, Params, Xform};
 use crate::library::AnimLibrary;
 use crate::pose::Poses;
 
@@ -45,14 +41,6 @@ impl PassTimes {
     pub fn total_ns(&self) -> f64 {
         self.sample_ns + self.layers_ns + self.hierarchy_ns
     }
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Pod, Zeroable)]
-struct Params {
-    bone_count: u32,
-    instance_count: u32,
-    _pad: [u32; 2],
 }
 
 /// Instances `first .. first + count` live in one set of output buffers. Where a crowd exceeds
@@ -109,14 +97,30 @@ pub struct GpuEvaluator {
 }
 
 impl GpuEvaluator {
-    /// Uploads `lib` and creates output buffers for `capacity` instances (grown on demand).
+    /// Uploads `lib` and creates output buffers for `capacity` instances (grown on demand), on
+    /// the context's device.
     pub fn new(
         ctx: &GpuContext,
         lib: &AnimLibrary,
         capacity: usize,
         options: &GpuOptions,
     ) -> Result<Self> {
-        let device = ctx.device.clone();
+        Self::with_device(&ctx.device, &ctx.queue, lib, capacity, options)
+    }
+
+    /// The same on a host application's own device and queue (an engine's renderer, say), so
+    /// that its draw calls bind the output buffers directly. The device should have been opened
+    /// with [`GpuEvaluator::required_limits`] and [`GpuEvaluator::required_features`] (and
+    /// [`GpuEvaluator::optional_features`] where the adapter has them). The evaluator keeps
+    /// handles to the device and queue (wgpu's are shared references) and shares `lib`.
+    pub fn with_device(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        lib: &AnimLibrary,
+        capacity: usize,
+        options: &GpuOptions,
+    ) -> Result<Self> {
+        let device = device.clone();
         let limits = device.limits();
         let max_binding = limits
             .max_storage_buffer_binding_size
@@ -156,13 +160,19 @@ impl GpuEvaluator {
             )
         };
         let assets = Assets {
-            clips: storage("clips", bytemuck::cast_slice(&lib.clips))?,
-            channels: storage("channels", bytemuck::cast_slice(&lib.channels))?,
-            times: storage("key times", bytemuck::cast_slice(&lib.times))?,
-            values: storage("key values", bytemuck::cast_slice(&lib.values))?,
-            retarget: storage("retarget caches", bytemuck::cast_slice(&lib.retarget))?,
-            parents: storage("parents", bytemuck::cast_slice(&lib.parents))?,
-            inverse_bind: storage("inverse bind", bytemuck::cast_slice(&lib.inverse_bind))?,
+            clips: storage("clips", bytemuck::cast_slice(&lib.data().clips))?,
+            channels: storage("channels", bytemuck::cast_slice(&lib.data().channels))?,
+            times: storage("key times", bytemuck::cast_slice(&lib.data().times))?,
+            values: storage("key values", bytemuck::cast_slice(&lib.data().values))?,
+            retarget: storage(
+                "retarget caches",
+                bytemuck::cast_slice(&lib.data().retarget),
+            )?,
+            parents: storage("parents", bytemuck::cast_slice(&lib.data().parents))?,
+            inverse_bind: storage(
+                "inverse bind",
+                bytemuck::cast_slice(&lib.data().inverse_bind),
+            )?,
         };
         let pipeline =
             |stage: &str, constants: &[(&str, f64)]| StagePipeline::new(&device, stage, constants);
@@ -172,14 +182,15 @@ impl GpuEvaluator {
             pipeline("layers", &[]),
             pipeline("hierarchy", &[]),
         ];
-        let timer = ctx
-            .has_timestamps()
-            .then(|| PassTimer::new(&device, &ctx.queue, 3));
+        let timer = device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
+            .then(|| PassTimer::new(&device, queue, 3));
         scope.pop()?;
 
         let mut evaluator = Self {
             device,
-            queue: ctx.queue.clone(),
+            queue: queue.clone(),
             lib: lib.clone(),
             assets,
             pipelines,
@@ -193,6 +204,53 @@ impl GpuEvaluator {
         };
         evaluator.reserve(capacity.max(1))?;
         Ok(evaluator)
+    }
+
+    /// Features the evaluator needs: none beyond WebGPU's.
+    pub fn required_features() -> wgpu::Features {
+        wgpu::Features::empty()
+    }
+
+    /// Features the evaluator uses where the adapter has them: timestamp queries, for the
+    /// per-pass GPU times of the `*_timed` calls.
+    pub fn optional_features() -> wgpu::Features {
+        wgpu::Features::TIMESTAMP_QUERY
+    }
+
+    /// The limits evaluating `lib` needs, on top of WebGPU's defaults: 9 bindings and 8
+    /// storage buffers in one stage, and storage bindings that hold each of `lib`'s tables and
+    /// one instance's output. Larger crowds are split into chunks that fit the device's
+    /// binding size, so asking the adapter for its own `max_storage_buffer_binding_size` and
+    /// `max_buffer_size` (as [`GpuContext::new`] does) means fewer, larger dispatches.
+    pub fn required_limits(lib: &AnimLibrary) -> wgpu::Limits {
+        let data = lib.data();
+        let bones = lib.bone_count() as u64;
+        let tables = [
+            std::mem::size_of_val(&data.clips[..]),
+            std::mem::size_of_val(&data.channels[..]),
+            std::mem::size_of_val(&data.times[..]),
+            std::mem::size_of_val(&data.values[..]),
+            std::mem::size_of_val(&data.retarget[..]),
+            std::mem::size_of_val(&data.parents[..]),
+            std::mem::size_of_val(&data.inverse_bind[..]),
+        ];
+        let largest = tables
+            .into_iter()
+            .map(|b| b as u64)
+            .chain([bones * XFORM_BYTES.max(MAT_BYTES)])
+            .max()
+            .unwrap_or(0)
+            .next_multiple_of(16);
+        let defaults = wgpu::Limits::default();
+        wgpu::Limits {
+            max_storage_buffers_per_shader_stage: defaults
+                .max_storage_buffers_per_shader_stage
+                .max(8),
+            max_bindings_per_bind_group: defaults.max_bindings_per_bind_group.max(9),
+            max_storage_buffer_binding_size: defaults.max_storage_buffer_binding_size.max(largest),
+            max_buffer_size: defaults.max_buffer_size.max(largest),
+            ..defaults
+        }
     }
 
     /// The library this evaluator plays.
@@ -238,6 +296,9 @@ impl GpuEvaluator {
 
     /// Makes room for at least `instances` instances.
     pub fn reserve(&mut self, instances: usize) -> Result<()> {
+        if self.capacity() >= instances {
+            return Ok(());
+        }
         let scope = ErrorScope::push(&self.device);
         while self.capacity() < instances {
             let first = self.capacity();
@@ -384,7 +445,13 @@ impl GpuEvaluator {
             }
             frames.push((rebased, own, frame_bytes, delta_bytes));
         }
-        let scope = ErrorScope::push(&self.device);
+        // Only a frame that grows buffers creates anything that can fail validation: the
+        // others write and return without waiting on the device (an error scope's pop does).
+        let grows = frames
+            .iter()
+            .zip(&self.chunks)
+            .any(|((_, _, f, d), c)| *f > c.frame.size() || *d > c.deltas.size());
+        let scope = grows.then(|| ErrorScope::push(&self.device));
         for (k, (rebased, own, frame_bytes, delta_bytes)) in frames.into_iter().enumerate() {
             self.fit_chunk(k, frame_bytes, delta_bytes);
             let chunk = &mut self.chunks[k];
@@ -400,14 +467,14 @@ impl GpuEvaluator {
             let params = Params {
                 bone_count: bones as u32,
                 instance_count: chunk.count as u32,
-                _pad: [0; 2],
+                ..Params::default()
             };
             self.queue
                 .write_buffer(&chunk.params, 0, bytemuck::bytes_of(&params));
         }
         self.blends_or_layers = !batch.is_single_clips();
         self.layers_needed = batch.has_mesh_layers();
-        scope.pop()
+        scope.map_or(Ok(()), ErrorScope::pop)
     }
 
     /// Grows chunk `k`'s frame and delta buffers to hold the given bytes (by half again, so a
@@ -526,16 +593,31 @@ impl GpuEvaluator {
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map(|_| ())
-            .map_err(|e| Error::Gpu(format!("waiting for the device: {e}")))
+            .map_err(|e| Error::gpu("waiting for the device", e))
     }
 
     /// Copies the last frame's outputs back to host memory (blocking): one submission for all
     /// the copies, then one map per buffer.
     pub fn read_back(&self) -> Result<Poses> {
+        let staged = self.stage_outputs();
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::gpu("waiting for the device", e))?;
+        pollster::block_on(staged)
+    }
+
+    /// The same without blocking: records and submits the copies now, and returns a future
+    /// that resolves once the buffers are mapped. Nothing here waits on the device, so it
+    /// suits a frame loop and WebGPU; on native backends the host keeps the device polled
+    /// (`device.poll(wgpu::PollType::Poll)` once a frame, as engines do) for it to resolve.
+    pub fn read_back_async(&self) -> impl std::future::Future<Output = Result<Poses>> + 'static {
+        self.stage_outputs()
+    }
+
+    /// Copies every chunk's outputs to mappable buffers, submits, and asks for their mapping.
+    fn stage_outputs(&self) -> ReadBack {
         let bones = self.lib.bone_count();
         let total: usize = self.chunks.iter().map(|c| c.count).sum();
-        let mut poses = Poses::default();
-        poses.resize(bones, total);
         let mut encoder = self.device.create_command_encoder(&Default::default());
         let mut staged = Vec::new();
         for chunk in self.chunks.iter().filter(|c| c.count > 0) {
@@ -561,15 +643,70 @@ impl GpuEvaluator {
             ));
         }
         self.queue.submit([encoder.finish()]);
-        // Cast the aligned destination to bytes: the mapped copy has no alignment promise.
-        for (r, [locals, component, skinning]) in staged {
-            bytemuck::cast_slice_mut(&mut poses.locals[r.clone()])
-                .copy_from_slice(&read_mapped(&self.device, &locals)?);
-            bytemuck::cast_slice_mut(&mut poses.component[r.clone()])
-                .copy_from_slice(&read_mapped(&self.device, &component)?);
-            bytemuck::cast_slice_mut(&mut poses.skinning[r])
-                .copy_from_slice(&read_mapped(&self.device, &skinning)?);
+        let buffers = staged.iter().flat_map(|(_, b)| b.iter());
+        ReadBack {
+            mapped: MapAll::new(buffers),
+            staged,
+            bones,
+            total,
         }
-        Ok(poses)
+    }
+}
+
+/// Staged output copies, resolving to [`Poses`] once every buffer is mapped.
+struct ReadBack {
+    mapped: MapAll,
+    staged: Vec<(std::ops::Range<usize>, [wgpu::Buffer; 3])>,
+    bones: usize,
+    total: usize,
+}
+
+impl std::future::Future for ReadBack {
+    type Output = Result<Poses>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.get_mut();
+        match std::pin::Pin::new(&mut this.mapped).poll(cx) {
+            std::task::Poll::Pending => return std::task::Poll::Pending,
+            std::task::Poll::Ready(Err(e)) => return std::task::Poll::Ready(Err(e)),
+            std::task::Poll::Ready(Ok(())) => {}
+        }
+        let mut poses = Poses::default();
+        poses.resize(this.bones, this.total);
+        // Cast the aligned destination to bytes: the mapped copy has no alignment promise.
+        let copy = |dst: &mut [u8], buffer: &wgpu::Buffer| -> Result<()> {
+            let view = buffer
+                .get_mapped_range(..)
+                .map_err(|e| Error::gpu("reading a mapped buffer", e))?;
+            dst.copy_from_slice(&view);
+            drop(view);
+            buffer.unmap();
+            Ok(())
+        };
+        for (r, [locals, component, skinning]) in &this.staged {
+            let result = copy(
+                bytemuck::cast_slice_mut(&mut poses.locals[r.clone()]),
+                locals,
+            )
+            .and_then(|()| {
+                copy(
+                    bytemuck::cast_slice_mut(&mut poses.component[r.clone()]),
+                    component,
+                )
+            })
+            .and_then(|()| {
+                copy(
+                    bytemuck::cast_slice_mut(&mut poses.skinning[r.clone()]),
+                    skinning,
+                )
+            });
+            if let Err(e) = result {
+                return std::task::Poll::Ready(Err(e));
+            }
+        }
+        std::task::Poll::Ready(Ok(poses))
     }
 }

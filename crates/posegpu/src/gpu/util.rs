@@ -93,7 +93,7 @@ pub(crate) fn submit_timed(
         queue.submit([encoder.finish()]);
         device
             .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Gpu(format!("waiting for the device: {e}")))?;
+            .map_err(|e| Error::gpu("waiting for the device", e))?;
         return Ok(None);
     };
     t.resolve(&mut encoder);
@@ -178,13 +178,13 @@ pub(crate) fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Resul
     });
     device
         .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Gpu(format!("waiting for the device: {e}")))?;
+        .map_err(|e| Error::gpu("waiting for the device", e))?;
     rx.recv()
-        .map_err(|e| Error::Gpu(format!("mapping a buffer: {e}")))?
-        .map_err(|e| Error::Gpu(format!("mapping a buffer: {e}")))?;
+        .map_err(|e| Error::gpu("mapping a buffer", e))?
+        .map_err(|e| Error::gpu("mapping a buffer", e))?;
     let bytes = buffer
         .get_mapped_range(..)
-        .map_err(|e| Error::Gpu(format!("reading a mapped buffer: {e}")))?
+        .map_err(|e| Error::gpu("reading a mapped buffer", e))?
         .to_vec();
     buffer.unmap();
     Ok(bytes)
@@ -208,8 +208,63 @@ impl ErrorScope {
         let validation = pollster::block_on(self.validation.pop());
         let memory = pollster::block_on(self.memory.pop());
         match validation.or(memory) {
-            Some(e) => Err(Error::Gpu(e.to_string())),
+            Some(e) => Err(Error::gpu("a device operation", e)),
             None => Ok(()),
         }
+    }
+}
+
+/// Maps buffers for reading and resolves once every one is mapped (or one failed). The map
+/// callbacks run when the device is polled; nothing here blocks.
+pub(crate) struct MapAll {
+    state: std::sync::Arc<std::sync::Mutex<MapState>>,
+}
+
+#[derive(Default)]
+struct MapState {
+    left: usize,
+    error: Option<wgpu::BufferAsyncError>,
+    waker: Option<std::task::Waker>,
+}
+
+impl MapAll {
+    pub(crate) fn new<'a>(buffers: impl Iterator<Item = &'a wgpu::Buffer>) -> Self {
+        let state = std::sync::Arc::new(std::sync::Mutex::new(MapState::default()));
+        for buffer in buffers {
+            state.lock().unwrap_or_else(|p| p.into_inner()).left += 1;
+            let state = state.clone();
+            buffer.map_async(wgpu::MapMode::Read, .., move |result| {
+                let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+                s.left -= 1;
+                if let Err(e) = result {
+                    s.error.get_or_insert(e);
+                }
+                if s.left == 0 || s.error.is_some() {
+                    if let Some(w) = s.waker.take() {
+                        w.wake();
+                    }
+                }
+            });
+        }
+        Self { state }
+    }
+}
+
+impl std::future::Future for MapAll {
+    type Output = Result<()>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = s.error.take() {
+            return std::task::Poll::Ready(Err(Error::gpu("mapping a buffer", e)));
+        }
+        if s.left == 0 {
+            return std::task::Poll::Ready(Ok(()));
+        }
+        s.waker = Some(cx.waker().clone());
+        std::task::Poll::Pending
     }
 }

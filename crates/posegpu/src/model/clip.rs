@@ -9,6 +9,7 @@ use crate::math::{lerp3, nlerp, Transform};
 
 /// How values between two keys are found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Interpolation {
     /// Translation and scale linear; rotation `normalize(fastLerp)` (nlerp, shorter arc).
     #[default]
@@ -339,6 +340,7 @@ fn finite3(v: &Vec3, what: &str) -> Result<()> {
 
 /// Where an additive's rotations live.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum AdditiveSpace {
     /// Per-bone local deltas (UE's AAT_LocalSpaceBase).
     #[default]

@@ -69,7 +69,7 @@ impl Timeline {
     /// One track per clip of `lib`, the clip whole.
     pub(crate) fn new(lib: &AnimLibrary) -> Self {
         let mut timeline = Self::default();
-        for (c, clip) in lib.clips.iter().enumerate() {
+        for (c, clip) in lib.data().clips.iter().enumerate() {
             timeline.push(&[SegmentData {
                 clip: c as u32,
                 track_start: 0.0,
@@ -104,7 +104,7 @@ impl Timeline {
         let mut at = 0.0;
         for (k, s) in montage.segments.iter().enumerate() {
             let c = s.clip as usize;
-            let Some(clip) = lib.clips.get(c) else {
+            let Some(clip) = lib.data().clips.get(c) else {
                 let n = lib.clip_count();
                 return Err(bad(format!(
                     "segment {k}: clip {c} does not exist (the library has {n})"

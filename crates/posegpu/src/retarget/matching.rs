@@ -8,6 +8,7 @@ use crate::model::Skeleton;
 
 /// How a target bone found its source bone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MatchKind {
     /// The same name.
     Exact,

@@ -10,6 +10,7 @@ use serde::Deserialize;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[repr(u32)]
+#[non_exhaustive]
 pub enum TranslationMode {
     /// The animation's translation, unchanged (UE's default).
     #[default]

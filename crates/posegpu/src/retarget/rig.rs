@@ -12,6 +12,7 @@ use crate::model::Skeleton;
 /// A named starting point for the per-bone modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Preset {
     /// UE's usual humanoid setup: every root bone and the pelvis (a bone named `pelvis` or
     /// `hips`, or ending so, prefix and case aside) `animation_scaled`, every other bone
