@@ -3,8 +3,8 @@
 
 //!
 //! One file per stage, named as its shader: `clip.rs` ↔ `clip.wgsl`, `sample.rs` ↔
-//! `sample.wgsl`, `layers.rs`, `hierarchy.rs`, `advance.rs`, `root_motion.rs`, and the crowd
-//! that steps players on the CPU ([`Crowd`]).
+//! `sample.wgsl`, `layers.rs`, `hierarchy.rs`, `advance.rs`, `root_motion.rs`, `skin.rs`, and
+//! the crowd that steps players on the CPU ([`Crowd`]).
 
 mod advance;
 mod clip;
@@ -13,11 +13,15 @@ mod hierarchy;
 mod layers;
 mod root_motion;
 mod sample;
+#[cfg(feature = "render")]
+mod skin;
 
 #[cfg(test)]
 pub(crate) use clip::retarget_bone;
 pub(crate) use clip::{sample_bone, KeySearch};
 pub use crowd::Crowd;
+#[cfg(feature = "render")]
+pub(crate) use skin::skin_vertex;
 
 use rayon::prelude::*;
 

@@ -223,6 +223,19 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn every_stage_and_shared_file_has_a_cpu_twin_of_the_same_name() {
+        let cpu = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cpu");
+        for name in STAGES.iter().map(|s| s.name).chain(["clip"]) {
+            let twin = std::path::Path::new(cpu).join(format!("{name}.rs"));
+            assert!(
+                twin.is_file(),
+                "{name}.wgsl has no CPU twin {}",
+                twin.display()
+            );
+        }
+    }
+
+    #[test]
     fn a_broken_shader_is_reported_not_accepted() {
         let src = format!("{COMMON}\nfn broken() -> f32 {{ return undefined_name; }}");
         assert!(naga::front::wgsl::parse_str(&src).is_err());

@@ -68,22 +68,12 @@ impl SkinnedMesh {
     }
 
     /// Bind-pose positions moved by `skinning` (one instance's matrices, the evaluator's
-    /// layout): `root · Σ wᵢ · Sᵢ · p`, the vertex shader's sum on the CPU.
+    /// layout): `root · Σ wᵢ · Sᵢ · p`, the vertex shader's sum on the CPU (its twin,
+    /// `src/cpu/skin.rs`).
     pub fn skin(&self, skinning: &[Mat3x4]) -> Vec<Vec3> {
         self.vertices
             .iter()
-            .map(|v| {
-                let p = Vec3::from(v.position);
-                let skinned = v
-                    .joints
-                    .iter()
-                    .zip(v.weights)
-                    .filter(|(_, w)| *w > 0.0)
-                    .fold(Vec3::ZERO, |acc, (&j, w)| {
-                        acc + rows_to_mat4(&skinning[j as usize]).transform_point3(p) * w
-                    });
-                self.root.transform_point3(skinned)
-            })
+            .map(|v| crate::cpu::skin_vertex(v, skinning, &self.root))
             .collect()
     }
 
