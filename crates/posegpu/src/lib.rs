@@ -58,3 +58,8 @@ pub use model::{
 pub use playback::{Agent, Montage, PlayRate, Player, Segment, TrackId};
 pub use pose::{Deviation, Poses};
 pub use retarget::{BoneMapping, Rig, TranslationMode};
+
+/// The README's code blocks, compiled as doctests (`cargo test --doc`).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
