@@ -1,7 +1,7 @@
 //! What every instance plays in a frame: a base pose (one clip, or a blend of clips) and any
 //! number of additive layers, each with its own clips, times, weight and space.
 //!
-//! A batch is two flat arrays, uploaded as they are: one [`Head`] per instance and a list of
+//! A batch is two flat arrays, uploaded as they are: one `Head` per instance and a list of
 //! 16-byte entries. An instance's entries are its layers in order, each a header followed by
 //! its clip samples. The first layer is the base.
 //!
@@ -26,9 +26,11 @@ pub type Instance = ClipSample;
 /// One clip at one time, with its weight in a blend.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClipSample {
+    /// The clip's index in the library.
     pub clip: u32,
     /// Seconds; clamped to the clip's range, or wrapped when `looping`.
     pub time: f32,
+    /// Wrap `time` into the clip's range instead of clamping it.
     pub looping: bool,
     /// Weights at or below 1e-5 are dropped; the rest are renormalized to sum to 1.
     pub weight: f32,
@@ -49,10 +51,12 @@ impl ClipSample {
         }
     }
 
+    /// The same sample with weight `weight`.
     pub fn with_weight(self, weight: f32) -> Self {
         Self { weight, ..self }
     }
 
+    /// The same sample with root lock `root_lock` (`None` plays the root's animation).
     pub fn with_root_lock(self, root_lock: Option<RootLock>) -> Self {
         Self { root_lock, ..self }
     }
@@ -132,7 +136,9 @@ impl LayerKind {
 /// One layer of an instance, decoded.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Layer<'a> {
+    /// What the layer does with its samples.
     pub kind: LayerKind,
+    /// How much of the layer's delta is applied; the base's (always 1) is not used.
     pub weight: f32,
     /// Applied by the layer stage (at or after the instance's first mesh-space layer).
     pub deferred: bool,
@@ -142,6 +148,7 @@ pub struct Layer<'a> {
 }
 
 impl Layer<'_> {
+    /// The layer's clip samples, in order (for a dynamic layer: the pose, then the base).
     pub fn samples(&self) -> impl ExactSizeIterator<Item = ClipSample> + '_ {
         self.samples.iter().map(ClipSample::from_entry)
     }
@@ -159,6 +166,7 @@ pub struct PoseBatch {
 }
 
 impl PoseBatch {
+    /// An empty batch.
     pub fn new() -> Self {
         Self::default()
     }
@@ -196,6 +204,7 @@ impl PoseBatch {
         self.heads.len()
     }
 
+    /// True when the batch has no instances.
     pub fn is_empty(&self) -> bool {
         self.heads.is_empty()
     }

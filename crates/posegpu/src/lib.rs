@@ -19,7 +19,7 @@
 //! without uploads (see `examples/crowd_sim.rs`).
 
 #![warn(unreachable_pub)]
-// TODO(docs): #![warn(missing_docs)] once every public item is documented.
+#![warn(missing_docs)]
 
 pub mod additive;
 pub mod batch;

@@ -35,10 +35,12 @@ impl SourceId {
 pub struct RetargetSource {
     /// A label for reports (a file name, say).
     pub name: String,
+    /// The skeleton the source's clips were authored on.
     pub skeleton: Skeleton,
     /// The named alternative reference pose used as the retarget source; `None` for the
     /// skeleton's own.
     pub pose: Option<String>,
+    /// Which source bone drives each target bone.
     pub mapping: BoneMapping,
 }
 
@@ -254,22 +256,27 @@ impl AnimLibrary {
         &self.data
     }
 
+    /// The target skeleton, which every instance has.
     pub fn skeleton(&self) -> &Skeleton {
         &self.data.skeleton
     }
 
+    /// The target skeleton's bone count.
     pub fn bone_count(&self) -> usize {
         self.data.parents.len()
     }
 
+    /// The number of clips, over all sources.
     pub fn clip_count(&self) -> usize {
         self.data.clips.len()
     }
 
+    /// Each clip's name, by clip index.
     pub fn clip_names(&self) -> &[String] {
         &self.data.clip_names
     }
 
+    /// The duration of `clip` in seconds (its last key time).
     pub fn clip_duration(&self, clip: usize) -> f32 {
         self.data.clips[clip].duration
     }

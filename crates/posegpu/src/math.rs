@@ -15,8 +15,11 @@ pub const ORIENT_PRECISION: f32 = 1e-3;
 /// A rotation, translation and per-axis scale (UE's `FTransform`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Transform {
+    /// Rotation, a unit quaternion.
     pub rotation: Quat,
+    /// Translation (in the skeleton's units).
     pub translation: Vec3,
+    /// Per-axis scale.
     pub scale: Vec3,
 }
 
@@ -27,12 +30,14 @@ impl Default for Transform {
 }
 
 impl Transform {
+    /// No rotation, no translation, unit scale.
     pub const IDENTITY: Self = Self {
         rotation: Quat::IDENTITY,
         translation: Vec3::ZERO,
         scale: Vec3::ONE,
     };
 
+    /// A transform from its parts (translation first, unlike the fields).
     pub fn new(translation: Vec3, rotation: Quat, scale: Vec3) -> Self {
         Self {
             rotation,

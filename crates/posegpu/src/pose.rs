@@ -7,13 +7,18 @@ use crate::math::Transform;
 /// instance-major (`[instance * bone_count + bone]`), the layout of the GPU output buffers.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Poses {
+    /// Bones per instance.
     pub bone_count: usize,
+    /// Local transforms.
     pub locals: Vec<Xform>,
+    /// Component-space transforms.
     pub component: Vec<Xform>,
+    /// Skinning matrices (component-space transform times inverse bind).
     pub skinning: Vec<Mat3x4>,
 }
 
 impl Poses {
+    /// The number of instances (0 when `bone_count` is 0).
     pub fn instance_count(&self) -> usize {
         self.locals.len().checked_div(self.bone_count).unwrap_or(0)
     }
@@ -26,14 +31,17 @@ impl Poses {
         self.skinning.resize(n, [0.0; 12]);
     }
 
+    /// The local transform of `bone` in `instance`.
     pub fn local(&self, instance: usize, bone: usize) -> Transform {
         self.locals[instance * self.bone_count + bone].into()
     }
 
+    /// The component-space transform of `bone` in `instance`.
     pub fn component(&self, instance: usize, bone: usize) -> Transform {
         self.component[instance * self.bone_count + bone].into()
     }
 
+    /// The skinning matrix of `bone` in `instance`.
     pub fn skinning(&self, instance: usize, bone: usize) -> &Mat3x4 {
         &self.skinning[instance * self.bone_count + bone]
     }
@@ -60,9 +68,15 @@ impl Poses {
 /// the matrix's largest entry (at least 1), since inverse bind matrices may carry unit scales.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Deviation {
+    /// Largest difference of a component-space or local translation component (in the
+    /// skeleton's units).
     pub translation: f32,
+    /// Largest difference of a quaternion component, against the nearer of `q` and `-q`.
     pub rotation: f32,
+    /// Largest difference of a scale component.
     pub scale: f32,
+    /// Largest difference of a skinning-matrix entry, divided by the larger of 1 and the first
+    /// pose's largest absolute entry in that matrix.
     pub matrix: f32,
 }
 

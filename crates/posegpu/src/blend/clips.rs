@@ -50,10 +50,12 @@ impl ClipBlendSpace {
         Ok(Self { space, clips })
     }
 
+    /// The blend space that places the samples.
     pub fn space(&self) -> &BlendSpace {
         &self.space
     }
 
+    /// The library clip at each sample, in sample order.
     pub fn clips(&self) -> &[u32] {
         &self.clips
     }
@@ -102,6 +104,7 @@ impl AimOffset {
         Ok(Self { poses })
     }
 
+    /// The blend space of the aim poses (mesh-space additive clips).
     pub fn poses(&self) -> &ClipBlendSpace {
         &self.poses
     }

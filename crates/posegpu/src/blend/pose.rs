@@ -49,6 +49,7 @@ impl BlendAccumulator {
         self.empty = false;
     }
 
+    /// The blend: the summed rotation normalized, translation and scale as summed.
     pub fn finish(&self) -> Transform {
         Transform {
             rotation: normalize_quat(self.rotation),

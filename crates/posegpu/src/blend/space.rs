@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 pub struct SampleWeight {
     /// The sample's index, in the order the blend space was built from.
     pub sample: usize,
+    /// The sample's weight, over 0; a blend's weights sum to 1.
     pub weight: f32,
 }
 
@@ -88,6 +89,7 @@ impl BlendSpace1D {
         Ok(Self { positions, samples })
     }
 
+    /// The number of samples.
     pub fn sample_count(&self) -> usize {
         self.samples.len()
     }
@@ -151,6 +153,7 @@ impl BlendGrid {
         })
     }
 
+    /// The number of samples: one per grid corner.
     pub fn sample_count(&self) -> usize {
         self.x.len() * self.y.len()
     }
@@ -338,12 +341,16 @@ impl BlendTriangulation {
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum BlendSpace {
+    /// Samples on a line.
     OneD(BlendSpace1D),
+    /// Samples on a rectangular grid.
     Grid(BlendGrid),
+    /// Samples scattered in the plane, triangulated.
     Scattered(BlendTriangulation),
 }
 
 impl BlendSpace {
+    /// The number of samples.
     pub fn sample_count(&self) -> usize {
         match self {
             Self::OneD(s) => s.sample_count(),
@@ -352,12 +359,15 @@ impl BlendSpace {
         }
     }
 
+    /// The weights at `p`; see [`weights_into`](Self::weights_into).
     pub fn weights(&self, p: Vec2) -> Vec<SampleWeight> {
         let mut out = Vec::with_capacity(4);
         self.weights_into(p, &mut out);
         out
     }
 
+    /// Replaces `out` with the weights at `p`, by the rule of the space's kind (a 1D space
+    /// reads `p.x`).
     pub fn weights_into(&self, p: Vec2, out: &mut Vec<SampleWeight>) {
         match self {
             Self::OneD(s) => s.weights_into(p.x, out),

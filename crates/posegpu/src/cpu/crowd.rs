@@ -156,6 +156,7 @@ impl Crowd {
         self.groups.len()
     }
 
+    /// True when the crowd has no instances.
     pub fn is_empty(&self) -> bool {
         self.groups.is_empty()
     }

@@ -28,7 +28,9 @@ use super::sources::{mime_type, Sources};
 /// `nodes` is in the skeleton's bone order, as [`crate::import::Asset::nodes`] gives it.
 #[derive(Clone, Copy, Debug)]
 pub struct Template<'a> {
+    /// The glTF file the skeleton was imported from.
     pub path: &'a Path,
+    /// The node index of each bone, in the skeleton's bone order.
     pub nodes: &'a [usize],
 }
 

@@ -5,8 +5,11 @@ use crate::error::{Error, Result};
 /// A device and queue with what posegpu needs to know about them.
 #[derive(Clone, Debug)]
 pub struct GpuContext {
+    /// The device every posegpu buffer and pipeline is made on.
     pub device: wgpu::Device,
+    /// The device's queue, which posegpu submits to.
     pub queue: wgpu::Queue,
+    /// The adapter's name, type and backend.
     pub info: wgpu::AdapterInfo,
 }
 
@@ -19,6 +22,7 @@ impl GpuContext {
         pollster::block_on(Self::new_async())
     }
 
+    /// [`GpuContext::new`] without blocking, for callers with their own executor.
     pub async fn new_async() -> Result<Self> {
         // Native APIs first; GL only where they find nothing (probing GL/EGL is slow and noisy).
         let mut adapter = None;

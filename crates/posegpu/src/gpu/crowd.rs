@@ -68,13 +68,16 @@ impl PlayerData {
 /// GPU time of every pass of a step, from timestamp queries.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CrowdTimes {
+    /// The advance pass (players and tracks), in nanoseconds.
     pub advance_ns: f64,
     /// 0 when no instance extracts root motion (the pass did not run).
     pub root_motion_ns: f64,
+    /// The evaluator's passes.
     pub passes: PassTimes,
 }
 
 impl CrowdTimes {
+    /// The sum of every pass, in nanoseconds.
     pub fn total_ns(&self) -> f64 {
         self.advance_ns + self.root_motion_ns + self.passes.total_ns()
     }
@@ -332,6 +335,7 @@ impl GpuCrowd {
         self.host.len()
     }
 
+    /// True when the crowd has no instances (never: [`GpuCrowd::new`] refuses an empty crowd).
     pub fn is_empty(&self) -> bool {
         self.host.is_empty()
     }

@@ -31,13 +31,16 @@ pub struct GpuOptions {
 /// GPU time of each pass, from timestamp queries.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PassTimes {
+    /// The sampling pass, in nanoseconds.
     pub sample_ns: f64,
     /// 0 when no instance had a mesh-space layer (the pass did not run).
     pub layers_ns: f64,
+    /// The hierarchy pass, in nanoseconds.
     pub hierarchy_ns: f64,
 }
 
 impl PassTimes {
+    /// The sum of the three passes, in nanoseconds.
     pub fn total_ns(&self) -> f64 {
         self.sample_ns + self.layers_ns + self.hierarchy_ns
     }
@@ -50,13 +53,17 @@ impl PassTimes {
 /// `locals` and `component` are arrays of [`Xform`] (48 bytes), `skinning` an array of
 /// [`Mat3x4`] (48 bytes, three rows). All three have `STORAGE | COPY_SRC` usage.
 pub struct OutputChunk {
+    /// The crowd index of the chunk's first instance.
     pub first: usize,
     /// Instances evaluated in the last frame.
     pub count: usize,
     /// Instances the buffers hold room for.
     pub capacity: usize,
+    /// Local transforms after sampling and layers ([`Xform`] per bone).
     pub locals: wgpu::Buffer,
+    /// Component-space transforms ([`Xform`] per bone).
     pub component: wgpu::Buffer,
+    /// Skinning matrices, component-space transform times inverse bind ([`Mat3x4`] per bone).
     pub skinning: wgpu::Buffer,
     /// This frame's heads and entries (grown on demand).
     pub(crate) frame: wgpu::Buffer,

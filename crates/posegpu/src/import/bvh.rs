@@ -20,6 +20,7 @@ use crate::math::Transform;
 use crate::model::{Bone, Skeleton};
 use crate::model::{BoneTrack, Channel, Clip, Interpolation};
 
+/// Reads and parses the BVH file at `path` (see [`parse_bvh`]).
 pub fn load_bvh(path: &Path) -> Result<Asset> {
     let text = std::fs::read_to_string(path).map_err(|source| crate::Error::Io {
         path: path.to_path_buf(),

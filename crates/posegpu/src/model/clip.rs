@@ -21,12 +21,16 @@ pub enum Interpolation {
 /// Keys of one channel: times (seconds, non-decreasing) and one value per time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Channel<T> {
+    /// Key times in seconds, non-decreasing.
     pub times: Vec<f32>,
+    /// Key values, one per time.
     pub values: Vec<T>,
+    /// How values between keys are found.
     pub interpolation: Interpolation,
 }
 
 impl<T> Channel<T> {
+    /// A channel from its keys (checked when a [`Clip`] is made).
     pub fn new(times: Vec<f32>, values: Vec<T>, interpolation: Interpolation) -> Self {
         Self {
             times,
@@ -35,10 +39,12 @@ impl<T> Channel<T> {
         }
     }
 
+    /// The number of keys.
     pub fn len(&self) -> usize {
         self.times.len()
     }
 
+    /// True when the channel has no keys (a clip refuses it).
     pub fn is_empty(&self) -> bool {
         self.times.is_empty()
     }
@@ -76,11 +82,15 @@ impl<T> Channel<T> {
 }
 
 /// The keys of one bone. A missing channel keeps the reference value of the skeleton the clip
-/// plays on; a bone with no channel at all has no track.
+/// plays on (the identity delta, for an additive clip); a bone with no channel at all has an empty
+/// track ([`BoneTrack::default`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BoneTrack {
+    /// Local translation keys; `None` when the bone's translation is not animated.
     pub translation: Option<Channel<Vec3>>,
+    /// Local rotation keys (quaternions); `None` when the rotation is not animated.
     pub rotation: Option<Channel<Quat>>,
+    /// Local scale keys; `None` when the scale is not animated.
     pub scale: Option<Channel<Vec3>>,
 }
 
@@ -245,6 +255,7 @@ impl Clip {
         })
     }
 
+    /// The clip's name.
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -260,6 +271,7 @@ impl Clip {
         self.key_count
     }
 
+    /// One track per bone, in the skeleton's order.
     pub fn tracks(&self) -> &[BoneTrack] {
         &self.tracks
     }
@@ -272,6 +284,7 @@ impl Clip {
         self
     }
 
+    /// True for an additive clip.
     pub fn is_additive(&self) -> bool {
         self.additive.is_some()
     }
@@ -351,6 +364,7 @@ pub enum AdditiveSpace {
 }
 
 impl AdditiveSpace {
+    /// Every space, in declaration order.
     pub const ALL: [Self; 2] = [Self::Local, Self::Mesh];
 
     /// `local` or `mesh`, as the command line and the docs write them.

@@ -10,6 +10,7 @@ use crate::math::Transform;
 /// One bone of a skeleton being built (the raw form that [`Skeleton`] validates).
 #[derive(Clone, Debug)]
 pub struct Bone {
+    /// The bone's name; unique, except that several bones may have the empty name.
     pub name: String,
     /// Index of the parent in the same list; `None` for a root.
     pub parent: Option<usize>,
@@ -20,6 +21,7 @@ pub struct Bone {
 }
 
 impl Bone {
+    /// A bone without an inverse bind matrix.
     pub fn new(name: impl Into<String>, parent: Option<usize>, rest: Transform) -> Self {
         Self {
             name: name.into(),
@@ -33,7 +35,9 @@ impl Bone {
 /// A named alternative reference pose (a retarget source, one per character proportion).
 #[derive(Clone, Debug)]
 pub struct ReferencePose {
+    /// The pose's name, which retarget sources refer to it by.
     pub name: String,
+    /// Local transforms, one per bone in the skeleton's order.
     pub locals: Vec<Transform>,
 }
 
@@ -160,14 +164,17 @@ impl Skeleton {
         Ok(self)
     }
 
+    /// The number of bones.
     pub fn len(&self) -> usize {
         self.names.len()
     }
 
+    /// Always false: a skeleton has at least one bone.
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
 
+    /// Bone names, parents-first.
     pub fn names(&self) -> &[String] {
         &self.names
     }
@@ -177,6 +184,7 @@ impl Skeleton {
         &self.parents
     }
 
+    /// The parent of `bone`; `None` for a root.
     pub fn parent(&self, bone: usize) -> Option<usize> {
         usize::try_from(self.parents[bone]).ok()
     }
@@ -186,6 +194,7 @@ impl Skeleton {
         &self.rest
     }
 
+    /// Inverse bind matrix per bone; `None` where the asset has none (the identity is used).
     pub fn inverse_bind(&self) -> &[Option<Mat4>] {
         &self.inverse_bind
     }
@@ -195,10 +204,13 @@ impl Skeleton {
         &self.source_index
     }
 
+    /// The named alternative reference poses, in the order added.
     pub fn alternatives(&self) -> &[ReferencePose] {
         &self.alternatives
     }
 
+    /// The local transforms of the alternative reference pose named `name`; `None` if there is
+    /// none.
     pub fn reference_pose(&self, name: &str) -> Option<&[Transform]> {
         self.alternatives
             .iter()
@@ -206,6 +218,8 @@ impl Skeleton {
             .map(|p| p.locals.as_slice())
     }
 
+    /// The index of the bone named `name`; `None` if there is none. The empty name finds the
+    /// first unnamed bone.
     pub fn find(&self, name: &str) -> Option<usize> {
         self.by_name.get(name).copied()
     }

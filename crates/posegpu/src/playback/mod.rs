@@ -19,6 +19,7 @@ use crate::batch::RootLock;
 /// What one instance plays: its players blended by weight, optionally kept in step.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Agent {
+    /// The players, blended by their weights.
     pub players: Vec<Player>,
     /// Keeps the players in step by normalized phase (UE's sync group in its simplest form):
     /// the player with the highest weight leads (the first on a tie); the others take its
@@ -48,6 +49,7 @@ impl Agent {
         }
     }
 
+    /// The players kept in step by normalized phase (see [`Agent::sync`]).
     pub fn synced(self) -> Self {
         Self { sync: true, ..self }
     }

@@ -12,7 +12,9 @@ pub struct PlayRate {
     pub rate: f32,
     /// UE's PlayRateBasis: the rate is divided by it (e.g. a speed in cm/s over 100).
     pub basis: f32,
+    /// Multiplies `rate / basis`.
     pub scale: f32,
+    /// Added after the scale.
     pub bias: f32,
     /// Inclusive bounds of the result; `(-f32::MAX, f32::MAX)` clamps nothing.
     pub clamp: (f32, f32),
@@ -36,10 +38,12 @@ impl PlayRate {
         }
     }
 
+    /// The same rate with basis `basis` (the rate is divided by it).
     pub fn with_basis(self, basis: f32) -> Self {
         Self { basis, ..self }
     }
 
+    /// The same rate with `scale` and `bias` applied to the ratio.
     pub fn with_scale_bias(self, scale: f32, bias: f32) -> Self {
         Self {
             scale,
@@ -48,6 +52,7 @@ impl PlayRate {
         }
     }
 
+    /// The same rate with the result clamped to `[min, max]`.
     pub fn with_clamp(self, min: f32, max: f32) -> Self {
         Self {
             clamp: (min, max),
@@ -93,11 +98,13 @@ impl PlayRate {
 /// instance's blend.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Player {
+    /// What it plays: a clip, or a montage's track.
     pub track: TrackId,
     /// Track seconds, within `[0, length]`.
     pub position: f32,
     /// UE's StartPosition: where the player begins, and where [`crate::Crowd::restart`] puts it.
     pub start_position: f32,
+    /// How fast it advances.
     pub rate: PlayRate,
     /// Wraps at either end when true; stops at the end it reaches otherwise.
     pub looping: bool,
@@ -129,14 +136,17 @@ impl Player {
         }
     }
 
+    /// The same player at `rate`.
     pub fn with_rate(self, rate: PlayRate) -> Self {
         Self { rate, ..self }
     }
 
+    /// The same player, looping or not.
     pub fn looping(self, looping: bool) -> Self {
         Self { looping, ..self }
     }
 
+    /// The same player with weight `weight`.
     pub fn with_weight(self, weight: f32) -> Self {
         Self { weight, ..self }
     }

@@ -19,12 +19,16 @@ impl From<u32> for TrackId {
 /// `[start, end]` of a clip, in the clip's seconds, played forward at the track's rate.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Segment {
+    /// The clip's index in the library (an ordinary clip, not an additive).
     pub clip: u32,
+    /// Where the segment starts, in clip seconds (at least 0).
     pub start: f32,
+    /// Where it ends, in clip seconds (after `start`, at most the clip's duration).
     pub end: f32,
 }
 
 impl Segment {
+    /// Clip `clip` from `start` to `end` seconds.
     pub fn new(clip: u32, start: f32, end: f32) -> Self {
         Self { clip, start, end }
     }
@@ -34,11 +38,14 @@ impl Segment {
 /// blends between segments).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Montage {
+    /// The montage's name, for errors.
     pub name: String,
+    /// The segments, in playing order (at least one).
     pub segments: Vec<Segment>,
 }
 
 impl Montage {
+    /// A montage of `segments`, in order.
     pub fn new(name: &str, segments: &[Segment]) -> Self {
         Self {
             name: name.to_string(),

@@ -12,6 +12,7 @@ use crate::model::Skeleton;
 /// A triangle list skinned to one skeleton.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SkinnedMesh {
+    /// Vertices in the skeleton's bind pose, each with its bones and weights.
     pub vertices: Vec<SkinnedVertex>,
     /// Three per triangle, counter-clockwise seen from outside.
     pub indices: Vec<u32>,

@@ -88,12 +88,17 @@ impl Camera {
 /// `placements[placement_first + i * placement_stride]` ([`Xform`]s).
 #[derive(Clone, Copy, Debug)]
 pub struct DrawChunk<'a> {
+    /// Skinning matrices ([`Mat3x4`]s), `bones` per instance from the start.
     pub skinning: &'a wgpu::Buffer,
+    /// Instances to draw.
     pub count: usize,
     /// Global index of the first instance (instance colours stay put across chunks).
     pub first: usize,
+    /// Each instance's placement in the world, an [`Xform`].
     pub placements: &'a wgpu::Buffer,
+    /// Index, in `Xform`s, of the first instance's placement.
     pub placement_first: u32,
+    /// `Xform`s from one instance's placement to the next.
     pub placement_stride: u32,
 }
 

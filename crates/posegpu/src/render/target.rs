@@ -18,7 +18,8 @@ pub struct RenderTarget {
 }
 
 impl RenderTarget {
-    /// `Error::Render` for an empty size, `Error::TooLarge` past the device's texture limit.
+    /// A target of `width` x `height` pixels on the context's device. `Error::Render` for an
+    /// empty size, `Error::TooLarge` past the device's texture limit.
     pub fn new(ctx: &GpuContext, width: u32, height: u32) -> Result<Self> {
         if width == 0 || height == 0 {
             return Err(Error::Render {
@@ -79,18 +80,22 @@ impl RenderTarget {
         Ok(target)
     }
 
+    /// Width in pixels.
     pub fn width(&self) -> u32 {
         self.width
     }
 
+    /// Height in pixels.
     pub fn height(&self) -> u32 {
         self.height
     }
 
+    /// The colour attachment to render into.
     pub fn color_view(&self) -> &wgpu::TextureView {
         &self.color_view
     }
 
+    /// The depth attachment ([`DEPTH_FORMAT`]).
     pub fn depth_view(&self) -> &wgpu::TextureView {
         &self.depth_view
     }

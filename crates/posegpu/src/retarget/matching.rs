@@ -19,6 +19,7 @@ pub enum MatchKind {
 }
 
 impl MatchKind {
+    /// A short label for reports: `exact`, `prefix/case` or `bone_map`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Exact => "exact",
@@ -39,6 +40,9 @@ pub struct BoneMapping {
 }
 
 impl BoneMapping {
+    /// Matches every bone of `target` to a bone of `source` where it can, by `rig`'s names,
+    /// prefixes and map. A `bone_map` entry naming a bone its skeleton lacks is an
+    /// [`Error::UnknownBone`]; one that contradicts a name match is an [`Error::MapShadowed`].
     pub fn new(source: &Skeleton, target: &Skeleton, rig: &Rig) -> Result<Self> {
         let mut matches: Vec<Option<(usize, MatchKind)>> = target
             .names()
@@ -113,10 +117,13 @@ impl BoneMapping {
         &self.matches
     }
 
+    /// The source bone driving `target_bone`; `None` when it has none (it keeps its reference
+    /// pose).
     pub fn source_of(&self, target_bone: usize) -> Option<usize> {
         self.matches[target_bone].map(|(s, _)| s)
     }
 
+    /// The number of target bones that have a source bone.
     pub fn matched_count(&self) -> usize {
         self.matches.iter().flatten().count()
     }

@@ -27,6 +27,7 @@ pub enum TranslationMode {
 }
 
 impl TranslationMode {
+    /// Every mode, in order of their GPU codes.
     pub const ALL: [Self; 5] = [
         Self::Animation,
         Self::Skeleton,

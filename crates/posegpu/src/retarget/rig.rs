@@ -41,6 +41,7 @@ pub enum Preset {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rig {
+    /// The translation retargeting mode of each target bone.
     #[serde(default)]
     pub translation_retargeting: ModeTable,
     /// Explicit correspondences, target bone → source bone, used where names do not match.
@@ -56,8 +57,12 @@ pub struct Rig {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModeTable {
+    /// The preset the modes start from, if any.
     pub preset: Option<Preset>,
+    /// The mode of bones not otherwise set; `None` for the preset's (`skeleton` for the
+    /// humanoid one), else `animation`.
     pub default: Option<TranslationMode>,
+    /// Modes of named target bones, over the default and the preset.
     #[serde(default)]
     pub bones: BTreeMap<String, TranslationMode>,
 }
@@ -85,6 +90,7 @@ impl Rig {
         })
     }
 
+    /// Reads and parses a JSON rig file.
     pub fn load(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
             path: path.to_path_buf(),
