@@ -1,5 +1,6 @@
 //! Additive clips built on the host, once: a clip's deltas against a base pose, sampled at the
-//! clip's key times, in local space or as mesh-space rotations.
+//! clip's key times, in local space or as mesh-space rotations (spec: `docs/pose-math.md`,
+//! "Additive poses", base pose kinds).
 
 use crate::additive::delta::{make_delta, to_mesh_rotations};
 use crate::additive::AdditiveSpace;

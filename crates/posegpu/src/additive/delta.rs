@@ -1,6 +1,7 @@
 //! The additive math of the spec, per bone: making a delta, weighting it, applying it, and the
 //! parent-ordered conversions between local and mesh-space rotations. The shaders follow these
-//! expressions in the same order (`shaders/common.wgsl`, `shaders/layers.wgsl`).
+//! expressions in the same order (`shaders/common.wgsl`, `shaders/layers.wgsl`). Spec:
+//! `docs/pose-math.md`, "Additive poses".
 
 use glam::{Quat, Vec3, Vec4};
 

@@ -1,5 +1,6 @@
 //! Blending full poses with weights, per bone: the rule the sampling stage follows for a base
-//! blended from several clips and for the samples of a blend-space additive layer.
+//! blended from several clips and for the samples of a blend-space additive layer. Spec:
+//! `docs/pose-math.md`, "Blending and blend spaces".
 
 use glam::{Vec3, Vec4};
 

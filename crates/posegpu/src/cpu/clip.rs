@@ -1,5 +1,6 @@
 //! CPU twin of `shaders/clip.wgsl`: one bone of one clip sample at one time, its keys found,
 //! interpolated and retargeted (UE's translation modes), or the root lock of an in-place sample.
+//! Spec: `docs/pose-math.md`, "Keyframe sampling" and "Translation retargeting".
 
 use glam::{Quat, Vec3, Vec4};
 

@@ -1,5 +1,6 @@
 //! CPU twin of `shaders/hierarchy.wgsl`: the parent-ordered pass from local transforms to
-//! component-space transforms and skinning matrices.
+//! component-space transforms and skinning matrices (spec: `docs/pose-math.md`, "Skeleton and
+//! hierarchy").
 
 use glam::Mat4;
 

@@ -1,7 +1,8 @@
 //! Root motion: how the root bone (bone 0, as in UE) moved over a step of a player, as
 //! `relative(Root(t1), Root(t0))`, split where a looping track wraps and at montage segment
 //! boundaries, the pieces accumulated in the order they are played (`acc = compose(piece,
-//! acc)`), backwards for backwards play. CPU twin of `shaders/root_motion.wgsl`.
+//! acc)`), backwards for backwards play. CPU twin of `shaders/root_motion.wgsl`. Spec:
+//! `docs/pose-math.md`, "Root motion".
 
 use super::advance::Step;
 use super::clip::{sample_bone, KeySearch};

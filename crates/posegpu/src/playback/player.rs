@@ -1,4 +1,5 @@
-//! One sequence player: what it plays, where it is, how fast it goes, and one step of it.
+//! One sequence player: what it plays, where it is, how fast it goes (spec: `docs/pose-math.md`,
+//! "Sequence player").
 
 use crate::math::TINY;
 
