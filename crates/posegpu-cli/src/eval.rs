@@ -162,7 +162,12 @@ struct Frame {
 pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
     let model = load_model(&args.model)?;
     let mut builder = AnimLibrary::builder(&model.skeleton);
-    let own = own_clips(&model, args.animation.as_deref())?;
+    // With --animation-from, --animation names a clip of SOURCE, not of MODEL.
+    let own_name = match args.animation_from {
+        Some(_) => None,
+        None => args.animation.as_deref(),
+    };
+    let own = own_clips(&model, own_name)?;
     builder.add_clips(&own)?;
     let mut clip_count = own.len();
 

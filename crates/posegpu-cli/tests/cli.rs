@@ -251,7 +251,6 @@ fn eval_plays_a_clip_of_another_skeleton_through_a_rig() {
         .map(str::to_string)
     };
     let cpu = eval_json(&args("cpu").each_ref().map(String::as_str));
-    let gpu = eval_json(&args("gpu").each_ref().map(String::as_str));
     assert_eq!(cpu["bones"].as_array().unwrap().len(), 43);
     // Stan's reference translations under `skeleton`, Mike's animated root under `animation`.
     let stan_rest = posegpu::import::load(&stan).unwrap().skeleton.rest()[4].translation;
@@ -268,10 +267,33 @@ fn eval_plays_a_clip_of_another_skeleton_through_a_rig() {
         translation(&frame[0]),
         translation(&mike_walk["frames"][0]["local"][0])
     );
-    for f in 0..2 {
-        let (c, g) = (&cpu["frames"][f], &gpu["frames"][f]);
-        assert!(max_abs_diff(&c["component"], &g["component"]) < 1e-3);
+    // The GPU gives the same (skipped without an adapter, except under CI=true).
+    if common::gpu().is_some() {
+        let gpu = eval_json(&args("gpu").each_ref().map(String::as_str));
+        for f in 0..2 {
+            let (c, g) = (&cpu["frames"][f], &gpu["frames"][f]);
+            assert!(max_abs_diff(&c["component"], &g["component"]) < 1e-3);
+        }
     }
+}
+
+#[test]
+fn eval_plays_a_clip_of_another_file_on_a_model_without_clips() {
+    // Superhero has no clips: --animation names the source's clip, not the model's.
+    let hero = data("gltf/quaternius-ubc/Superhero_Male_FullBody.gltf");
+    let (mike, _) = mechs();
+    let out = eval_json(&[
+        "eval",
+        &hero,
+        "--animation-from",
+        &mike,
+        "--animation",
+        "Walk",
+        "--times",
+        "0,0.5",
+    ]);
+    assert_eq!(out["bones"].as_array().unwrap().len(), 65);
+    assert_eq!(out["frames"].as_array().unwrap().len(), 2);
 }
 
 #[test]
