@@ -1,6 +1,7 @@
 // Clip sampling, shared by the stages that sample clips (prepended after common.wgsl): one
-// bone of one clip at one time, retargeted. CPU twin: src/cpu/clip.rs. The library's tables
-// are bindings 2 to 6 of every stage that samples (src/gpu/shaders.rs lists each stage's).
+// bone of one clip at one time, retargeted by UE's translation modes or a character source's
+// plan. CPU twin: src/cpu/clip.rs. The library's tables are bindings 2 to 6 of every stage that
+// samples (src/gpu/shaders.rs lists each stage's).
 
 struct ClipData {
     duration: f32,
@@ -30,9 +31,48 @@ struct BoneRetarget {
     orient_target: vec4<f32>,
 }
 
+// Per (character source, target bone), built once on the host (BonePlan in src/layout.rs, which
+// documents the fields; docs/pose-math.md, "Retargeting between characters").
+struct BonePlan {
+    pre: vec4<f32>,
+    post: vec4<f32>,
+    outer_pre: vec4<f32>,
+    outer_post: vec4<f32>,
+    twist_axis: vec3<f32>,
+    fraction: f32,
+    t_rot: vec4<f32>,
+    t_inv_scale: vec3<f32>,
+    t_k: f32,
+    t_w: vec3<f32>,
+    path_start: u32,
+    t_const: vec3<f32>,
+    path_len: u32,
+    t_sub: vec3<f32>,
+    chord_len: u32,
+    swing: vec3<f32>,
+    parent_chord_len: u32,
+    parent_swing: vec3<f32>,
+    modes: u32,
+    scale: vec3<f32>,
+    t_cap: u32,
+    t_wpre: vec4<f32>,
+    t_wpost: vec4<f32>,
+    t_par_inv: vec4<f32>,
+    t_yaw_axis: vec3<f32>,
+    source_rest: u32,
+}
+
 const CHANNEL_STEP: u32 = 1u;
 const CLIP_ADDITIVE: u32 = 1u;
 const RETARGET_ORIENT: u32 = 1u;
+const CLIP_PLAN: u32 = 4u;
+const RETARGET_WORDS: u32 = 13u;
+const PLAN_WORDS: u32 = 17u;
+const PLAN_ROTATION: u32 = 3u;
+const PLAN_MAPPED: u32 = 1u;
+const PLAN_CHAIN: u32 = 2u;
+const PLAN_DRIVEN: u32 = 4u;
+const PATH_INVERSE: u32 = 0x80000000u;
 const MODE_SKELETON: u32 = 1u;
 const MODE_ANIMATION_SCALED: u32 = 2u;
 const MODE_ANIMATION_RELATIVE: u32 = 3u;
@@ -46,7 +86,49 @@ const ROOT_LOCK_ZERO: u32 = 3u;
 @group(0) @binding(3) var<storage, read> channels: array<ChannelData>;
 @group(0) @binding(4) var<storage, read> times: array<f32>;
 @group(0) @binding(5) var<storage, read> values: array<vec4<f32>>;
-@group(0) @binding(6) var<storage, read> retarget: array<BoneRetarget>;
+// The retarget table, 16-byte words: per source its BoneRetargets, or a character source's
+// BonePlans, its reference locals and its path entries (four per word). Read through the
+// records below, word by word in the order of their fields.
+@group(0) @binding(6) var<storage, read> retarget: array<vec4<u32>>;
+
+fn retarget_f32(w: u32) -> vec4<f32> {
+    return bitcast<vec4<f32>>(retarget[w]);
+}
+
+fn retarget_xform(w: u32) -> Xform {
+    return Xform(retarget_f32(w), retarget_f32(w + 1u), retarget_f32(w + 2u));
+}
+
+fn bone_retarget(w: u32) -> BoneRetarget {
+    let h = retarget[w];
+    return BoneRetarget(bitcast<i32>(h.x), h.y, h.z, bitcast<f32>(h.w), retarget_xform(w + 1u),
+        retarget_xform(w + 4u), retarget_xform(w + 7u), retarget_f32(w + 10u),
+        retarget_f32(w + 11u), retarget_f32(w + 12u));
+}
+
+fn bone_plan(w: u32) -> BonePlan {
+    let w4 = retarget_f32(w + 4u);
+    let w6 = retarget_f32(w + 6u);
+    let w7 = retarget[w + 7u];
+    let w8 = retarget[w + 8u];
+    let w9 = retarget[w + 9u];
+    let w10 = retarget[w + 10u];
+    let w11 = retarget[w + 11u];
+    let w12 = retarget[w + 12u];
+    let w16 = retarget[w + 16u];
+    return BonePlan(retarget_f32(w), retarget_f32(w + 1u), retarget_f32(w + 2u),
+        retarget_f32(w + 3u), w4.xyz, w4.w, retarget_f32(w + 5u), w6.xyz, w6.w,
+        bitcast<vec3<f32>>(w7.xyz), w7.w, bitcast<vec3<f32>>(w8.xyz), w8.w,
+        bitcast<vec3<f32>>(w9.xyz), w9.w, bitcast<vec3<f32>>(w10.xyz), w10.w,
+        bitcast<vec3<f32>>(w11.xyz), w11.w, bitcast<vec3<f32>>(w12.xyz), w12.w,
+        retarget_f32(w + 13u), retarget_f32(w + 14u), retarget_f32(w + 15u),
+        bitcast<vec3<f32>>(w16.xyz), w16.w);
+}
+
+// The target's reference local of `bone`: the library's own table comes first.
+fn target_reference(bone: u32) -> Xform {
+    return bone_retarget(bone * RETARGET_WORDS).target_ref;
+}
 
 // The last key search, reused by the next channel with the same key times (channels that share
 // times share one stored array). count == 0 matches no channel that is searched.
@@ -104,29 +186,151 @@ fn channel_keys(search: ptr<function, KeySearch>, ch: ChannelData, t: f32) -> Ke
 }
 
 // The translation retargeting modes, exactly as retarget_bone in src/cpu/clip.rs.
-fn retarget_bone(x: Xform, index: u32, additive: bool) -> Xform {
+fn retarget_bone(x: Xform, r: BoneRetarget, additive: bool) -> Xform {
     var out = x;
-    let mode = retarget[index].mode;
+    let mode = r.mode;
     if (mode == MODE_SKELETON) {
-        out.t = select(retarget[index].target_ref.t, vec4<f32>(0.0), additive);
+        out.t = select(r.target_ref.t, vec4<f32>(0.0), additive);
     } else if (mode == MODE_ANIMATION_SCALED) {
-        out.t = vec4<f32>(x.t.xyz * retarget[index].length_ratio, 0.0);
+        out.t = vec4<f32>(x.t.xyz * r.length_ratio, 0.0);
     } else if (mode == MODE_ANIMATION_RELATIVE && !additive) {
-        let rel = retarget[index].relative;
+        let rel = r.relative;
         out.r = normalize_quat(quat_mul(x.r, rel.r));
         out.t = vec4<f32>(x.t.xyz + rel.t.xyz, 0.0);
         out.s = vec4<f32>(x.s.xyz * rel.s.xyz, 0.0);
     } else if (mode == MODE_ORIENT_AND_SCALE && !additive
-        && (retarget[index].flags & RETARGET_ORIENT) != 0u) {
-        let s = retarget[index].orient_source;
+        && (r.flags & RETARGET_ORIENT) != 0u) {
+        let s = r.orient_source;
         let d = abs(x.t.xyz - s.xyz);
         if (max(d.x, max(d.y, d.z)) <= ORIENT_PRECISION) {
-            out.t = retarget[index].orient_target;
+            out.t = r.orient_target;
         } else {
-            out.t = vec4<f32>(s.w * quat_rotate(retarget[index].orient_rotation, x.t.xyz), 0.0);
+            out.t = vec4<f32>(s.w * quat_rotate(r.orient_rotation, x.t.xyz), 0.0);
         }
     }
     return out;
+}
+
+// A bone's three channels sampled at t; those absent keep fill's value (its rotation
+// normalized). As sample_channels in src/cpu/clip.rs.
+fn sample_channels(ct: ChannelData, cr: ChannelData, cs: ChannelData, t: f32, fill: Xform,
+    search: ptr<function, KeySearch>) -> Xform {
+    var out = fill;
+    if (ct.count > 0u) {
+        let k = channel_keys(search, ct, t);
+        out.t = vec4<f32>(values[k.a].xyz * (1.0 - k.alpha) + values[k.b].xyz * k.alpha, 0.0);
+    }
+    if (cr.count > 0u) {
+        let k = channel_keys(search, cr, t);
+        let qa = values[k.a];
+        let qb = values[k.b];
+        let sign = select(-1.0, 1.0, dot(qa, qb) >= 0.0);
+        out.r = normalize_quat(qa * (1.0 - k.alpha) + qb * (k.alpha * sign));
+    } else {
+        out.r = normalize_quat(out.r);
+    }
+    if (cs.count > 0u) {
+        let k = channel_keys(search, cs, t);
+        out.s = vec4<f32>(values[k.a].xyz * (1.0 - k.alpha) + values[k.b].xyz * k.alpha, 0.0);
+    }
+    return out;
+}
+
+// Source bone `bone`'s local in a plan clip at t; channels the clip lacks take the source's
+// reference local, stored at word `rest` on.
+fn source_local(clip: ClipData, bone: u32, rest: u32, t: f32, search: ptr<function, KeySearch>)
+    -> Xform {
+    let base = clip.channel_base + bone * 3u;
+    return sample_channels(channels[base], channels[base + 1u], channels[base + 2u], t,
+        retarget_xform(rest + bone * 3u), search);
+}
+
+// X, the composition of the sampled source locals over path entries start .. start + len (each
+// inverted where PATH_INVERSE is set), and X after the first `cap` entries.
+struct PathFold {
+    x: Xform,
+    captured: Xform,
+}
+
+fn fold_path(clip: ClipData, rest: u32, t: f32, start: u32, len: u32, cap: u32,
+    search: ptr<function, KeySearch>) -> PathFold {
+    var x = IDENTITY;
+    var captured = IDENTITY;
+    for (var k = 0u; k < len; k++) {
+        let i = start + k;
+        let e = retarget[i / 4u][i % 4u];
+        var l = source_local(clip, e & ~PATH_INVERSE, rest, t, search);
+        if ((e & PATH_INVERSE) != 0u) {
+            l = inverse_xform(l);
+        }
+        x = compose(l, x);
+        if (k + 1u == cap) {
+            captured = x;
+        }
+    }
+    return PathFold(x, captured);
+}
+
+// The smallest rotation taking rest (a unit direction; zero for none) to chord's direction.
+fn plan_swing(rest: vec3<f32>, chord: vec3<f32>) -> vec4<f32> {
+    let len = length(chord);
+    if (all(rest == vec3<f32>(0.0)) || !(len > 0.0)) {
+        return vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    }
+    return find_between_normals(rest, chord * (1.0 / len));
+}
+
+// Target bone `bone` of a character source's clip at t, from its plan record: the CPU twin is
+// apply_bone in src/retarget/plan/apply.rs (same operations, same order).
+fn apply_plan(clip: ClipData, t: f32, bone: u32) -> Xform {
+    let r = bone_plan(clip.retarget_base + bone * PLAN_WORDS);
+    var search = KeySearch(0u, 0u, 0u, 0u, 0.0);
+    let main = fold_path(clip, r.source_rest, t, r.path_start, r.path_len, r.t_cap, &search);
+    // Swings: this bone's own (its chord) and its parent's (its chord, or X itself), undone.
+    var own_chord = vec3<f32>(0.0);
+    if (r.chord_len > 0u) {
+        own_chord = fold_path(clip, r.source_rest, t, r.path_start + r.path_len, r.chord_len, 0u,
+            &search).x.t.xyz;
+    }
+    var parent_chord = main.x.t.xyz;
+    if (r.parent_chord_len > 0u) {
+        parent_chord = fold_path(clip, r.source_rest, t, r.path_start + r.path_len + r.chord_len,
+            r.parent_chord_len, 0u, &search).x.t.xyz;
+    }
+    let sc = plan_swing(r.swing, own_chord);
+    let sp_inv = quat_conj(plan_swing(r.parent_swing, parent_chord));
+    var rotation = r.outer_post;
+    let mode = r.modes & PLAN_ROTATION;
+    if (mode == PLAN_MAPPED || mode == PLAN_CHAIN) {
+        let e = quat_mul(quat_mul(quat_mul(quat_mul(r.pre, sp_inv), main.x.r), sc), r.post);
+        var base = e;
+        if (any(r.twist_axis != vec3<f32>(0.0))) {
+            base = twist(e, r.twist_axis);
+        }
+        if (mode == PLAN_CHAIN) {
+            rotation = quat_mul(quat_mul(r.outer_pre, quat_pow(base, r.fraction)), r.outer_post);
+        } else if (r.fraction != 0.0) {
+            rotation = quat_mul(quat_mul(quat_mul(r.outer_pre, quat_pow(base, -r.fraction)), e),
+                r.outer_post);
+        } else {
+            rotation = quat_mul(quat_mul(r.outer_pre, e), r.outer_post);
+        }
+    }
+    var translation = r.t_const;
+    if ((r.modes & PLAN_DRIVEN) != 0u) {
+        let v = main.x.t.xyz * r.t_k - r.t_sub;
+        var moved = quat_rotate(r.t_rot, quat_rotate(sp_inv, v));
+        if (r.t_cap > 0u) {
+            // The rest offset W turns with the captured bones (or with their heading only).
+            var d = quat_mul(quat_mul(r.t_wpre, main.captured.r), r.t_wpost);
+            if (any(r.t_yaw_axis != vec3<f32>(0.0))) {
+                d = twist(d, r.t_yaw_axis);
+            }
+            moved += quat_rotate(r.t_par_inv, quat_rotate(d, r.t_w));
+        }
+        translation += r.t_inv_scale * moved;
+    }
+    return Xform(normalize_quat(rotation), vec4<f32>(translation, 0.0), vec4<f32>(r.scale, 0.0));
 }
 
 // One clip sample's local transform of `bone`, as Prepared::bone in src/cpu/clip.rs: an
@@ -136,9 +340,8 @@ fn sample_clip(sample: SampleEntry, bone: u32) -> Xform {
     let looping = (sample.clip_and_flags & INSTANCE_LOOP) != 0u;
     var t = map_time(sample.time, clip.duration, looping);
     let additive = (clip.flags & CLIP_ADDITIVE) != 0u;
-    let r = clip.retarget_base + bone;
     if (bone == 0u && sample.root_lock == ROOT_LOCK_REF_POSE) {
-        var out = retarget[0].target_ref;
+        var out = target_reference(0u);
         out.r = normalize_quat(out.r);
         return out;
     }
@@ -148,14 +351,17 @@ fn sample_clip(sample: SampleEntry, bone: u32) -> Xform {
     if (bone == 0u && sample.root_lock == ROOT_LOCK_FIRST_FRAME) {
         t = 0.0;
     }
-    let source = retarget[r].source;
+    if ((clip.flags & CLIP_PLAN) != 0u) {
+        return apply_plan(clip, t, bone);
+    }
+    let r = bone_retarget(clip.retarget_base + bone * RETARGET_WORDS);
 
     // A bone with no source bone, or whose source bone has no track, keeps its reference.
     var ct = ChannelData(0u, 0u, 0u, 0u);
     var cr = ct;
     var cs = ct;
-    if (source >= 0) {
-        let base = clip.channel_base + u32(source) * 3u;
+    if (r.source >= 0) {
+        let base = clip.channel_base + u32(r.source) * 3u;
         ct = channels[base];
         cr = channels[base + 1u];
         cs = channels[base + 2u];
@@ -163,33 +369,15 @@ fn sample_clip(sample: SampleEntry, bone: u32) -> Xform {
     if (ct.count == 0u && cr.count == 0u && cs.count == 0u) {
         var out = IDENTITY_DELTA;
         if (!additive) {
-            out = retarget[r].target_ref;
+            out = r.target_ref;
         }
         out.r = normalize_quat(out.r);
         return out;
     }
-
-    var out = IDENTITY_DELTA;
+    var fill = IDENTITY_DELTA;
     if (!additive) {
-        out = retarget[r].source_ref;
+        fill = r.source_ref;
     }
     var search = KeySearch(0u, 0u, 0u, 0u, 0.0);
-    if (ct.count > 0u) {
-        let k = channel_keys(&search, ct, t);
-        out.t = vec4<f32>(values[k.a].xyz * (1.0 - k.alpha) + values[k.b].xyz * k.alpha, 0.0);
-    }
-    if (cr.count > 0u) {
-        let k = channel_keys(&search, cr, t);
-        let qa = values[k.a];
-        let qb = values[k.b];
-        let sign = select(-1.0, 1.0, dot(qa, qb) >= 0.0);
-        out.r = normalize_quat(qa * (1.0 - k.alpha) + qb * (k.alpha * sign));
-    } else {
-        out.r = normalize_quat(out.r);
-    }
-    if (cs.count > 0u) {
-        let k = channel_keys(&search, cs, t);
-        out.s = vec4<f32>(values[k.a].xyz * (1.0 - k.alpha) + values[k.b].xyz * k.alpha, 0.0);
-    }
-    return retarget_bone(out, r, additive);
+    return retarget_bone(sample_channels(ct, cr, cs, t, fill, &search), r, additive);
 }

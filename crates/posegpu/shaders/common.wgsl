@@ -60,6 +60,54 @@ fn compose(child: Xform, parent: Xform) -> Xform {
     return out;
 }
 
+// relative(a, b): a expressed in b's space (Transform::relative).
+fn relative(a: Xform, b: Xform) -> Xform {
+    let inv_r = quat_conj(b.r);
+    let inv_s = safe_recip3(b.s.xyz);
+    return Xform(
+        quat_mul(inv_r, a.r),
+        vec4<f32>(quat_rotate(inv_r, a.t.xyz - b.t.xyz) * inv_s, 0.0),
+        vec4<f32>(a.s.xyz * inv_s, 0.0),
+    );
+}
+
+// The inverse of a TRS transform: relative(identity, x) (Transform::inverse).
+fn inverse_xform(x: Xform) -> Xform {
+    return relative(IDENTITY, x);
+}
+
+// The rotation taking unit vector a to unit vector b; for opposite vectors a half turn about an
+// axis perpendicular to a (find_between_normals in src/math.rs).
+fn find_between_normals(a: vec3<f32>, b: vec3<f32>) -> vec4<f32> {
+    let w = 1.0 + dot(a, b);
+    var q = vec4<f32>(cross(a, b), w);
+    if (w < 1e-6) {
+        q = select(vec4<f32>(0.0, -a.z, a.y, 0.0), vec4<f32>(-a.z, 0.0, a.x, 0.0), abs(a.x) > abs(a.y));
+    }
+    return normalize_quat(q);
+}
+
+// The twist of q about unit vector axis (swing-twist; twist in src/math.rs).
+fn twist(q: vec4<f32>, axis: vec3<f32>) -> vec4<f32> {
+    let t = vec4<f32>(axis * dot(q.xyz, axis), q.w);
+    let len = length(t);
+    if (len < 1e-9) {
+        return vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    }
+    return t / len;
+}
+
+// q^f: f times q's angle about q's axis, q taken with w >= 0 (quat_pow in src/math.rs).
+fn quat_pow(q_in: vec4<f32>, f: f32) -> vec4<f32> {
+    let q = select(q_in, -q_in, q_in.w < 0.0);
+    let s = length(q.xyz);
+    if (s < 1e-9) {
+        return vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    }
+    let half = atan2(s, q.w) * f;
+    return vec4<f32>(q.xyz * (sin(half) / s), cos(half));
+}
+
 // The frame buffer is an array of 16-byte words (src/batch.rs builds it): the chunk's heads,
 // then its entries. Each word is read through the record it holds: a Head per instance, then
 // per layer a LayerEntry followed by its SampleEntry words.

@@ -11,17 +11,6 @@ struct RootMotionData {
 @group(0) @binding(7) var<storage, read> players: array<PlayerData>;
 @group(0) @binding(8) var<storage, read_write> motion: array<RootMotionData>;
 
-// relative(a, b): a expressed in b's space.
-fn relative(a: Xform, b: Xform) -> Xform {
-    let inv_r = quat_conj(b.r);
-    let inv_s = safe_recip3(b.s.xyz);
-    return Xform(
-        quat_mul(inv_r, a.r),
-        vec4<f32>(quat_rotate(inv_r, a.t.xyz - b.t.xyz) * inv_s, 0.0),
-        vec4<f32>(a.s.xyz * inv_s, 0.0),
-    );
-}
-
 // The root (bone 0) at track position `pos` within segment `s`, retargeted as the pose is.
 fn root_at(s: SegmentData, pos: f32) -> Xform {
     let t = map_time(segment_clip_time(s, pos), clips[s.clip].duration, false);

@@ -63,7 +63,7 @@ fn main(
         }
         var x0 = IDENTITY_DELTA;
         if (kind == LAYER_BASE) {
-            x0 = retarget[bone].target_ref;
+            x0 = target_reference(bone);
         }
         var x1 = x0;
         var acc = BLEND_EMPTY;

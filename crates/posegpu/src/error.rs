@@ -177,6 +177,36 @@ pub enum Error {
         /// The source bone its name already matches.
         matched: String,
     },
+    /// A skeleton is not a humanoid, which retargeting between characters needs on both
+    /// sides (a rig that sets translation modes retargets any skeleton by name).
+    #[error("the {what} is not a humanoid: {why}")]
+    NotHumanoid {
+        /// Which skeleton (source or target, its size and top joint).
+        what: String,
+        /// Why not: the part not found, or how the rest pose is not a biped's.
+        why: String,
+    },
+    /// A target bone of a retarget plan would read more source bones than a record holds.
+    #[error(
+        "target bone '{bone}' of the {target} would read {len} source bones, more than {limit}: \
+         pair an intermediate bone with a bone_map entry"
+    )]
+    RetargetPath {
+        /// The target bone.
+        bone: String,
+        /// The target skeleton (its size and top joint).
+        target: String,
+        /// The source bones its path holds.
+        len: usize,
+        /// The most a path may hold (`retarget::plan::MAX_PATH`).
+        limit: usize,
+    },
+    /// A retarget plan met skeletons or poses other than those it was built for.
+    #[error("retarget plan: {what}")]
+    PlanMismatch {
+        /// What differs.
+        what: String,
+    },
     /// A [`crate::SourceId`] does not name a retarget source of the library being built.
     #[error("retarget source {index} does not exist (the library has {count})")]
     UnknownSource {

@@ -123,8 +123,9 @@ pub(crate) const ROOT_LOCK_ZERO: u32 = 3;
 // The library: clips, channels, keys and retarget caches (src/library.rs packs them)
 
 /// Per clip: its duration, where its channels start (`channel_base + source_bone * 3 + {0: T,
-/// 1: R, 2: S}`, indexed by the bones of the skeleton it was authored on) and where the retarget
-/// cache of its source starts (`retarget_base + target_bone`).
+/// 1: R, 2: S}`, indexed by the bones of the skeleton it was authored on) and the word where its
+/// source's table starts in the retarget table: [`BoneRetarget`]s (`RETARGET_WORDS` words per
+/// target bone), or with [`CLIP_PLAN`] a character source's [`BonePlan`]s.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub(crate) struct ClipData {
@@ -186,6 +187,86 @@ pub(crate) struct BoneRetarget {
 
 /// [`BoneRetarget::flags`]: the bone has an OrientAndScale entry.
 pub(crate) const RETARGET_ORIENT: u32 = 1;
+
+/// [`ClipData::flags`]: the clip's source is a character source: `retarget_base` is the word
+/// where its [`BonePlan`] table starts, not a table of [`BoneRetarget`]s.
+pub(crate) const CLIP_PLAN: u32 = 4;
+
+/// 16-byte words of one [`BoneRetarget`] in the retarget table.
+pub(crate) const RETARGET_WORDS: u32 = (size_of::<BoneRetarget>() / 16) as u32;
+/// 16-byte words of one [`BonePlan`] in the retarget table.
+pub(crate) const PLAN_WORDS: u32 = (size_of::<BonePlan>() / 16) as u32;
+
+/// One target bone's retarget plan (`docs/pose-math.md`, "Retargeting between characters"),
+/// built once per (source, target) pair by `retarget::RetargetPlan` and run by `apply_plan`
+/// in `clip.wgsl` (CPU twin: `retarget::plan::apply_bone`). Quaternions are `[x, y, z, w]`.
+/// 272 bytes. The retarget table holds a character source as its records (one per target
+/// bone), the source skeleton's reference locals ([`Xform`]s, the value of channels a clip
+/// lacks) and its path entries (four `u32` per word).
+///
+/// `X` is the composition of the sampled source locals on the path, entries
+/// `path_start .. path_start + path_len`: `X = identity`, then `X = compose(L_e, X)` per entry,
+/// `L_e` the local of source bone `e & !PATH_INVERSE`, inverted where `PATH_INVERSE` is set;
+/// `Xc` is `X` after the first `t_cap` entries. The chord sub-paths follow: `chord_len`
+/// entries (`Y`), then `parent_chord_len` (`Z`, or `X` itself when 0). `Sc` is the smallest
+/// rotation taking `swing` to `Y.T`'s direction (identity when `swing` is zero), `Sp` likewise
+/// from `parent_swing` and `Z.T`.
+///
+/// Rotation (`modes & PLAN_ROTATION`), with `E = pre ⊗ Sp⁻¹ ⊗ X.R ⊗ Sc ⊗ post` and `B` = `E`,
+/// or its twist about `twist_axis` when that is not zero: reference `outer_post`; mapped
+/// `outer_pre ⊗ B^(−fraction) ⊗ E ⊗ outer_post` (`B^0` skipped); chain share
+/// `outer_pre ⊗ B^fraction ⊗ outer_post`. Translation: `t_const`, plus where
+/// [`PLAN_DRIVEN`] is set `t_inv_scale ∘ (t_rot · Sp⁻¹ · (t_k · X.T − t_sub) + W)`, with
+/// `W = t_par_inv · D · t_w` where `t_cap > 0`, `D = t_wpre ⊗ Xc.R ⊗ t_wpost` (its twist about
+/// `t_yaw_axis` when that is not zero). Scale: `scale`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct BonePlan {
+    pub pre: [f32; 4],
+    pub post: [f32; 4],
+    pub outer_pre: [f32; 4],
+    pub outer_post: [f32; 4],
+    pub twist_axis: [f32; 3],
+    pub fraction: f32,
+    pub t_rot: [f32; 4],
+    pub t_inv_scale: [f32; 3],
+    pub t_k: f32,
+    pub t_w: [f32; 3],
+    /// The first path entry, counted in `u32`s (from the plan's own path list; the library
+    /// rebases it onto the retarget table).
+    pub path_start: u32,
+    pub t_const: [f32; 3],
+    pub path_len: u32,
+    pub t_sub: [f32; 3],
+    pub chord_len: u32,
+    pub swing: [f32; 3],
+    pub parent_chord_len: u32,
+    pub parent_swing: [f32; 3],
+    /// The rotation mode (`PLAN_REFERENCE`, `PLAN_MAPPED`, `PLAN_CHAIN`) | [`PLAN_DRIVEN`].
+    pub modes: u32,
+    pub scale: [f32; 3],
+    pub t_cap: u32,
+    pub t_wpre: [f32; 4],
+    pub t_wpost: [f32; 4],
+    pub t_par_inv: [f32; 4],
+    pub t_yaw_axis: [f32; 3],
+    /// The word where the source's reference locals start in the retarget table (0 in a
+    /// plan; the library sets it).
+    pub source_rest: u32,
+}
+
+/// [`BonePlan::modes`]: the bits of the rotation mode.
+pub(crate) const PLAN_ROTATION: u32 = 3;
+/// Rotation mode: the (aligned) reference rotation.
+pub(crate) const PLAN_REFERENCE: u32 = 0;
+/// Rotation mode: follows the counterpart's rotation from rest.
+pub(crate) const PLAN_MAPPED: u32 = 1;
+/// Rotation mode: a share of a chain's rotation.
+pub(crate) const PLAN_CHAIN: u32 = 2;
+/// [`BonePlan::modes`]: the translation follows the source (driven or a translation delta).
+pub(crate) const PLAN_DRIVEN: u32 = 4;
+/// A path entry: the source local is inverted (the path goes up).
+pub(crate) const PATH_INVERSE: u32 = 1 << 31;
 
 // ---------------------------------------------------------------------------------------------
 // Crowd playback (src/playback/ describes it, src/gpu/crowd.rs keeps it on the GPU)
@@ -407,6 +488,34 @@ mod tests {
             orient_source: orient_source,
             orient_target: orient_target,
         }),
+        layout!(BonePlan {
+            pre: pre,
+            post: post,
+            outer_pre: outer_pre,
+            outer_post: outer_post,
+            twist_axis: twist_axis,
+            fraction: fraction,
+            t_rot: t_rot,
+            t_inv_scale: t_inv_scale,
+            t_k: t_k,
+            t_w: t_w,
+            path_start: path_start,
+            t_const: t_const,
+            path_len: path_len,
+            t_sub: t_sub,
+            chord_len: chord_len,
+            swing: swing,
+            parent_chord_len: parent_chord_len,
+            parent_swing: parent_swing,
+            modes: modes,
+            scale: scale,
+            t_cap: t_cap,
+            t_wpre: t_wpre,
+            t_wpost: t_wpost,
+            t_par_inv: t_par_inv,
+            t_yaw_axis: t_yaw_axis,
+            source_rest: source_rest,
+        }),
         layout!(CrowdParams {
             dt: dt,
             group_count: group_count,
@@ -495,6 +604,14 @@ mod tests {
             ("CLIP_ADDITIVE", U32(CLIP_ADDITIVE)),
             ("CHANNEL_STEP", U32(CHANNEL_STEP)),
             ("RETARGET_ORIENT", U32(RETARGET_ORIENT)),
+            ("CLIP_PLAN", U32(CLIP_PLAN)),
+            ("RETARGET_WORDS", U32(RETARGET_WORDS)),
+            ("PLAN_WORDS", U32(PLAN_WORDS)),
+            ("PLAN_ROTATION", U32(PLAN_ROTATION)),
+            ("PLAN_MAPPED", U32(PLAN_MAPPED)),
+            ("PLAN_CHAIN", U32(PLAN_CHAIN)),
+            ("PLAN_DRIVEN", U32(PLAN_DRIVEN)),
+            ("PATH_INVERSE", U32(PATH_INVERSE)),
             ("MODE_SKELETON", U32(TranslationMode::Skeleton as u32)),
             (
                 "MODE_ANIMATION_SCALED",
@@ -523,6 +640,7 @@ mod tests {
         "Blend",
         "KeySearch",
         "KeyPair",
+        "PathFold",
         "Step",
         "MeshApplied",
         "VertexIn",
@@ -664,6 +782,7 @@ mod tests {
         assert_eq!(size_of::<Xform>(), 48);
         assert_eq!(size_of::<Mat3x4>(), 48);
         assert_eq!(size_of::<BoneRetarget>(), 208);
+        assert_eq!(size_of::<BonePlan>(), 272);
         assert_eq!(size_of::<PlayerData>(), 64);
         assert_eq!(size_of::<RootMotionData>(), 96);
         for entry in [

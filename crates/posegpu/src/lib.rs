@@ -53,7 +53,8 @@ pub use layout::{Mat3x4, Xform};
 pub use library::{AnimLibrary, LibraryBuilder, RetargetSource, SourceId};
 pub use math::Transform;
 pub use model::{
-    AdditiveSpace, Asset, Bone, BoneTrack, Channel, Clip, Interpolation, ReferencePose, Skeleton,
+    AdditiveSpace, Asset, AssetFrame, Bone, BoneTrack, Channel, Clip, Interpolation, ReferencePose,
+    Skeleton,
 };
 pub use playback::{Agent, Montage, PlayRate, Player, Segment, TrackId};
 pub use pose::{Deviation, Poses};

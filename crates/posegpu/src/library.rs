@@ -7,13 +7,18 @@ use std::sync::Arc;
 
 use glam::{Mat4, Vec3, Vec4};
 
+use bytemuck::Pod;
+
 use crate::error::{Error, Result};
 use crate::layout::{
-    BoneRetarget, ChannelData, ClipData, Mat3x4, CHANNEL_STEP, CLIP_ADDITIVE, CLIP_MESH_SPACE,
+    BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CHANNEL_STEP, CLIP_ADDITIVE,
+    CLIP_MESH_SPACE, CLIP_PLAN, PLAN_WORDS, RETARGET_WORDS,
 };
-use crate::math::affine_rows;
-use crate::model::{find_named, AdditiveSpace, Channel, Clip, Interpolation, Skeleton};
-use crate::retarget::{build_retarget_table, BoneCache, BoneMapping, Rig, TranslationMode};
+use crate::math::{affine_rows, Transform};
+use crate::model::{find_named, AdditiveSpace, Asset, Channel, Clip, Interpolation, Skeleton};
+use crate::retarget::{
+    build_retarget_table, BoneCache, BoneMapping, RetargetPlan, Rig, TranslationMode,
+};
 
 /// Names a retarget source of a library: the skeleton a set of clips was authored on and the
 /// reference pose they are retargeted from.
@@ -42,6 +47,9 @@ pub struct RetargetSource {
     pub pose: Option<String>,
     /// Which source bone drives each target bone.
     pub mapping: BoneMapping,
+    /// For a character source ([`LibraryBuilder::add_character_source`]), the plan its clips
+    /// play through; `None` for a source of UE's translation modes.
+    pub plan: Option<RetargetPlan>,
 }
 
 /// A target skeleton and the clips that play on it, packed for evaluation: clips of the
@@ -67,7 +75,12 @@ pub(crate) struct LibraryData {
     pub(crate) channels: Vec<ChannelData>,
     pub(crate) times: Vec<f32>,
     pub(crate) values: Vec<[f32; 4]>,
-    pub(crate) retarget: Vec<BoneRetarget>,
+    /// The retarget table, 16-byte words: per source, from `source_tables[source]`, its
+    /// [`BoneRetarget`]s (one per target bone), or a character source's plan (its
+    /// `BonePlan`s, the source's reference locals, its path entries). The target's own table
+    /// comes first.
+    pub(crate) retarget: Vec<Entry>,
+    pub(crate) source_tables: Vec<u32>,
 }
 
 /// Builds an [`AnimLibrary`]: sources and clips in, one packed library out.
@@ -94,6 +107,7 @@ impl AnimLibrary {
             skeleton: target.clone(),
             pose: None,
             mapping,
+            plan: None,
         };
         LibraryBuilder {
             lib: LibraryData {
@@ -111,7 +125,8 @@ impl AnimLibrary {
                 channels: Vec::new(),
                 times: Vec::new(),
                 values: Vec::new(),
-                retarget,
+                retarget: words(&retarget),
+                source_tables: vec![0],
             },
             shared_times: HashMap::new(),
         }
@@ -151,15 +166,72 @@ impl LibraryBuilder {
         };
         let mapping = BoneMapping::new(skeleton, target, rig)?;
         let modes = rig.modes(target)?;
-        self.lib
-            .retarget
-            .extend(build_retarget_table(source_pose, target, &mapping, &modes));
-        self.lib.sources.push(RetargetSource {
-            name: name.to_string(),
-            skeleton: skeleton.clone(),
-            pose: pose.map(str::to_string),
-            mapping,
-        });
+        let table = build_retarget_table(source_pose, target, &mapping, &modes);
+        self.push_source(
+            RetargetSource {
+                name: name.to_string(),
+                skeleton: skeleton.clone(),
+                pose: pose.map(str::to_string),
+                mapping,
+                plan: None,
+            },
+            words(&table),
+        )
+    }
+
+    /// Adds a character source: clips authored on `source`'s skeleton will play on the target
+    /// through `plan` (built for this source and this library's target skeleton, else an
+    /// [`Error::PlanMismatch`]), per bone, in the sampling stage of both backends. Its clips may
+    /// not be additive (bake them with [`crate::retarget::bake_clip`], then make the additive
+    /// on the target).
+    pub fn add_character_source(
+        &mut self,
+        name: &str,
+        source: &Asset,
+        plan: &RetargetPlan,
+    ) -> Result<SourceId> {
+        let target = &self.lib.skeleton;
+        plan.check(&source.skeleton, target)?;
+        // The table: the records, the source's reference locals, the path entries.
+        let base = self.lib.retarget.len();
+        let rest = base + target.len() * PLAN_WORDS as usize;
+        let paths = rest + source.skeleton.len() * 3;
+        let path_base = to_u32(paths * 4, "retarget table")?;
+        let rest = to_u32(rest, "retarget table")?;
+        let mut table: Vec<Entry> = Vec::with_capacity(paths - base + plan.paths().len() / 4 + 1);
+        for record in plan.records() {
+            let mut record = *record;
+            record.path_start += path_base;
+            record.source_rest = rest;
+            table.extend_from_slice(bytemuck::cast_slice(&[record]));
+        }
+        let locals: Vec<Xform> = source.skeleton.rest().iter().map(|&t| t.into()).collect();
+        table.extend(words(&locals));
+        table.extend(plan.paths().chunks(4).map(|c| {
+            let mut word = [0; 4];
+            word[..c.len()].copy_from_slice(c);
+            word
+        }));
+        let mapping = BoneMapping::from_plan(plan, source.skeleton.len());
+        self.push_source(
+            RetargetSource {
+                name: name.to_string(),
+                skeleton: source.skeleton.clone(),
+                pose: None,
+                mapping,
+                plan: Some(plan.clone()),
+            },
+            table,
+        )
+    }
+
+    /// Appends a source and its table.
+    fn push_source(&mut self, source: RetargetSource, table: Vec<Entry>) -> Result<SourceId> {
+        let base = to_u32(self.lib.retarget.len(), "retarget table")?;
+        to_u32(self.lib.retarget.len() + table.len(), "retarget table")?;
+        self.lib.retarget.extend(table);
+        self.lib.source_tables.push(base);
+        self.lib.sources.push(source);
         Ok(SourceId(self.lib.sources.len() - 1))
     }
 
@@ -169,14 +241,25 @@ impl LibraryBuilder {
             index: source.0,
             count: self.lib.sources.len(),
         })?;
-        // Every source has one entry per target bone, in source order.
-        let (bones, retarget_base) = (src.skeleton.len(), source.0 * self.lib.skeleton.len());
+        let (bones, retarget_base) = (src.skeleton.len(), self.lib.source_tables[source.0]);
+        let plan_flag = if src.plan.is_some() { CLIP_PLAN } else { 0 };
         for clip in clips {
             if clip.tracks().len() != bones {
                 return Err(Error::TrackCount {
                     clip: clip.name().to_string(),
                     expected: bones,
                     got: clip.tracks().len(),
+                });
+            }
+            if plan_flag != 0 && clip.is_additive() {
+                return Err(Error::Additive {
+                    clip: clip.name().to_string(),
+                    what: format!(
+                        "character source '{}' plays ordinary clips only: bake the clips the \
+                         additive was made from (retarget::bake_clip), then make the additive \
+                         on the target",
+                        src.name
+                    ),
                 });
             }
         }
@@ -187,12 +270,13 @@ impl LibraryBuilder {
             lib.clips.push(ClipData {
                 duration: clip.duration(),
                 channel_base: to_u32(lib.channels.len(), "channel table")?,
-                retarget_base: to_u32(retarget_base, "retarget table")?,
-                flags: match clip.additive_space() {
-                    None => 0,
-                    Some(AdditiveSpace::Local) => CLIP_ADDITIVE,
-                    Some(AdditiveSpace::Mesh) => CLIP_ADDITIVE | CLIP_MESH_SPACE,
-                },
+                retarget_base,
+                flags: plan_flag
+                    | match clip.additive_space() {
+                        None => 0,
+                        Some(AdditiveSpace::Local) => CLIP_ADDITIVE,
+                        Some(AdditiveSpace::Mesh) => CLIP_ADDITIVE | CLIP_MESH_SPACE,
+                    },
             });
             for track in clip.tracks() {
                 let shared = &mut self.shared_times;
@@ -217,6 +301,25 @@ impl LibraryBuilder {
 }
 
 impl LibraryData {
+    /// The record of type `T` at word `at` of the retarget table.
+    pub(crate) fn record<T: Pod>(&self, at: u32) -> &T {
+        let at = at as usize;
+        let words = std::mem::size_of::<T>() / std::mem::size_of::<Entry>();
+        bytemuck::from_bytes(bytemuck::cast_slice(&self.retarget[at..at + words]))
+    }
+
+    /// The target's reference local of `bone` (from its own table, the first).
+    pub(crate) fn target_reference(&self, bone: usize) -> Transform {
+        self.record::<BoneRetarget>(bone as u32 * RETARGET_WORDS)
+            .target_ref
+            .into()
+    }
+
+    /// Path entry `i` of the retarget table (four per word).
+    pub(crate) fn path_entry(&self, i: usize) -> u32 {
+        self.retarget[i / 4][i % 4]
+    }
+
     fn push_channel<T>(
         &mut self,
         shared_times: &mut HashMap<Vec<u32>, u32>,
@@ -296,12 +399,16 @@ impl AnimLibrary {
         &self.data.sources[source.0]
     }
 
-    /// How each target bone is driven by one source: its source bone, mode and cache values.
+    /// How each target bone is driven by one source of UE's translation modes: its source
+    /// bone, mode and cache values. Empty for a character source, whose plan
+    /// ([`RetargetSource::plan`]) says it instead.
     pub fn retarget_caches(&self, source: SourceId) -> Vec<BoneCache> {
-        let base = source.0 * self.bone_count();
-        self.data.retarget[base..base + self.bone_count()]
-            .iter()
-            .map(BoneCache::from)
+        if self.source(source).plan.is_some() {
+            return Vec::new();
+        }
+        let base = self.data.source_tables[source.0];
+        (0..self.bone_count() as u32)
+            .map(|b| BoneCache::from(self.data.record::<BoneRetarget>(base + b * RETARGET_WORDS)))
             .collect()
     }
 
@@ -347,4 +454,9 @@ fn to_u32(n: usize, what: &str) -> Result<u32> {
         limit: u32::MAX as u64,
         limit_name: "32-bit index",
     })
+}
+
+/// A table of records as 16-byte words.
+fn words<T: Pod>(records: &[T]) -> Vec<Entry> {
+    bytemuck::cast_slice(records).to_vec()
 }

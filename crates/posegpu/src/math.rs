@@ -68,6 +68,12 @@ impl Transform {
         }
     }
 
+    /// The inverse of a TRS transform: `relative(identity, self)` (exact where the scale is
+    /// uniform; a zero scale component inverts to 0, as `safeRecip`).
+    pub fn inverse(&self) -> Self {
+        Self::relative(&Self::IDENTITY, self)
+    }
+
     /// `translate(T) · rotate(R) · scale(S)`, column vectors.
     pub fn to_matrix(&self) -> Mat4 {
         Mat4::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
@@ -137,6 +143,32 @@ pub fn find_between_normals(a: Vec3, b: Vec3) -> Quat {
         Vec4::new(0.0, -a.z, a.y, 0.0)
     };
     normalize_quat(q)
+}
+
+/// The twist of `q` about unit vector `axis`: `q = swing ⊗ twist`, where `twist` turns about
+/// `axis` only and `swing` turns `axis` by the smallest rotation. The identity where `q` has no
+/// twist (a half turn perpendicular to `axis`).
+pub fn twist(q: Quat, axis: Vec3) -> Quat {
+    let p = axis * q.xyz().dot(axis);
+    let t = Vec4::new(p.x, p.y, p.z, q.w);
+    let len = t.length();
+    if len < 1e-9 {
+        Quat::IDENTITY
+    } else {
+        Quat::from_vec4(t / len)
+    }
+}
+
+/// `q^f`: the rotation by `f` times `q`'s angle about `q`'s axis, `q` taken with `w ≥ 0` (the
+/// shorter way round). The identity for a rotation under about 1e-9 rad.
+pub fn quat_pow(q: Quat, f: f32) -> Quat {
+    let q = if q.w < 0.0 { -q } else { q };
+    let s = q.xyz().length();
+    if s < 1e-9 {
+        return Quat::IDENTITY;
+    }
+    let half = s.atan2(q.w) * f;
+    Quat::from_vec4((q.xyz() * (half.sin() / s)).extend(half.cos()))
 }
 
 /// Rotation angle between two rotations, in radians, up to the sign of the quaternion.

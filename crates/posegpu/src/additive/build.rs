@@ -40,16 +40,6 @@ pub fn frame_time(clip: &Clip, n: usize) -> Result<f32> {
     Ok((n as f32 / keys as f32).clamp(0.0, 1.0) * clip.duration())
 }
 
-/// The local pose of every bone of `clip` at `t` (already in range); bones and channels it
-/// lacks take `reference`.
-fn pose_at(clip: &Clip, reference: &[Transform], t: f32) -> Vec<Transform> {
-    clip.tracks()
-        .iter()
-        .zip(reference)
-        .map(|(track, r)| track.sample(t, r))
-        .collect()
-}
-
 /// An additive clip named `name`: the deltas of `clip` against `base` in `space`, one key per
 /// key time of `clip` (and, for [`AdditiveBase::ClipScaled`], per key time of the base mapped
 /// onto this clip's length). A channel whose delta never changes is stored as one key. A bone
@@ -104,14 +94,14 @@ pub fn make_additive(
     let parents = skeleton.parents();
     let mut deltas: Vec<Vec<Transform>> = vec![Vec::with_capacity(times.len()); skeleton.len()];
     for &t in &times {
-        let mut pose = pose_at(clip, reference, t);
+        let mut pose = clip.pose_at(reference, t);
         let mut base_pose = match (base_clip, base) {
             (None, _) => reference.to_vec(),
             (Some(b), AdditiveBase::ClipScaled(_)) => {
                 let u = if length > 0.0 { t / length } else { 0.0 };
-                pose_at(b, reference, u.clamp(0.0, 1.0) * b.duration())
+                b.pose_at(reference, u.clamp(0.0, 1.0) * b.duration())
             }
-            (Some(b), _) => pose_at(b, reference, fixed_base_time.unwrap_or(0.0)),
+            (Some(b), _) => b.pose_at(reference, fixed_base_time.unwrap_or(0.0)),
         };
         if space == AdditiveSpace::Mesh {
             to_mesh_rotations(parents, &mut pose);

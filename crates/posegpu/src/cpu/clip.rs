@@ -1,17 +1,20 @@
 //! CPU twin of `shaders/clip.wgsl`: one bone of one clip sample at one time, its keys found,
-//! interpolated and retargeted (UE's translation modes), or the root lock of an in-place sample.
-//! Spec: `docs/pose-math.md`, "Keyframe sampling" and "Translation retargeting".
+//! interpolated and retargeted (UE's translation modes, or a character source's plan), or the
+//! root lock of an in-place sample. Spec: `docs/pose-math.md`, "Keyframe sampling",
+//! "Translation retargeting" and "Retargeting between characters".
 
 use glam::{Quat, Vec3, Vec4};
 
 use crate::additive::delta::IDENTITY_DELTA;
 use crate::batch::RootLock;
 use crate::layout::{
-    BoneRetarget, ChannelData, Xform, CHANNEL_STEP, CLIP_ADDITIVE, RETARGET_ORIENT,
+    BonePlan, BoneRetarget, ChannelData, ClipData, Xform, CHANNEL_STEP, CLIP_ADDITIVE, CLIP_PLAN,
+    PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS,
 };
 use crate::library::AnimLibrary;
 use crate::math::{lerp3, normalize_quat, Transform, ORIENT_PRECISION};
 use crate::model::find_keys;
+use crate::retarget::plan::apply_bone;
 use crate::retarget::TranslationMode;
 
 /// The last key search, reused by the next channel with the same key times: glTF samplers
@@ -57,11 +60,13 @@ fn sample_channel(
     ))
 }
 
-/// The local transform of target bone `bone` in `clip` at an already mapped time: its source
-/// bone's channels sampled (channels the clip lacks take the retarget source's reference
-/// value), then retargeted; a bone with no source bone or no track keeps its target reference
-/// (for additive clips, the identity delta: no rotation or translation, scale delta 0). `search` carries the last key search over from the
-/// previous call at the same time (a fresh `KeySearch::default()` otherwise).
+/// The local transform of target bone `bone` in `clip` at an already mapped time. Through a
+/// character source's plan ([`sample_plan_bone`]), or: its source bone's channels sampled
+/// (channels the clip lacks take the retarget source's reference value), then retargeted; a
+/// bone with no source bone or no track keeps its target reference (for additive clips, the
+/// identity delta: no rotation or translation, scale delta 0). `search` carries the last key
+/// search over from the previous call at the same time (a fresh `KeySearch::default()`
+/// otherwise).
 pub(crate) fn sample_bone(
     lib: &AnimLibrary,
     clip: usize,
@@ -70,7 +75,12 @@ pub(crate) fn sample_bone(
     search: &mut KeySearch,
 ) -> Transform {
     let c = &lib.data().clips[clip];
-    let r = &lib.data().retarget[c.retarget_base as usize + bone];
+    if c.flags & CLIP_PLAN != 0 {
+        return sample_plan_bone(lib, c, bone, t, search);
+    }
+    let r: &BoneRetarget = lib
+        .data()
+        .record(c.retarget_base + bone as u32 * RETARGET_WORDS);
     let additive = c.flags & CLIP_ADDITIVE != 0;
     let reference = |x: &Xform| -> Transform {
         if additive {
@@ -88,7 +98,20 @@ pub(crate) fn sample_bone(
         out.rotation = normalize_quat(Vec4::from(out.rotation));
         return out;
     };
-    let mut out = reference(&r.source_ref);
+    let out = sample_channels(lib, channels, t, reference(&r.source_ref), search);
+    retarget_bone(out, r, additive)
+}
+
+/// A bone's three channels (T, R, S) sampled at `t`; those absent keep `fill`'s value (its
+/// rotation normalized).
+fn sample_channels(
+    lib: &AnimLibrary,
+    channels: &[ChannelData],
+    t: f32,
+    fill: Transform,
+    search: &mut KeySearch,
+) -> Transform {
+    let mut out = fill;
     if let Some((a, b, alpha)) = sample_channel(lib, &channels[0], t, search) {
         out.translation = lerp3(lib.value3(a), lib.value3(b), alpha);
     }
@@ -102,7 +125,30 @@ pub(crate) fn sample_bone(
     if let Some((a, b, alpha)) = sample_channel(lib, &channels[2], t, search) {
         out.scale = lerp3(lib.value3(a), lib.value3(b), alpha);
     }
-    retarget_bone(out, r, additive)
+    out
+}
+
+/// Target bone `bone` of plan clip `c` at `t` (`apply_plan` in `clip.wgsl`): the source
+/// bones on its record's paths sampled (channels the clip lacks take the source's reference
+/// locals, stored after the records), then the record applied ([`apply_bone`]).
+fn sample_plan_bone(
+    lib: &AnimLibrary,
+    c: &ClipData,
+    bone: usize,
+    t: f32,
+    search: &mut KeySearch,
+) -> Transform {
+    let data = lib.data();
+    let r: &BonePlan = data.record(c.retarget_base + bone as u32 * PLAN_WORDS);
+    apply_bone(
+        r,
+        |i| data.path_entry(i),
+        |source| {
+            let base = c.channel_base as usize + source * 3;
+            let fill = *data.record::<Xform>(r.source_rest + source as u32 * 3);
+            sample_channels(lib, &data.channels[base..base + 3], t, fill.into(), search)
+        },
+    )
 }
 
 /// Applies a bone's translation retargeting mode to its sampled local transform `x`. Additive
@@ -154,7 +200,7 @@ impl Prepared {
     pub(crate) fn bone(&self, lib: &AnimLibrary, bone: usize, search: &mut KeySearch) -> Transform {
         match (bone, self.root_lock) {
             (0, Some(RootLock::RefPose)) => {
-                let mut out: Transform = lib.data().retarget[0].target_ref.into();
+                let mut out = lib.data().target_reference(0);
                 out.rotation = normalize_quat(Vec4::from(out.rotation));
                 out
             }

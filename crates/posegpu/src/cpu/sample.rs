@@ -80,7 +80,7 @@ pub(crate) fn sample_instance(
         scratch.prepare(lib, layer.samples);
         if layer.kind == LayerKind::Base {
             for (bone, o) in out.iter_mut().enumerate() {
-                let reference = lib.data().retarget[bone].target_ref.into();
+                let reference = lib.data().target_reference(bone);
                 *o = scratch.blend(lib, bone, reference).into();
             }
             continue;

@@ -17,6 +17,7 @@ use glam::{Quat, Vec3};
 use super::Asset;
 use crate::error::{Error, Result};
 use crate::math::Transform;
+use crate::model::AssetFrame;
 use crate::model::{Bone, Skeleton};
 use crate::model::{BoneTrack, Channel, Clip, Interpolation};
 
@@ -58,6 +59,8 @@ pub fn parse_bvh(text: &str, path: &Path) -> Result<Asset> {
         skeleton,
         clips: vec![clip],
         nodes: None,
+        // BVH has no world: Y-up and Z-up files exist, in any unit.
+        frame: AssetFrame::UNKNOWN,
     })
 }
 

@@ -17,6 +17,7 @@ use gltf::animation::{Interpolation as GltfInterpolation, Property};
 use super::Asset;
 use crate::error::{Error, Result};
 use crate::math::Transform;
+use crate::model::AssetFrame;
 use crate::model::{Bone, Skeleton};
 use crate::model::{BoneTrack, Channel, Clip, Interpolation};
 
@@ -100,7 +101,6 @@ pub(super) fn node_parents(document: &gltf::Document) -> Result<Vec<Option<usize
 
 /// The nodes above `node`, nearest first; stops after as many steps as there are nodes, so
 /// that a cycle of parents cannot hang the reader.
-#[cfg(feature = "render")]
 pub(super) fn ancestors(
     parent_of: &[Option<usize>],
     node: usize,
@@ -274,14 +274,60 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
         clips.push(Clip::new(name, &skeleton, tracks)?);
     }
     // Stored bone i was given as bone source_index[i], whose node is bone_nodes[that].
-    let nodes = skeleton
+    let nodes: Vec<usize> = skeleton
         .source_index()
         .iter()
         .map(|&b| bone_nodes[b])
         .collect();
+    let locals: Vec<Mat4> = document
+        .nodes()
+        .map(|n| Mat4::from_cols_array_2d(&n.transform().matrix()))
+        .collect();
+    // Component space ends at the first top joint (bone 0): the nodes above it place it in the
+    // world.
+    let above = ancestors(&parent_of, nodes[0]).fold(Mat4::IDENTITY, |m, n| locals[n] * m);
+    let frame = AssetFrame {
+        above,
+        up: Some(Vec3::Y),
+        skinned: skinned_bones(document, &skin, buffers, &nodes),
+    };
     Ok(Asset {
         skeleton,
         clips,
         nodes: Some(nodes),
+        frame,
     })
+}
+
+/// Per bone (whose nodes are `bone_nodes`): whether a mesh skinned by `skin` weights a vertex
+/// to it above 1e-3; `None` when no mesh is skinned by `skin`.
+fn skinned_bones(
+    document: &gltf::Document,
+    skin: &gltf::Skin,
+    buffers: &[&[u8]],
+    bone_nodes: &[usize],
+) -> Option<Vec<bool>> {
+    let joints: Vec<usize> = skin.joints().map(|j| j.index()).collect();
+    let mut weighted_nodes = vec![false; document.nodes().len()];
+    let mut any_mesh = false;
+    let primitives = document
+        .nodes()
+        .filter(|n| n.skin().is_some_and(|s| s.index() == skin.index()))
+        .filter_map(|n| n.mesh())
+        .flat_map(|m| m.primitives().collect::<Vec<_>>());
+    for primitive in primitives {
+        let reader = primitive.reader(|b| buffers.get(b.index()).copied());
+        let (Some(slots), Some(weights)) = (reader.read_joints(0), reader.read_weights(0)) else {
+            continue;
+        };
+        any_mesh = true;
+        for (slots, weights) in slots.into_u16().zip(weights.into_f32()) {
+            for (slot, weight) in slots.into_iter().zip(weights) {
+                if let (true, Some(&node)) = (weight > 1e-3, joints.get(usize::from(slot))) {
+                    weighted_nodes[node] = true;
+                }
+            }
+        }
+    }
+    any_mesh.then(|| bone_nodes.iter().map(|&n| weighted_nodes[n]).collect())
 }

@@ -66,20 +66,13 @@ fn read_meshes(
         .nodes()
         .map(|n| Mat4::from_cols_array_2d(&n.transform().matrix()))
         .collect();
-    // The space above the skeleton: the global transform of the first root bone's parent.
-    let root = asset
-        .nodes
-        .as_ref()
-        .and_then(|n| n.first().copied())
-        .map_or(Mat4::IDENTITY, |top| {
-            ancestors(&parent_of, top).fold(Mat4::IDENTITY, |m, n| locals[n] * m)
-        });
     let binds = skeleton.inverse_bind();
 
     let mut mesh = SkinnedMesh {
         vertices: Vec::new(),
         indices: Vec::new(),
-        root,
+        // The space above the skeleton, applied after skinning.
+        root: asset.frame.above,
     };
     for node in document.nodes() {
         let Some(gltf_mesh) = node.mesh() else {

@@ -308,6 +308,17 @@ impl Clip {
         )
     }
 
+    /// The local pose of every bone at `t` (already in range), as the sampling stage computes
+    /// it for the clip's own skeleton: bones and channels the clip lacks take `reference` (the
+    /// skeleton's reference pose, one transform per bone).
+    pub fn pose_at(&self, reference: &[Transform], t: f32) -> Vec<Transform> {
+        self.tracks
+            .iter()
+            .zip(reference)
+            .map(|(track, r)| track.sample(t, r))
+            .collect()
+    }
+
     /// The index of the clip named `name` in `clips`, or `name` read as an index.
     pub fn find(clips: &[Clip], name: &str) -> Result<usize> {
         super::find_named(clips.iter().map(Clip::name), name)

@@ -7,7 +7,7 @@ use glam::{Quat, Vec3};
 
 use super::{skeleton_with_binds, Rng};
 use crate::math::Transform;
-use crate::model::{Asset, BoneTrack, Channel, Clip, Interpolation, Skeleton};
+use crate::model::{Asset, AssetFrame, BoneTrack, Channel, Clip, Interpolation, Skeleton};
 
 /// Key rate of the procedural clips.
 const FPS: f32 = 30.0;
@@ -220,6 +220,7 @@ pub fn humanoid_asset() -> Asset {
         skeleton,
         clips,
         nodes: None,
+        frame: AssetFrame::Y_UP,
     }
 }
 

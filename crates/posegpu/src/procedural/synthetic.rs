@@ -5,7 +5,7 @@ use glam::{Quat, Vec3};
 
 use super::{skeleton_with_binds, Rng};
 use crate::math::Transform;
-use crate::model::{Asset, BoneTrack, Channel, Clip, Interpolation, Skeleton};
+use crate::model::{Asset, AssetFrame, BoneTrack, Channel, Clip, Interpolation, Skeleton};
 
 /// A random skeleton of `bones` bones (at least 1) and `clips` random clips, deterministic from
 /// `seed`, for tests. The skeleton is stored parents-first, its tree shape mixes long chains
@@ -50,6 +50,7 @@ pub fn random_asset(seed: u64, bones: usize, clips: usize) -> Asset {
         skeleton,
         clips,
         nodes: None,
+        frame: AssetFrame::UNKNOWN,
     }
 }
 

@@ -1,19 +1,36 @@
-//! Translation retargeting: playing clips on skeletons other than the one they were authored on.
+//! Retargeting: playing clips on skeletons other than the one they were authored on.
 //!
-//! At run time (a per-bone cache built per (retarget source, target) pair and applied per bone
-//! by the sampling stage; [`BoneCache`] shows it) and offline ([`remap_clip`], UE's
-//! RemapTracksToNewSkeleton). The math is in `docs/pose-math.md`, "Translation retargeting" and
-//! "Offline retargeting".
+//! Between characters from different tools (the default): [`recognise`] finds a canonical
+//! humanoid on each skeleton (names, then structure), [`frame`] measures each one's body frame
+//! in its file's world, and a [`RetargetPlan`] built once per (source, target) pair drives every
+//! target bone from the source's rotations from rest, per bone, in the sampling stage
+//! ([`crate::LibraryBuilder::add_character_source`]) and offline ([`bake_clip`]); [`quality`]
+//! measures the result as a user sees it. Spec: `docs/pose-math.md`, "Retargeting between
+//! characters".
+//!
+//! UE's per-bone translation modes, for skeletons of one tool and rig files that set modes: a
+//! per-bone cache built per (retarget source, target) pair and applied per bone by the sampling
+//! stage ([`BoneCache`] shows it; [`crate::LibraryBuilder::add_source`]), and offline
+//! ([`remap_clip`], UE's RemapTracksToNewSkeleton). Spec: `docs/pose-math.md`, "Translation
+//! retargeting" and "Offline retargeting".
 
+pub mod frame;
+pub mod humanoid;
 mod matching;
 mod mode;
 mod offline;
+pub mod plan;
+pub mod quality;
 mod rig;
 mod runtime;
+mod tree;
 
+pub use frame::{BodyFrame, Character};
+pub use humanoid::{recognise, Humanoid, Role, Side};
 pub use matching::{BoneMapping, MatchKind};
 pub use mode::TranslationMode;
-pub use offline::remap_clip;
+pub use offline::{bake_clip, remap_clip};
+pub use plan::{BoneKind, BonePlanInfo, PlanOptions, RetargetPlan};
 pub use rig::{Preset, Rig};
 pub(crate) use runtime::build_retarget_table;
 pub use runtime::BoneCache;

@@ -1,10 +1,99 @@
-//! Offline conversion of a whole clip to another skeleton (UE's RemapTracksToNewSkeleton).
+//! Offline conversion of a whole clip to another skeleton: through a [`RetargetPlan`]
+//! ([`bake_clip`], between characters), or UE's RemapTracksToNewSkeleton ([`remap_clip`]).
 
-use super::BoneMapping;
-use crate::error::Result;
-use crate::math::{Transform, TINY};
-use crate::model::Skeleton;
+use super::{BoneMapping, RetargetPlan};
+use crate::error::{Error, Result};
+use crate::math::{angle_between, Transform, TINY};
+use crate::model::{Asset, Skeleton};
 use crate::model::{BoneTrack, Channel, Clip, Interpolation};
+
+/// Converts `clip`, an ordinary clip of `source`, to `target` through `plan` (built for these
+/// two skeletons) once: the source's pose at each of the clip's key times, the plan applied to
+/// it as the sampling stage applies it, and keys written at those times (linear) for the
+/// channels of target bones that move away from the target's reference pose (one key where a
+/// channel holds still elsewhere). Played on `target`, the baked clip gives the plan's poses at
+/// the key times, and their interpolation in between.
+pub fn bake_clip(
+    plan: &RetargetPlan,
+    source: &Asset,
+    clip: &Clip,
+    target: &Skeleton,
+) -> Result<Clip> {
+    plan.check(&source.skeleton, target)?;
+    if clip.tracks().len() != source.skeleton.len() {
+        return Err(Error::TrackCount {
+            clip: clip.name().to_string(),
+            expected: source.skeleton.len(),
+            got: clip.tracks().len(),
+        });
+    }
+    if clip.is_additive() {
+        return Err(Error::Additive {
+            clip: clip.name().to_string(),
+            what: "an additive clip cannot be baked through a retarget plan: bake the clips it \
+                   was made from, then make the additive on the target"
+                .to_string(),
+        });
+    }
+    let times = clip.key_times();
+    let poses: Vec<Vec<Transform>> = times
+        .iter()
+        .map(|&t| plan.apply(&clip.pose_at(source.skeleton.rest(), t)))
+        .collect();
+    let tol = 1e-6 * target.extent();
+    let tracks = target
+        .rest()
+        .iter()
+        .enumerate()
+        .map(|(b, rest)| {
+            let keys: Vec<Transform> = poses.iter().map(|p| p[b]).collect();
+            BoneTrack {
+                translation: channel(
+                    &times,
+                    &keys,
+                    |k| k.translation,
+                    |a, b| (a - b).abs().max_element() > tol,
+                    rest,
+                ),
+                rotation: channel(
+                    &times,
+                    &keys,
+                    |k| k.rotation,
+                    |a, b| angle_between(a, b) > 1e-6,
+                    rest,
+                ),
+                scale: channel(
+                    &times,
+                    &keys,
+                    |k| k.scale,
+                    |a, b| (a - b).abs().max_element() > 1e-6,
+                    rest,
+                ),
+            }
+        })
+        .collect();
+    Clip::new(clip.name(), target, tracks)
+}
+
+/// One channel of baked `keys`: `None` where every key is the reference's value, one key where
+/// all are equal, else every key. `differ` compares two values.
+fn channel<T: Copy>(
+    times: &[f32],
+    keys: &[Transform],
+    value: impl Fn(&Transform) -> T,
+    differ: impl Fn(T, T) -> bool,
+    reference: &Transform,
+) -> Option<Channel<T>> {
+    let first = value(keys.first()?);
+    if !keys.iter().any(|k| differ(value(k), value(reference))) {
+        return None;
+    }
+    if !keys.iter().any(|k| differ(value(k), first)) {
+        return Some(Channel::new(vec![0.0], vec![first], Interpolation::Linear));
+    }
+    let values = keys.iter().map(value).collect();
+    Some(Channel::new(times.to_vec(), values, Interpolation::Linear))
+}
 
 /// Converts `clip`, a clip of `source`, to `target` once, in component space (the steps of
 /// "Offline retargeting" in `docs/pose-math.md`): each target bone takes its source bone's

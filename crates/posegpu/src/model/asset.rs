@@ -1,0 +1,59 @@
+//! An asset: a skeleton, its clips, and the world the skeleton stands in.
+
+use glam::{Mat3, Mat4, Vec3};
+
+use super::{Clip, Skeleton};
+
+/// A skeleton and the clips that animate it, as read from a file or built in code.
+#[derive(Clone, Debug)]
+pub struct Asset {
+    /// The skeleton (bones parents-first).
+    pub skeleton: Skeleton,
+    /// Its clips, each with one track per bone.
+    pub clips: Vec<Clip>,
+    /// For glTF, the node index of each bone in the skeleton's (parents-first) order: what an
+    /// exporter needs to write clips back onto the same file. `None` for BVH and procedural
+    /// assets, which have no nodes.
+    pub nodes: Option<Vec<usize>>,
+    /// Where the skeleton stands in its file's world, and which bones deform a mesh.
+    pub frame: AssetFrame,
+}
+
+/// The world a skeleton stands in, as its file gives it. Component space (where poses are
+/// evaluated) ends at the skeleton's top joint; this is what lies above it, which retargeting
+/// between characters of different tools needs to know which way is up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AssetFrame {
+    /// Component space → the file's world: for glTF, the product of the local matrices of the
+    /// nodes above the first top joint (an armature turned −90° about X, a 0.01 scale); the
+    /// identity for BVH and procedural assets.
+    pub above: Mat4,
+    /// The world's up axis in world coordinates, where the format fixes it (glTF: +Y). `None`
+    /// where it does not (BVH exists Y-up and Z-up): up is then found from the rest pose.
+    pub up: Option<Vec3>,
+    /// Per bone (the skeleton's order): whether a mesh of the file is skinned to it with a
+    /// weight above 1e-3. `None` where the file has no mesh skinned by the skeleton's skin.
+    pub skinned: Option<Vec<bool>>,
+}
+
+impl AssetFrame {
+    /// Nothing known: identity above, up unknown, no skin weights (BVH).
+    pub const UNKNOWN: Self = Self {
+        above: Mat4::IDENTITY,
+        up: None,
+        skinned: None,
+    };
+
+    /// A Y-up world with nothing above the skeleton and no skin weights (procedural assets).
+    pub const Y_UP: Self = Self {
+        above: Mat4::IDENTITY,
+        up: Some(Vec3::Y),
+        skinned: None,
+    };
+
+    /// The world's up direction expressed in component space (the gradient of world height,
+    /// normalized), where the world's up is known.
+    pub fn up_in_component(&self) -> Option<Vec3> {
+        (Mat3::from_mat4(self.above).transpose() * self.up?).try_normalize()
+    }
+}

@@ -1,0 +1,186 @@
+//! A character's body frame: its own up, right and forward, floor and hip height, measured in
+//! its component space from its rest pose (`docs/pose-math.md`, "Retargeting between
+//! characters"). Everything retargeting between characters compares is in these terms, so units
+//! and up axes never matter.
+//!
+//! `up` is the world's up (the file's, [`crate::AssetFrame`]; for BVH the axis closest to
+//! feet→head); `right` points from the character's left hip and shoulder to its right ones,
+//! made perpendicular to `up`; `forward = up × right`. `[right, up, forward]` is the same-handed
+//! basis on every character, so the rotation between two characters' frames
+//! ([`BodyFrame::rotation_to`]) is a proper rotation.
+
+use glam::{Mat3, Quat, Vec3};
+
+use super::humanoid::{recognise, skeleton_label, Humanoid, Side, SideLimbs};
+use crate::error::{Error, Result};
+use crate::model::{component_space, Asset, Clip, Skeleton};
+
+/// A character as retargeting sees it: its humanoid roles and its body frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Character {
+    /// The bone of each role.
+    pub humanoid: Humanoid,
+    /// Up, right, forward, floor and hip height.
+    pub body: BodyFrame,
+}
+
+impl Character {
+    /// Recognises `asset`'s humanoid ([`recognise`]) and measures its body frame; a floating
+    /// rest pose takes its floor from the asset's first clip.
+    pub fn measure(asset: &Asset) -> Result<Self> {
+        let humanoid = recognise(asset)?;
+        let mut body = BodyFrame::measure(&asset.skeleton, &humanoid)?;
+        if let Some(clip) = asset.clips.first() {
+            body = body.with_clip_floor(&asset.skeleton, &humanoid, clip);
+        }
+        Ok(Self { humanoid, body })
+    }
+}
+
+/// A character's own frame, in its component space (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyFrame {
+    /// World up in component space.
+    pub up: Vec3,
+    /// From the character's left to its right (hips and shoulders), perpendicular to `up`.
+    pub right: Vec3,
+    /// `up × right`: the way the character faces.
+    pub forward: Vec3,
+    /// The floor's height along `up` for motion (component units): the rest pose's lowest
+    /// foot or toe joint, or for a floating rest pose the clip's ([`BodyFrame::with_clip_floor`]).
+    pub ground: f32,
+    /// The rest pose's lowest foot or toe joint height.
+    pub rest_ground: f32,
+    /// The scale of everything retargeting compares: the standing height of the hip joints,
+    /// thigh + shin + the ankle's height above the floor (the mean of both legs). For straight
+    /// rest legs it is the pelvis height; it stays right where the rest pose splays the legs
+    /// (CMU's calibration pose) or bends them (Mech's).
+    pub hip_height: f32,
+    /// The rest pelvis (the midpoint of the two hip joints).
+    pub pelvis_rest: Vec3,
+    /// True when the rest pose hangs far below the origin (BVH offsets with a zero root
+    /// translation, whose height is in the motion): its floor is not where the rest feet are.
+    pub floating_rest: bool,
+}
+
+impl BodyFrame {
+    /// Measures the frame of `skeleton`, whose roles are `humanoid`, from its rest pose.
+    pub fn measure(skeleton: &Skeleton, humanoid: &Humanoid) -> Result<Self> {
+        let degenerate = |why: &str| Error::NotHumanoid {
+            what: skeleton_label(skeleton),
+            why: format!("the rest pose does not define the body frame: {why}"),
+        };
+        let pos: Vec<Vec3> = skeleton
+            .rest_component()
+            .iter()
+            .map(|t| t.translation)
+            .collect();
+        let up = humanoid
+            .up
+            .try_normalize()
+            .ok_or_else(|| degenerate("no up direction"))?;
+        let (l, r) = (&humanoid.left, &humanoid.right);
+        let across = (pos[r.thigh] - pos[l.thigh]) + (pos[r.upper_arm] - pos[l.upper_arm]);
+        let right = (across - up * across.dot(up))
+            .try_normalize()
+            .ok_or_else(|| degenerate("left and right hips and shoulders coincide"))?;
+        let rest_ground = [l, r]
+            .into_iter()
+            .flat_map(|s| std::iter::once(s.foot).chain(s.toes))
+            .map(|b| pos[b].dot(up))
+            .fold(f32::INFINITY, f32::min);
+        let pelvis_rest = (pos[l.thigh] + pos[r.thigh]) * 0.5;
+        let leg = |s: &SideLimbs| {
+            (pos[s.shin] - pos[s.thigh]).length()
+                + (pos[s.foot] - pos[s.shin]).length()
+                + (pos[s.foot].dot(up) - rest_ground).max(0.0)
+        };
+        let hip_height = 0.5 * (leg(l) + leg(r));
+        let above_feet = pelvis_rest.dot(up) - rest_ground;
+        if !(above_feet > 0.0 && hip_height > 0.0 && hip_height.is_finite()) {
+            return Err(degenerate("the hips are not above the feet"));
+        }
+        let floating_rest = rest_ground < -0.5 * hip_height;
+        Ok(Self {
+            up,
+            right,
+            forward: up.cross(right),
+            ground: if floating_rest { 0.0 } else { rest_ground },
+            rest_ground,
+            hip_height,
+            pelvis_rest,
+            floating_rest,
+        })
+    }
+
+    /// For a floating rest pose, the floor taken from `clip`: the 10th percentile, over at
+    /// most 400 of the clip's key times, of the lowest foot or toe joint. A standing rest pose
+    /// keeps its own floor.
+    pub fn with_clip_floor(
+        mut self,
+        skeleton: &Skeleton,
+        humanoid: &Humanoid,
+        clip: &Clip,
+    ) -> Self {
+        if !self.floating_rest {
+            return self;
+        }
+        let mut lows: Vec<f32> = frame_times(clip, 400)
+            .into_iter()
+            .map(|t| {
+                let cs = component_space(skeleton.parents(), &clip.pose_at(skeleton.rest(), t));
+                Side::BOTH
+                    .iter()
+                    .map(|&s| humanoid.side(s))
+                    .flat_map(|s| std::iter::once(s.foot).chain(s.toes))
+                    .map(|b| cs[b].translation.dot(self.up))
+                    .fold(f32::INFINITY, f32::min)
+            })
+            .collect();
+        lows.sort_by(f32::total_cmp);
+        if let Some(&floor) = lows.get(lows.len() / 10) {
+            self.ground = floor;
+        }
+        self
+    }
+
+    /// The basis `[right, up, forward]` as matrix columns.
+    pub fn basis(&self) -> Mat3 {
+        Mat3::from_cols(self.right, self.up, self.forward)
+    }
+
+    /// `G`: the rotation taking this frame to `target`'s (component space to component space):
+    /// `G · self.up = target.up`, and likewise for right and forward.
+    pub fn rotation_to(&self, target: &BodyFrame) -> Quat {
+        Quat::from_mat3(&(target.basis() * self.basis().transpose())).normalize()
+    }
+
+    /// Height of component-space point `p` above the motion floor.
+    pub fn height(&self, p: Vec3) -> f32 {
+        p.dot(self.up) - self.ground
+    }
+
+    /// The horizontal part of vector `v`.
+    pub fn horizontal(&self, v: Vec3) -> Vec3 {
+        v - self.up * v.dot(self.up)
+    }
+
+    /// `O`: the point on the motion floor under the rest pelvis, the origin of retargeted
+    /// motion.
+    pub fn origin(&self) -> Vec3 {
+        self.horizontal(self.pelvis_rest) + self.up * self.ground
+    }
+}
+
+/// Up to `max` of `clip`'s key times, evenly spread over all of them (long motion-capture
+/// takes are subsampled).
+pub fn frame_times(clip: &Clip, max: usize) -> Vec<f32> {
+    let times = clip.key_times();
+    if times.len() <= max || max == 0 {
+        return times;
+    }
+    let step = times.len() as f32 / max as f32;
+    (0..max)
+        .map(|i| times[(i as f32 * step) as usize])
+        .collect()
+}

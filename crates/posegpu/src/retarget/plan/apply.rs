@@ -1,0 +1,110 @@
+//! One target bone from its plan record and the sampled source locals: the CPU twin of
+//! `apply_plan` in `shaders/clip.wgsl` (same operations, same order), called by the CPU
+//! sampling stage (`src/cpu/clip.rs`) and by [`super::RetargetPlan::apply`]. Spec:
+//! `docs/pose-math.md`, "Retargeting between characters"; the record's fields are documented on
+//! [`BonePlan`].
+
+use glam::{Quat, Vec3};
+
+use crate::layout::{BonePlan, PATH_INVERSE, PLAN_CHAIN, PLAN_DRIVEN, PLAN_MAPPED, PLAN_ROTATION};
+use crate::math::{find_between_normals, quat_pow, twist, Transform};
+
+/// Target bone `r`'s local transform. `path(i)` is path entry `i` (counted from the start of
+/// the table `r.path_start` indexes), `local(bone)` the sampled local of source bone `bone`.
+pub(crate) fn apply_bone(
+    r: &BonePlan,
+    path: impl Fn(usize) -> u32,
+    mut local: impl FnMut(usize) -> Transform,
+) -> Transform {
+    // X = compose(L_e, X) over `len` entries from `start`, from the identity; also X after the
+    // first `cap` entries.
+    let mut fold = |start: usize, len: usize, cap: usize| {
+        let mut x = Transform::IDENTITY;
+        let mut captured = Transform::IDENTITY;
+        for k in 0..len {
+            let e = path(start + k);
+            let l = local((e & !PATH_INVERSE) as usize);
+            let l = if e & PATH_INVERSE != 0 {
+                l.inverse()
+            } else {
+                l
+            };
+            x = Transform::compose(&l, &x);
+            if k + 1 == cap {
+                captured = x;
+            }
+        }
+        (x, captured)
+    };
+    let start = r.path_start as usize;
+    let (n, nc, np) = (
+        r.path_len as usize,
+        r.chord_len as usize,
+        r.parent_chord_len as usize,
+    );
+    let (x, x_cap) = fold(start, n, r.t_cap as usize);
+    // Swings: this bone's own (its chord Y) and its parent's (Z, or X itself), undone.
+    let own_chord = if nc > 0 {
+        fold(start + n, nc, 0).0.translation
+    } else {
+        Vec3::ZERO
+    };
+    let parent_chord = if np > 0 {
+        fold(start + n + nc, np, 0).0.translation
+    } else {
+        x.translation
+    };
+    let sc = swing(r.swing, own_chord);
+    let sp_inv = swing(r.parent_swing, parent_chord).conjugate();
+    let q = Quat::from_array;
+    let rotation = match r.modes & PLAN_ROTATION {
+        mode @ (PLAN_MAPPED | PLAN_CHAIN) => {
+            let e = q(r.pre) * sp_inv * x.rotation * sc * q(r.post);
+            let axis = Vec3::from_array(r.twist_axis);
+            let base = if axis == Vec3::ZERO {
+                e
+            } else {
+                twist(e, axis)
+            };
+            if mode == PLAN_CHAIN {
+                q(r.outer_pre) * quat_pow(base, r.fraction) * q(r.outer_post)
+            } else if r.fraction != 0.0 {
+                q(r.outer_pre) * quat_pow(base, -r.fraction) * e * q(r.outer_post)
+            } else {
+                q(r.outer_pre) * e * q(r.outer_post)
+            }
+        }
+        _ => q(r.outer_post),
+    };
+    let mut translation = Vec3::from_array(r.t_const);
+    if r.modes & PLAN_DRIVEN != 0 {
+        let v = x.translation * r.t_k - Vec3::from_array(r.t_sub);
+        let mut moved = q(r.t_rot) * (sp_inv * v);
+        if r.t_cap > 0 {
+            // The rest offset W turns with the captured bones (or with their heading only).
+            let d = q(r.t_wpre) * x_cap.rotation * q(r.t_wpost);
+            let axis = Vec3::from_array(r.t_yaw_axis);
+            let d = if axis == Vec3::ZERO {
+                d
+            } else {
+                twist(d, axis)
+            };
+            moved += q(r.t_par_inv) * (d * Vec3::from_array(r.t_w));
+        }
+        translation += Vec3::from_array(r.t_inv_scale) * moved;
+    }
+    Transform {
+        rotation: rotation.normalize(),
+        translation,
+        scale: Vec3::from_array(r.scale),
+    }
+}
+
+/// The smallest rotation taking `rest` (a unit direction; zero for none) to `chord`'s
+/// direction; the identity without a rest direction or a chord.
+fn swing(rest: [f32; 3], chord: Vec3) -> Quat {
+    match chord.try_normalize() {
+        Some(c) if rest != [0.0; 3] => find_between_normals(Vec3::from_array(rest), c),
+        _ => Quat::IDENTITY,
+    }
+}

@@ -1,0 +1,12 @@
+//! Retargeting between characters from different tools (`posegpu::retarget`): recognition of
+//! every character of `../shared/anim-data`, the plan's exactness and limits, every cross-tool
+//! pair measured as a user sees it, and the GPU against the CPU twin.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod data;
+mod gpu;
+mod pairs;
+mod plan;
+mod recognition;

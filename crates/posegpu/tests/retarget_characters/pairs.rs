@@ -1,0 +1,256 @@
+//! Every cross-tool pair of `../shared/anim-data`, measured on the CPU twin as a user sees it
+//! (`posegpu::retarget::quality`).
+
+use posegpu::retarget::quality::{Limb, QualityReport, AIM_HEIGHT, AIM_MEAN_DEG};
+
+use crate::data::*;
+
+/// A pair with its clip (the first without a name); whether it meets the whole aim
+/// (directions, heights, contact, travel: `QualityReport::meets_aim`); and the ceilings it is
+/// held to so that a regression shows: direction mean and 95th percentile (degrees), ankle
+/// lift and contact (% of hip height), each about 5% over what was measured (60 frames).
+struct Pair(
+    &'static str,
+    Option<&'static str>,
+    &'static str,
+    bool,
+    [f32; 4],
+);
+
+const PAIRS: &[Pair] = &[
+    Pair(CMU_01, None, KNIGHT, false, [0.40, 3.04, 6.96, 6.87]),
+    Pair(CMU_01, None, MED, false, [0.40, 3.04, 6.96, 6.87]),
+    Pair(CMU_01, None, MECH_STAN, false, [0.65, 5.41, 11.26, 11.26]),
+    Pair(CMU_01, None, SUPERHERO, true, [0.18, 1.45, 1.35, 1.51]),
+    Pair(CMU_WALK, None, KNIGHT, false, [0.15, 1.07, 10.84, 5.27]),
+    Pair(CMU_WALK, None, MED, false, [0.15, 1.07, 10.84, 5.27]),
+    Pair(CMU_WALK, None, MECH_STAN, false, [0.28, 2.34, 5.54, 4.86]),
+    Pair(CMU_WALK, None, SUPERHERO, true, [0.18, 1.48, 1.23, 1.97]),
+    Pair(
+        KNIGHT,
+        Some("Walking_A"),
+        MECH_STAN,
+        false,
+        [0.09, 0.71, 26.95, 7.89],
+    ),
+    Pair(
+        MECH_STAN,
+        Some("Walk"),
+        KNIGHT,
+        false,
+        [0.09, 0.65, 12.78, 8.40],
+    ),
+    Pair(
+        MED,
+        Some("Walking_A"),
+        KNIGHT,
+        true,
+        [0.04, 0.09, 0.10, 0.10],
+    ),
+    Pair(
+        UAL,
+        Some("Walk_Loop"),
+        KNIGHT,
+        false,
+        [0.18, 1.40, 8.64, 5.33],
+    ),
+    Pair(
+        UAL,
+        Some("Jog_Fwd_Loop"),
+        KNIGHT,
+        false,
+        [0.36, 3.01, 22.39, 10.06],
+    ),
+    Pair(UAL, Some("Walk_Loop"), MED, false, [0.18, 1.40, 8.64, 5.33]),
+    Pair(
+        UAL,
+        Some("Walk_Loop"),
+        MECH_STAN,
+        false,
+        [0.21, 1.74, 3.48, 1.10],
+    ),
+    Pair(
+        UAL,
+        Some("Jog_Fwd_Loop"),
+        MECH_STAN,
+        false,
+        [0.42, 3.66, 9.82, 7.52],
+    ),
+    Pair(
+        UAL,
+        Some("Walk_Loop"),
+        MECH_MIKE,
+        true,
+        [0.31, 2.60, 2.77, 0.77],
+    ),
+    Pair(
+        UAL,
+        Some("Walk_Loop"),
+        SUPERHERO,
+        true,
+        [0.17, 1.40, 0.78, 0.96],
+    ),
+    Pair(
+        UAL,
+        Some("Jog_Fwd_Loop"),
+        SUPERHERO,
+        true,
+        [0.33, 2.97, 1.34, 1.31],
+    ),
+    Pair(
+        UAL,
+        Some("Walk_Loop"),
+        CESIUM,
+        false,
+        [0.39, 3.61, 0.78, 7.66],
+    ),
+    Pair(
+        UAL,
+        Some("Jog_Fwd_Loop"),
+        CESIUM,
+        false,
+        [0.80, 7.69, 1.81, 7.08],
+    ),
+    Pair(
+        UAL,
+        Some("Walk_Loop"),
+        FIGURE,
+        false,
+        [0.45, 4.15, 0.70, 7.29],
+    ),
+    Pair(
+        UAL,
+        Some("Jog_Fwd_Loop"),
+        FIGURE,
+        false,
+        [0.92, 8.84, 1.67, 6.74],
+    ),
+    Pair(
+        UAL,
+        Some("Walk_Loop"),
+        CMU_WALK,
+        true,
+        [0.22, 1.92, 2.07, 1.27],
+    ),
+    Pair(
+        UAL,
+        Some("Jog_Fwd_Loop"),
+        CMU_WALK,
+        false,
+        [0.45, 4.09, 4.96, 3.04],
+    ),
+    Pair(
+        UAL,
+        Some("Walk_Loop"),
+        TPOSE,
+        true,
+        [0.45, 3.72, 1.08, 0.54],
+    ),
+    Pair(
+        UAL,
+        Some("Jog_Fwd_Loop"),
+        TPOSE,
+        true,
+        [0.65, 5.18, 2.57, 1.69],
+    ),
+    Pair(ZOMBIE, None, KNIGHT, false, [0.13, 1.04, 4.95, 7.23]),
+    Pair(ZOMBIE, None, MED, false, [0.13, 1.04, 4.95, 7.23]),
+    Pair(ZOMBIE, None, MECH_STAN, false, [0.34, 2.73, 3.90, 3.19]),
+    Pair(ZOMBIE, None, SUPERHERO, true, [0.05, 0.17, 1.13, 0.49]),
+    Pair(ZOMBIE, None, CESIUM, false, [0.77, 7.46, 0.58, 2.71]),
+    Pair(ZOMBIE, None, FIGURE, false, [0.75, 7.23, 0.56, 2.55]),
+    Pair(CMU_01, None, CMU_WALK, true, [0.07, 0.38, 0.62, 0.88]),
+    Pair(CMU_01, None, TPOSE, true, [0.45, 2.23, 2.55, 2.58]),
+    Pair(CESIUM, None, FIGURE, true, [0.11, 0.86, 0.24, 0.14]),
+    Pair(FIGURE, None, CESIUM, true, [0.04, 0.08, 0.12, 0.12]),
+    Pair(
+        MECH_MIKE,
+        Some("Walk"),
+        MECH_STAN,
+        false,
+        [0.06, 0.30, 3.38, 1.96],
+    ),
+];
+
+fn line(label: &str, q: &QualityReport) -> String {
+    let worst = q.worst_limb().map_or(String::new(), |l| {
+        let side = l.side.map_or("", |s| s.name());
+        format!(
+            "{side}{} {:.2}/{:.2}",
+            l.limb.name(),
+            l.degrees.mean,
+            l.degrees.p95
+        )
+    });
+    format!(
+        "| {label} | {:.2} | {:.2} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2}/{:.2} | {worst} |",
+        q.overall.mean,
+        q.overall.p95,
+        q.overall.max,
+        q.hips_height.max * 100.0,
+        q.feet_height.max * 100.0,
+        q.contact_height.max * 100.0,
+        q.travel.max * 100.0,
+        q.ik_gap.map_or(0.0, |g| g.max * 100.0),
+        q.source_sliding,
+        q.target_sliding,
+    )
+}
+
+#[test]
+fn every_cross_tool_pair() {
+    println!("| pair | dir mean° | dir p95° | dir max° | pelvis h %H | ankle lift %H | contact %H | travel %H | IK gap %H | slide src/tgt H/s | worst segment mean/p95 |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut failures = Vec::new();
+    for Pair(src, clip, tgt, whole, [mean, p95, ankle, contact]) in PAIRS {
+        let (label, q) = run_pair(src, *clip, tgt, 60);
+        println!("{}", line(&label, &q));
+        let mut check = |ok: bool, what: String| {
+            if !ok {
+                failures.push(format!("{label}: {what}"));
+            }
+        };
+        // Everywhere: the limbs point where the source's do, and the pelvis height and
+        // travel are the source's, in hip heights.
+        for l in &q.limbs {
+            if matches!(
+                l.limb,
+                Limb::UpperArm | Limb::Forearm | Limb::Thigh | Limb::Shin
+            ) {
+                let name = l.limb.name();
+                check(
+                    l.degrees.p95 <= 1.0,
+                    format!("{name} p95 {:.2}°", l.degrees.p95),
+                );
+            }
+        }
+        check(
+            q.hips_height.max <= AIM_HEIGHT,
+            format!("pelvis {:.4}", q.hips_height.max),
+        );
+        check(
+            q.travel.max <= AIM_HEIGHT,
+            format!("travel {:.4}", q.travel.max),
+        );
+        check(
+            q.overall.mean <= AIM_MEAN_DEG,
+            format!("mean {:.2}°", q.overall.mean),
+        );
+        if *whole {
+            check(q.meets_aim(), format!("the whole aim: {}", q.summary()));
+        }
+        check(
+            q.overall.mean <= *mean,
+            format!("mean {:.2}° > {mean}", q.overall.mean),
+        );
+        check(
+            q.overall.p95 <= *p95,
+            format!("p95 {:.2}° > {p95}", q.overall.p95),
+        );
+        let (a, c) = (q.feet_height.max * 100.0, q.contact_height.max * 100.0);
+        check(a <= *ankle, format!("ankle lift {a:.2}% > {ankle}"));
+        check(c <= *contact, format!("contact {c:.2}% > {contact}"));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(PAIRS.iter().filter(|p| p.3).count(), 14);
+}
