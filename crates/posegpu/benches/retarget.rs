@@ -1,6 +1,7 @@
-//! The cost of each translation retargeting mode against playing clips on their own skeleton:
-//! the procedural humanoid's clips (67 bones) on `humanoid_variant` (other proportions and rest
-//! orientations), every bone in one mode, and with the humanoid preset.
+//! The cost of retargeting against playing clips on their own skeleton: the procedural
+//! humanoid's clips (67 bones) on `humanoid_variant` (other proportions and rest orientations),
+//! every bone in one of UE's translation modes, with the humanoid preset, and through a
+//! character source's plan (onto the humanoid itself and onto the variant).
 //!
 //! Only the sampling stage retargets, so this measures it alone: on the CPU (one core,
 //! `CpuEvaluator::sample_locals`) and on the GPU (the sampling pass's time from timestamp queries).
@@ -12,12 +13,13 @@ mod common;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
-    AnimLibrary, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions, PoseBatch, Rig,
-    TranslationMode,
+    AnimLibrary, Asset, AssetFrame, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions, PoseBatch,
+    Rig, TranslationMode,
 };
 
-/// (label, library): the baseline first, then each mode, then the preset.
+/// (label, library): the baseline first, then each mode, the preset, then the plans.
 fn libraries() -> Vec<(String, AnimLibrary)> {
     let h = posegpu::procedural::humanoid_asset();
     let variant = posegpu::procedural::humanoid_variant(7);
@@ -35,6 +37,19 @@ fn libraries() -> Vec<(String, AnimLibrary)> {
         let s = b.add_source("humanoid", &h.skeleton, None, &rig).unwrap();
         b.add_clips_from(s, &h.clips).unwrap();
         out.push((label, b.build()));
+    }
+    let variant = Asset {
+        skeleton: variant,
+        clips: Vec::new(),
+        nodes: None,
+        frame: AssetFrame::Y_UP,
+    };
+    for (label, target) in [("plan_onto_itself", &h), ("plan_onto_variant", &variant)] {
+        let plan = RetargetPlan::new(&h, target, &PlanOptions::default()).unwrap();
+        let mut b = AnimLibrary::builder(&target.skeleton);
+        let s = b.add_character_source("humanoid", &h, &plan).unwrap();
+        b.add_clips_from(s, &h.clips).unwrap();
+        out.push((label.to_string(), b.build()));
     }
     out
 }

@@ -69,8 +69,10 @@ const CLIP_PLAN: u32 = 4u;
 const RETARGET_WORDS: u32 = 13u;
 const PLAN_WORDS: u32 = 17u;
 const PLAN_ROTATION: u32 = 3u;
+const PLAN_REFERENCE: u32 = 0u;
 const PLAN_MAPPED: u32 = 1u;
 const PLAN_CHAIN: u32 = 2u;
+const PLAN_SEGMENT_END: u32 = 3u;
 const PLAN_DRIVEN: u32 = 4u;
 const PATH_INVERSE: u32 = 0x80000000u;
 const MODE_SKELETON: u32 = 1u;
@@ -246,7 +248,7 @@ fn source_local(clip: ClipData, bone: u32, rest: u32, t: f32, search: ptr<functi
 }
 
 // X, the composition of the sampled source locals over path entries start .. start + len (each
-// inverted where PATH_INVERSE is set), and X after the first `cap` entries.
+// inverted where PATH_INVERSE is set; the first is X itself), and X after the first `cap`.
 struct PathFold {
     x: Xform,
     captured: Xform,
@@ -263,7 +265,11 @@ fn fold_path(clip: ClipData, rest: u32, t: f32, start: u32, len: u32, cap: u32,
         if ((e & PATH_INVERSE) != 0u) {
             l = inverse_xform(l);
         }
-        x = compose(l, x);
+        if (k == 0u) {
+            x = l;
+        } else {
+            x = compose(l, x);
+        }
         if (k + 1u == cap) {
             captured = x;
         }
@@ -271,43 +277,62 @@ fn fold_path(clip: ClipData, rest: u32, t: f32, start: u32, len: u32, cap: u32,
     return PathFold(x, captured);
 }
 
-// The smallest rotation taking rest (a unit direction; zero for none) to chord's direction.
+// The smallest rotation taking rest (a unit direction) to chord's direction; the identity for a
+// zero chord.
 fn plan_swing(rest: vec3<f32>, chord: vec3<f32>) -> vec4<f32> {
     let len = length(chord);
-    if (all(rest == vec3<f32>(0.0)) || !(len > 0.0)) {
+    if (!(len > 0.0)) {
         return vec4<f32>(0.0, 0.0, 0.0, 1.0);
     }
     return find_between_normals(rest, chord * (1.0 / len));
 }
 
 // Target bone `bone` of a character source's clip at t, from its plan record: the CPU twin is
-// apply_bone in src/retarget/plan/apply.rs (same operations, same order).
+// apply_bone in src/retarget/plan/apply.rs (same operations, same order; factors that are the
+// identity by construction are left out).
 fn apply_plan(clip: ClipData, t: f32, bone: u32) -> Xform {
     let r = bone_plan(clip.retarget_base + bone * PLAN_WORDS);
     var search = KeySearch(0u, 0u, 0u, 0u, 0.0);
-    let main = fold_path(clip, r.source_rest, t, r.path_start, r.path_len, r.t_cap, &search);
+    // X (main) and the two chords, folded in one loop: the sampling code is inlined once.
+    let lens = array<u32, 3>(r.path_len, r.chord_len, r.parent_chord_len);
+    let caps = array<u32, 3>(r.t_cap, 0u, 0u);
+    var folds: array<PathFold, 3>;
+    var first = r.path_start;
+    for (var k = 0u; k < 3u; k++) {
+        folds[k] = fold_path(clip, r.source_rest, t, first, lens[k], caps[k], &search);
+        first += lens[k];
+    }
+    let main = folds[0];
     // Swings: this bone's own (its chord) and its parent's (its chord, or X itself), undone.
-    var own_chord = vec3<f32>(0.0);
-    if (r.chord_len > 0u) {
-        own_chord = fold_path(clip, r.source_rest, t, r.path_start + r.path_len, r.chord_len, 0u,
-            &search).x.t.xyz;
+    let own = r.chord_len > 0u;
+    var sc = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    if (own) {
+        sc = plan_swing(r.swing, folds[1].x.t.xyz);
     }
-    var parent_chord = main.x.t.xyz;
-    if (r.parent_chord_len > 0u) {
-        parent_chord = fold_path(clip, r.source_rest, t, r.path_start + r.path_len + r.chord_len,
-            r.parent_chord_len, 0u, &search).x.t.xyz;
+    let parent = any(r.parent_swing != vec3<f32>(0.0));
+    var sp_inv = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    if (parent) {
+        let chord = select(main.x.t.xyz, folds[2].x.t.xyz, r.parent_chord_len > 0u);
+        sp_inv = quat_conj(plan_swing(r.parent_swing, chord));
     }
-    let sc = plan_swing(r.swing, own_chord);
-    let sp_inv = quat_conj(plan_swing(r.parent_swing, parent_chord));
     var rotation = r.outer_post;
     let mode = r.modes & PLAN_ROTATION;
-    if (mode == PLAN_MAPPED || mode == PLAN_CHAIN) {
-        let e = quat_mul(quat_mul(quat_mul(quat_mul(r.pre, sp_inv), main.x.r), sc), r.post);
+    if (mode != PLAN_REFERENCE) {
+        var xr = main.x.r;
+        if (parent) {
+            xr = quat_mul(sp_inv, xr);
+        }
+        if (own) {
+            xr = quat_mul(xr, sc);
+        }
+        let e = quat_mul(quat_mul(r.pre, xr), r.post);
         var base = e;
         if (any(r.twist_axis != vec3<f32>(0.0))) {
             base = twist(e, r.twist_axis);
         }
-        if (mode == PLAN_CHAIN) {
+        if (mode == PLAN_MAPPED) {
+            rotation = e;
+        } else if (mode == PLAN_CHAIN) {
             rotation = quat_mul(quat_mul(r.outer_pre, quat_pow(base, r.fraction)), r.outer_post);
         } else if (r.fraction != 0.0) {
             rotation = quat_mul(quat_mul(quat_mul(r.outer_pre, quat_pow(base, -r.fraction)), e),
@@ -318,8 +343,11 @@ fn apply_plan(clip: ClipData, t: f32, bone: u32) -> Xform {
     }
     var translation = r.t_const;
     if ((r.modes & PLAN_DRIVEN) != 0u) {
-        let v = main.x.t.xyz * r.t_k - r.t_sub;
-        var moved = quat_rotate(r.t_rot, quat_rotate(sp_inv, v));
+        var v = main.x.t.xyz * r.t_k - r.t_sub;
+        if (parent) {
+            v = quat_rotate(sp_inv, v);
+        }
+        var moved = quat_rotate(r.t_rot, v);
         if (r.t_cap > 0u) {
             // The rest offset W turns with the captured bones (or with their heading only).
             var d = quat_mul(quat_mul(r.t_wpre, main.captured.r), r.t_wpost);

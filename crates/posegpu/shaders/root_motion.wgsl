@@ -17,7 +17,9 @@ fn root_at(s: SegmentData, pos: f32) -> Xform {
     return sample_clip(SampleEntry(s.clip, t, 1.0, 0u), 0u);
 }
 
-// The root's motion from a to b (backwards when b < a), one piece per segment crossed.
+// The root's motion from a to b (backwards when b < a), one piece per segment crossed. Both
+// ends of a piece are sampled in one loop, and the ranges of a step in one loop below, so that
+// the clip sampling is inlined once where a compiler inlines every call (lavapipe).
 fn range_motion(track: u32, a: f32, b: f32) -> Xform {
     let t = track_at(track);
     let forward = b >= a;
@@ -27,9 +29,12 @@ fn range_motion(track: u32, a: f32, b: f32) -> Xform {
         let lo = max(min(a, b), s.track_start);
         let hi = min(max(a, b), segment_end(s));
         if (hi > lo) {
-            let x0 = select(hi, lo, forward);
-            let x1 = select(lo, hi, forward);
-            acc = compose(relative(root_at(s, x1), root_at(s, x0)), acc);
+            let ends = array<f32, 2>(select(hi, lo, forward), select(lo, hi, forward));
+            var roots: array<Xform, 2>;
+            for (var k = 0u; k < 2u; k++) {
+                roots[k] = root_at(s, ends[k]);
+            }
+            acc = compose(relative(roots[1], roots[0]), acc);
         }
     }
     return acc;
@@ -50,8 +55,9 @@ fn power(x: Xform, count: u32) -> Xform {
     return acc;
 }
 
-// One player's root motion over its last step: to the end it crossed, whole laps, then from
-// the other end on (one range where it crossed none, or does not loop).
+// One player's root motion over its last step: to the end it crossed, whole laps (one lap
+// composed n − 1 times), then from the other end on; one range where it crossed none, or does
+// not loop. The first piece composed onto the identity is the piece itself.
 fn step_motion(p: PlayerData) -> Xform {
     let length = track_length(p.track);
     if (p.step_travel == 0.0 || length <= 0.0) {
@@ -60,18 +66,25 @@ fn step_motion(p: PlayerData) -> Xform {
     let total = p.step_start + p.step_travel;
     let forward = p.step_travel > 0.0;
     let crossed = select(-floor(total / length), floor(total / length), forward);
-    if (!player_loops(p) || crossed <= 0.0) {
-        return range_motion(p.track, p.step_start, total);
-    }
-    let n = u32(crossed);
+    let wraps = player_loops(p) && crossed > 0.0;
+    let n = u32(max(crossed, 0.0));
     let end = select(0.0, length, forward);
     let start = select(length, 0.0, forward);
     let rest = clamp(total - sign(p.step_travel) * crossed * length, 0.0, length);
-    var acc = range_motion(p.track, p.step_start, end);
-    if (n > 1u) {
-        acc = compose(power(range_motion(p.track, start, end), n - 1u), acc);
+    let starts = array<f32, 3>(p.step_start, start, start);
+    let stops = array<f32, 3>(select(total, end, wraps), end, rest);
+    var acc = IDENTITY;
+    for (var k = 0u; k < select(1u, 3u, wraps); k++) {
+        if (k == 1u && n <= 1u) {
+            continue;
+        }
+        var piece = range_motion(p.track, starts[k], stops[k]);
+        if (k == 1u) {
+            piece = power(piece, n - 1u);
+        }
+        acc = compose(piece, acc);
     }
-    return compose(range_motion(p.track, start, rest), acc);
+    return acc;
 }
 
 @compute @workgroup_size(64)

@@ -212,9 +212,9 @@ pub(crate) const PLAN_WORDS: u32 = (size_of::<BonePlan>() / 16) as u32;
 /// rotation taking `swing` to `Y.T`'s direction (identity when `swing` is zero), `Sp` likewise
 /// from `parent_swing` and `Z.T`.
 ///
-/// Rotation (`modes & PLAN_ROTATION`), with `E = pre ⊗ Sp⁻¹ ⊗ X.R ⊗ Sc ⊗ post` and `B` = `E`,
-/// or its twist about `twist_axis` when that is not zero: reference `outer_post`; mapped
-/// `outer_pre ⊗ B^(−fraction) ⊗ E ⊗ outer_post` (`B^0` skipped); chain share
+/// Rotation (`modes & PLAN_ROTATION`), with `E = pre ⊗ ((Sp⁻¹ ⊗ X.R) ⊗ Sc) ⊗ post` and `B` =
+/// `E`, or its twist about `twist_axis` when that is not zero: reference `outer_post`; mapped
+/// `E`; segment end `outer_pre ⊗ B^(−fraction) ⊗ E ⊗ outer_post` (`B^0` left out); chain share
 /// `outer_pre ⊗ B^fraction ⊗ outer_post`. Translation: `t_const`, plus where
 /// [`PLAN_DRIVEN`] is set `t_inv_scale ∘ (t_rot · Sp⁻¹ · (t_k · X.T − t_sub) + W)`, with
 /// `W = t_par_inv · D · t_w` where `t_cap > 0`, `D = t_wpre ⊗ Xc.R ⊗ t_wpost` (its twist about
@@ -242,7 +242,8 @@ pub(crate) struct BonePlan {
     pub swing: [f32; 3],
     pub parent_chord_len: u32,
     pub parent_swing: [f32; 3],
-    /// The rotation mode (`PLAN_REFERENCE`, `PLAN_MAPPED`, `PLAN_CHAIN`) | [`PLAN_DRIVEN`].
+    /// The rotation mode (`PLAN_REFERENCE`, `PLAN_MAPPED`, `PLAN_CHAIN`, `PLAN_SEGMENT_END`) |
+    /// [`PLAN_DRIVEN`].
     pub modes: u32,
     pub scale: [f32; 3],
     pub t_cap: u32,
@@ -263,6 +264,8 @@ pub(crate) const PLAN_REFERENCE: u32 = 0;
 pub(crate) const PLAN_MAPPED: u32 = 1;
 /// Rotation mode: a share of a chain's rotation.
 pub(crate) const PLAN_CHAIN: u32 = 2;
+/// Rotation mode: follows the counterpart, less the shares of the chain bones above it.
+pub(crate) const PLAN_SEGMENT_END: u32 = 3;
 /// [`BonePlan::modes`]: the translation follows the source (driven or a translation delta).
 pub(crate) const PLAN_DRIVEN: u32 = 4;
 /// A path entry: the source local is inverted (the path goes up).
@@ -608,8 +611,10 @@ mod tests {
             ("RETARGET_WORDS", U32(RETARGET_WORDS)),
             ("PLAN_WORDS", U32(PLAN_WORDS)),
             ("PLAN_ROTATION", U32(PLAN_ROTATION)),
+            ("PLAN_REFERENCE", U32(PLAN_REFERENCE)),
             ("PLAN_MAPPED", U32(PLAN_MAPPED)),
             ("PLAN_CHAIN", U32(PLAN_CHAIN)),
+            ("PLAN_SEGMENT_END", U32(PLAN_SEGMENT_END)),
             ("PLAN_DRIVEN", U32(PLAN_DRIVEN)),
             ("PATH_INVERSE", U32(PATH_INVERSE)),
             ("MODE_SKELETON", U32(TranslationMode::Skeleton as u32)),

@@ -364,3 +364,30 @@ fn cubic_spline_channels_are_refused_by_name() {
         "{msg}"
     );
 }
+
+#[test]
+fn the_world_above_the_skeleton_and_its_skinned_bones() {
+    // Asset::frame: glTF is Y-up; the nodes above the top joint say where that is in component
+    // space. CesiumMan's node above turns Z-up into Y-up; Rig_Medium's armature turns +90°
+    // about X (component up −Z). Skin weights name the bones that deform the mesh.
+    let up = |rel: &str| load(rel).frame.up_in_component().unwrap();
+    assert!(up("gltf/khronos/CesiumMan.glb").abs_diff_eq(glam::Vec3::Z, 1e-5));
+    assert!(up("gltf/quaternius/Mech_Stan.glb").abs_diff_eq(glam::Vec3::Y, 1e-5));
+    assert!(up("gltf/kaykit-rig-medium/Med_MovementBasic.glb").abs_diff_eq(-glam::Vec3::Z, 1e-5));
+    let mech = load("gltf/quaternius/Mech_Stan.glb");
+    let skinned = mech.frame.skinned.as_ref().unwrap();
+    let bone = |name: &str| mech.skeleton.find(name).unwrap();
+    assert!(skinned[bone("LowerLeg.L")] && skinned[bone("Head")]);
+    assert!(
+        !skinned[bone("Foot.L")],
+        "Mech's feet are IK targets, weighted to nothing"
+    );
+    // A file without a mesh skinned by its skin says nothing about weights.
+    assert!(load("gltf/kaykit-rig-medium/Med_MovementBasic.glb")
+        .frame
+        .skinned
+        .is_none());
+    // BVH fixes no up axis.
+    let bvh = posegpu::import::load(common::anim_data().join("bvh/cmu_walk_delfem2.bvh")).unwrap();
+    assert_eq!(bvh.frame, posegpu::AssetFrame::UNKNOWN);
+}

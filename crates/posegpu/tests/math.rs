@@ -5,7 +5,7 @@ mod common;
 use std::f32::consts::FRAC_PI_2;
 
 use glam::{Mat3, Mat4, Quat, Vec3};
-use posegpu::math::{fast_lerp, nlerp, safe_recip};
+use posegpu::math::{fast_lerp, nlerp, quat_pow, safe_recip, twist};
 use posegpu::{
     AnimLibrary, Bone, BoneTrack, Channel, Clip, Instance, Interpolation, Skeleton, Transform,
 };
@@ -84,6 +84,51 @@ fn relative_inverts_compose_and_uses_safe_recip() {
         safe_recip(Vec3::new(1e-9, -1e-8, 2.0)),
         Vec3::new(0.0, 0.0, 0.5)
     );
+}
+
+#[test]
+fn inverse_twist_and_power_of_the_character_retargeting() {
+    // "Retargeting between characters": the inverse undoes a transform (uniform scale), the
+    // twist about an axis keeps only the turn about it, q^f scales the angle.
+    let t = Transform::new(
+        Vec3::new(1.0, -2.0, 0.5),
+        Quat::from_rotation_y(0.7) * Quat::from_rotation_x(0.2),
+        Vec3::splat(2.0),
+    );
+    let back = Transform::compose(&t.inverse(), &t);
+    assert_vec(
+        back.translation,
+        Vec3::ZERO,
+        "inverse then transform: translation",
+    );
+    assert_quat(
+        back.rotation,
+        Quat::IDENTITY,
+        "inverse then transform: rotation",
+    );
+    assert_vec(back.scale, Vec3::ONE, "inverse then transform: scale");
+    let (about_x, about_z) = (Quat::from_rotation_x(0.6), Quat::from_rotation_z(0.9));
+    assert_quat(
+        twist(about_z * about_x, Vec3::X),
+        about_x,
+        "twist of swing ⊗ twist",
+    );
+    assert_quat(
+        twist(about_z, Vec3::X),
+        Quat::IDENTITY,
+        "a pure swing has no twist",
+    );
+    assert_quat(
+        quat_pow(about_z, 0.5),
+        Quat::from_rotation_z(0.45),
+        "half the angle",
+    );
+    assert_quat(
+        quat_pow(-about_z, -1.0),
+        about_z.inverse(),
+        "w < 0 is the same rotation",
+    );
+    assert_quat(quat_pow(Quat::IDENTITY, 0.3), Quat::IDENTITY, "no angle");
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The retarget plan of one (source, target) pair of characters: per target bone, a fixed-size
-//! record built once ([`crate::layout::BonePlan`]) that the sampling stage runs on the sampled
+//! record built once (`BonePlan` in `src/layout.rs`) that the sampling stage runs on the sampled
 //! source locals, independently for every bone (no source hierarchy pass). The formulas (`G`,
 //! `Q_b`, `pre`/`post`, chain shares, swings, driven translations, rest alignment) are those of
 //! `docs/pose-math.md`, "Retargeting between characters"; the names below are the spec's.
@@ -19,7 +19,9 @@ use super::frame::Character;
 use super::humanoid::{display_name, skeleton_label, Role};
 use super::tree::Tree;
 use crate::error::{Error, Result};
-use crate::layout::{BonePlan, PATH_INVERSE, PLAN_CHAIN, PLAN_DRIVEN, PLAN_MAPPED, PLAN_REFERENCE};
+use crate::layout::{
+    BonePlan, PATH_INVERSE, PLAN_CHAIN, PLAN_DRIVEN, PLAN_MAPPED, PLAN_REFERENCE, PLAN_SEGMENT_END,
+};
 use crate::math::{safe_recip, Transform};
 use crate::model::{component_space, Asset, Skeleton};
 
@@ -623,7 +625,7 @@ impl<'a> Builder<'a> {
     }
 
     /// A mapped bone's rotation: `pre ⊗ X.R ⊗ post`, or the remainder of its segment's
-    /// rotation when unmapped bones above it share it.
+    /// rotation when unmapped bones above it share it (a segment end).
     fn mapped_rotation(&self, rec: &mut BonePlan, b: usize) {
         let qb = self.q[b].unwrap_or(Quat::IDENTITY);
         let frame_q = self.frame_q(b);
@@ -637,15 +639,14 @@ impl<'a> Builder<'a> {
                 rec.outer_post = placed.to_array();
                 rec.fraction = seg.cum.last().copied().unwrap_or(0.0);
                 rec.twist_axis = seg.axis.to_array();
+                rec.modes = PLAN_SEGMENT_END;
             }
             None => {
                 rec.pre = (pmat.inverse() * frame_q).normalize().to_array();
                 rec.post = qb.to_array();
-                rec.outer_pre = Quat::IDENTITY.to_array();
-                rec.outer_post = Quat::IDENTITY.to_array();
+                rec.modes = PLAN_MAPPED;
             }
         }
-        rec.modes = PLAN_MAPPED;
     }
 
     /// A chain share's rotation: its part of the segment ending at mapped bone `c`.

@@ -2,7 +2,7 @@
 //! frame ([`BodyFrame`]): per limb segment the angle between the source's direction (mapped
 //! through `G`) and the target's; pelvis height, ankle lift and pelvis travel, each in the
 //! character's own hip heights, compared; foot sliding (horizontal ankle speed while the
-//! source's foot is in contact).
+//! source's foot is in contact). Spec: `docs/pose-math.md`, "Quality as a user sees it".
 //!
 //! Segments run between joints of corresponding roles: upper arm (shoulder → elbow), forearm
 //! (elbow → wrist), thigh (hip → knee), shin (knee → ankle), pelvis → neck (midpoint of the two

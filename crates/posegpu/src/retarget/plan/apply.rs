@@ -6,18 +6,22 @@
 
 use glam::{Quat, Vec3};
 
-use crate::layout::{BonePlan, PATH_INVERSE, PLAN_CHAIN, PLAN_DRIVEN, PLAN_MAPPED, PLAN_ROTATION};
+use crate::layout::{
+    BonePlan, PATH_INVERSE, PLAN_CHAIN, PLAN_DRIVEN, PLAN_MAPPED, PLAN_REFERENCE, PLAN_ROTATION,
+};
 use crate::math::{find_between_normals, quat_pow, twist, Transform};
 
 /// Target bone `r`'s local transform. `path(i)` is path entry `i` (counted from the start of
 /// the table `r.path_start` indexes), `local(bone)` the sampled local of source bone `bone`.
+/// Factors that are the identity by construction (no swing, no segment) are left out, which
+/// changes no result: a product with the identity is exact.
 pub(crate) fn apply_bone(
     r: &BonePlan,
     path: impl Fn(usize) -> u32,
     mut local: impl FnMut(usize) -> Transform,
 ) -> Transform {
-    // X = compose(L_e, X) over `len` entries from `start`, from the identity; also X after the
-    // first `cap` entries.
+    // X = compose(L_e, X) over `len` entries from `start` (the first entry is X itself); also
+    // X after the first `cap` entries.
     let mut fold = |start: usize, len: usize, cap: usize| {
         let mut x = Transform::IDENTITY;
         let mut captured = Transform::IDENTITY;
@@ -29,7 +33,11 @@ pub(crate) fn apply_bone(
             } else {
                 l
             };
-            x = Transform::compose(&l, &x);
+            x = if k == 0 {
+                l
+            } else {
+                Transform::compose(&l, &x)
+            };
             if k + 1 == cap {
                 captured = x;
             }
@@ -44,42 +52,52 @@ pub(crate) fn apply_bone(
     );
     let (x, x_cap) = fold(start, n, r.t_cap as usize);
     // Swings: this bone's own (its chord Y) and its parent's (Z, or X itself), undone.
-    let own_chord = if nc > 0 {
-        fold(start + n, nc, 0).0.translation
-    } else {
-        Vec3::ZERO
-    };
-    let parent_chord = if np > 0 {
-        fold(start + n + nc, np, 0).0.translation
-    } else {
-        x.translation
-    };
-    let sc = swing(r.swing, own_chord);
-    let sp_inv = swing(r.parent_swing, parent_chord).conjugate();
+    let sc = (nc > 0).then(|| swing(r.swing, fold(start + n, nc, 0).0.translation));
+    let sp_inv = (r.parent_swing != [0.0; 3]).then(|| {
+        let chord = if np > 0 {
+            fold(start + n + nc, np, 0).0.translation
+        } else {
+            x.translation
+        };
+        swing(r.parent_swing, chord).conjugate()
+    });
     let q = Quat::from_array;
     let rotation = match r.modes & PLAN_ROTATION {
-        mode @ (PLAN_MAPPED | PLAN_CHAIN) => {
-            let e = q(r.pre) * sp_inv * x.rotation * sc * q(r.post);
+        PLAN_REFERENCE => q(r.outer_post),
+        mode => {
+            let mut xr = x.rotation;
+            if let Some(sp_inv) = sp_inv {
+                xr = sp_inv * xr;
+            }
+            if let Some(sc) = sc {
+                xr *= sc;
+            }
+            let e = q(r.pre) * xr * q(r.post);
             let axis = Vec3::from_array(r.twist_axis);
-            let base = if axis == Vec3::ZERO {
-                e
-            } else {
-                twist(e, axis)
+            let base = || {
+                if axis == Vec3::ZERO {
+                    e
+                } else {
+                    twist(e, axis)
+                }
             };
-            if mode == PLAN_CHAIN {
-                q(r.outer_pre) * quat_pow(base, r.fraction) * q(r.outer_post)
-            } else if r.fraction != 0.0 {
-                q(r.outer_pre) * quat_pow(base, -r.fraction) * e * q(r.outer_post)
-            } else {
-                q(r.outer_pre) * e * q(r.outer_post)
+            match mode {
+                PLAN_MAPPED => e,
+                PLAN_CHAIN => q(r.outer_pre) * quat_pow(base(), r.fraction) * q(r.outer_post),
+                _ if r.fraction != 0.0 => {
+                    q(r.outer_pre) * quat_pow(base(), -r.fraction) * e * q(r.outer_post)
+                }
+                _ => q(r.outer_pre) * e * q(r.outer_post),
             }
         }
-        _ => q(r.outer_post),
     };
     let mut translation = Vec3::from_array(r.t_const);
     if r.modes & PLAN_DRIVEN != 0 {
-        let v = x.translation * r.t_k - Vec3::from_array(r.t_sub);
-        let mut moved = q(r.t_rot) * (sp_inv * v);
+        let mut v = x.translation * r.t_k - Vec3::from_array(r.t_sub);
+        if let Some(sp_inv) = sp_inv {
+            v = sp_inv * v;
+        }
+        let mut moved = q(r.t_rot) * v;
         if r.t_cap > 0 {
             // The rest offset W turns with the captured bones (or with their heading only).
             let d = q(r.t_wpre) * x_cap.rotation * q(r.t_wpost);
@@ -100,11 +118,10 @@ pub(crate) fn apply_bone(
     }
 }
 
-/// The smallest rotation taking `rest` (a unit direction; zero for none) to `chord`'s
-/// direction; the identity without a rest direction or a chord.
+/// The smallest rotation taking `rest` (a unit direction) to `chord`'s direction; the identity
+/// for a zero chord.
 fn swing(rest: [f32; 3], chord: Vec3) -> Quat {
-    match chord.try_normalize() {
-        Some(c) if rest != [0.0; 3] => find_between_normals(Vec3::from_array(rest), c),
-        _ => Quat::IDENTITY,
-    }
+    chord.try_normalize().map_or(Quat::IDENTITY, |c| {
+        find_between_normals(Vec3::from_array(rest), c)
+    })
 }

@@ -1,5 +1,5 @@
 //! Which source bone drives each target bone: roles, chains matched by the places of their
-//! joints, names, and a rig's `bone_map`.
+//! joints, names, and a rig's `bone_map` (`docs/pose-math.md`, "Correspondence").
 
 use glam::Vec3;
 
