@@ -273,14 +273,14 @@ impl RetargetPlan {
 }
 
 /// One side of a pair as the builder reads it.
-pub(super) struct PlanSide<'a> {
-    pub(super) skeleton: &'a Skeleton,
-    pub(super) tree: Tree,
-    pub(super) character: &'a Character,
+struct PlanSide<'a> {
+    skeleton: &'a Skeleton,
+    tree: Tree,
+    character: &'a Character,
     /// Rest component-space transforms.
-    pub(super) cs: Vec<Transform>,
+    cs: Vec<Transform>,
     /// Rest joint positions.
-    pub(super) pos: Vec<Vec3>,
+    pos: Vec<Vec3>,
 }
 
 impl<'a> PlanSide<'a> {
