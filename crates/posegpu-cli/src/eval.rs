@@ -14,6 +14,7 @@ use posegpu::{
 };
 use serde::Serialize;
 
+use crate::method::Runtime;
 use crate::Backend;
 
 #[derive(clap::Args)]
@@ -27,10 +28,12 @@ pub struct EvalArgs {
     /// Play a clip of this file (.glb/.gltf/.bvh) on MODEL, retargeted from its reference pose.
     #[arg(long, value_name = "SOURCE")]
     animation_from: Option<PathBuf>,
-    /// A rig JSON file, the preset `humanoid`, or a mode name for every bone (`animation`,
-    /// `skeleton`, `animation_scaled`, `animation_relative`, `orient_and_scale`). With
-    /// --animation-from it defaults to `humanoid`; an additive from a file of another skeleton
-    /// needs one.
+    /// How another file's clips play on MODEL. Absent: the character retargeting (humanoid
+    /// roles, world frames, rest poses; any tool onto any tool). A rig JSON file that sets
+    /// translation modes, the preset `humanoid`, or a mode name for every bone (`animation`,
+    /// `skeleton`, `animation_scaled`, `animation_relative`, `orient_and_scale`): UE's per-bone
+    /// modes, exactly. A rig file with only `bone_map`/`strip_prefixes` pairs bones for the
+    /// character retargeting.
     #[arg(long)]
     rig: Option<String>,
     /// Layer an additive built from this clip (of MODEL, or of --additive-from) on top.
@@ -174,10 +177,8 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
     let base = match &args.animation_from {
         Some(path) => {
             let source = load_with_clips(path)?;
-            let rig = Rig::from_arg(args.rig.as_deref().unwrap_or("humanoid"))?;
-            let name = path.display().to_string();
-            let id = builder.add_source(&name, &source.skeleton, None, &rig)?;
-            builder.add_clips_from(id, &source.clips)?;
+            let runtime = Runtime::from_arg(args.rig.as_deref())?;
+            runtime.add_source(&mut builder, &path.display().to_string(), &source, &model)?;
             clip_count += source.clips.len();
             own.len() + find(&source.clips, args.animation.as_deref())?
         }
@@ -343,6 +344,7 @@ fn add_layer(
     }
     match &from {
         Some((path, asset)) if !same_skeleton(&asset.skeleton, &model.skeleton) => {
+            // Additive deltas retarget through UE's modes (the rules the spec gives them).
             let rig = args.rig.as_deref().ok_or_else(|| Error::Additive {
                 clip: names[0].clone(),
                 what: format!(

@@ -4,27 +4,31 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use posegpu::retarget::RetargetPlan;
 use posegpu::{AnimLibrary, Error, Rig, Skeleton, TranslationMode};
+
+use crate::method::{plan_options, Runtime};
 
 #[derive(clap::Args)]
 pub struct InfoArgs {
     /// A .glb, .gltf or .bvh file (with --against: the retarget target).
     file: PathBuf,
-    /// Show the bone correspondence from this source file to FILE, each bone's mode and cache.
+    /// Show how this source file's clips drive FILE: each character's humanoid roles and why,
+    /// then per bone of FILE its counterpart(s) in SOURCE and how it moves.
     #[arg(long, value_name = "SOURCE")]
     against: Option<PathBuf>,
-    /// With --against: a rig JSON file, `humanoid` (the default) or a mode name.
+    /// With --against: as `eval --rig` (absent: the character retargeting; a rig that sets
+    /// translation modes, `humanoid` or a mode name: UE's per-bone modes and their caches).
     #[arg(long, requires = "against")]
     rig: Option<String>,
 }
 
 pub fn run(args: &InfoArgs) -> Result<ExitCode, Error> {
     match &args.against {
-        Some(source) => against(
-            &args.file,
-            source,
-            args.rig.as_deref().unwrap_or("humanoid"),
-        ),
+        Some(source) => match Runtime::from_arg(args.rig.as_deref())? {
+            Runtime::Character(rig) => characters(&args.file, source, &rig),
+            Runtime::Modes(rig) => against(&args.file, source, &rig),
+        },
         None => tree(&args.file),
     }
 }
@@ -78,13 +82,31 @@ fn print_tree(s: &Skeleton) {
     }
 }
 
+/// Both characters' humanoid roles, then the plan: per target bone its counterpart(s) and how
+/// it moves, and why.
+fn characters(target_file: &Path, source_file: &Path, rig: &Rig) -> Result<ExitCode, Error> {
+    let target = posegpu::import::load(target_file)?;
+    let source = posegpu::import::load(source_file)?;
+    for (file, asset) in [(source_file, &source), (target_file, &target)] {
+        let humanoid = posegpu::retarget::recognise(asset)?;
+        println!("{}: {}", file.display(), humanoid.describe(&asset.skeleton));
+    }
+    let plan = RetargetPlan::new(&source, &target, &plan_options(rig))?;
+    println!(
+        "{} driven by {}:\n{}",
+        target_file.display(),
+        source_file.display(),
+        plan.describe(&source.skeleton, &target.skeleton)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Per target bone: its source bone and how it matched, its mode, and the cache values.
-fn against(target_file: &Path, source_file: &Path, rig: &str) -> Result<ExitCode, Error> {
-    let rig = Rig::from_arg(rig)?;
+fn against(target_file: &Path, source_file: &Path, rig: &Rig) -> Result<ExitCode, Error> {
     let target = posegpu::import::load(target_file)?.skeleton;
     let source = posegpu::import::load(source_file)?.skeleton;
     let mut builder = AnimLibrary::builder(&target);
-    let id = builder.add_source(&source_file.display().to_string(), &source, None, &rig)?;
+    let id = builder.add_source(&source_file.display().to_string(), &source, None, rig)?;
     let lib = builder.build();
     let src = &lib.source(id);
     let name = |s: &Skeleton, i: usize| {

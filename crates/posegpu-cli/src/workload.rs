@@ -6,10 +6,20 @@ use posegpu::{AnimLibrary, Instance};
 /// each clip (a golden-ratio sequence), all advanced by `time` seconds: the workload of the
 /// demo, `posegpu render` and the benchmarks.
 pub fn crowd(lib: &AnimLibrary, count: usize, time: f32) -> Vec<Instance> {
-    let clips = lib.clip_count().max(1);
+    crowd_of(lib, 0..lib.clip_count(), count, time)
+}
+
+/// The same, dealing only the clips in `clips` (a range of `lib`'s clip indices).
+pub fn crowd_of(
+    lib: &AnimLibrary,
+    clips: std::ops::Range<usize>,
+    count: usize,
+    time: f32,
+) -> Vec<Instance> {
+    let n = clips.len().max(1);
     (0..count)
         .map(|i| {
-            let clip = i % clips;
+            let clip = clips.start + i % n;
             let duration = if clip < lib.clip_count() {
                 lib.clip_duration(clip)
             } else {

@@ -1,0 +1,73 @@
+//! How clips of another character play on a model: the character retargeting (the default:
+//! humanoid roles, world frames and rest poses, any tool onto any tool), or UE's per-bone
+//! translation modes, which a rig that sets modes asks for (exactly as UE plays them).
+
+use posegpu::retarget::{PlanOptions, RetargetPlan};
+use posegpu::{Asset, Error, LibraryBuilder, Rig, SourceId};
+
+/// The offline conversion method of `posegpu retarget`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Method {
+    /// Humanoid roles, world frames, rest-pose alignment (any tool onto any tool).
+    Character,
+    /// UE's RemapTracksToNewSkeleton, for skeletons whose bone names match.
+    Ue,
+}
+
+/// What `--rig` asks for at run time.
+pub enum Runtime {
+    /// The character retargeting, with the rig's bone names (if any) pairing bones.
+    Character(Rig),
+    /// UE's translation modes, from a rig that sets them (a preset, a default or per-bone modes,
+    /// or a mode name on the command line).
+    Modes(Rig),
+}
+
+impl Runtime {
+    /// `--rig` as given: absent (the character retargeting), a JSON file, `humanoid` or a mode
+    /// name. A file that sets no translation modes only pairs names: it keeps the character
+    /// retargeting rather than falling back to UE's default mode for every bone.
+    pub fn from_arg(arg: Option<&str>) -> Result<Self, Error> {
+        let Some(arg) = arg else {
+            return Ok(Self::Character(Rig::default()));
+        };
+        let rig = Rig::from_arg(arg)?;
+        let modes = &rig.translation_retargeting;
+        let sets_modes =
+            modes.preset.is_some() || modes.default.is_some() || !modes.bones.is_empty();
+        Ok(if sets_modes {
+            Self::Modes(rig)
+        } else {
+            Self::Character(rig)
+        })
+    }
+
+    /// Adds `source` (and its clips) to `builder` as this retargeting plays it on `target`.
+    pub fn add_source(
+        &self,
+        builder: &mut LibraryBuilder,
+        name: &str,
+        source: &Asset,
+        target: &Asset,
+    ) -> Result<SourceId, Error> {
+        let id = match self {
+            Self::Character(rig) => {
+                let plan = RetargetPlan::new(source, target, &plan_options(rig))?;
+                builder.add_character_source(name, source, &plan)?
+            }
+            Self::Modes(rig) => builder.add_source(name, &source.skeleton, None, rig)?,
+        };
+        builder.add_clips_from(id, &source.clips)?;
+        Ok(id)
+    }
+}
+
+/// The character retargeting's options, with a rig's `bone_map` (target → source) over every
+/// pairing by role and name. Its `strip_prefixes` are not needed there: role recognition already
+/// ignores namespaces and tool prefixes (`mixamorig:`, `DEF-`).
+pub fn plan_options(rig: &Rig) -> PlanOptions {
+    PlanOptions {
+        bone_map: rig.bone_map.clone(),
+        ..PlanOptions::default()
+    }
+}
