@@ -12,6 +12,7 @@ use posegpu::{
     AnimLibrary, Clip, ClipSample, Error, GpuEvaluator, GpuOptions, PoseBatch, RootLock,
 };
 
+use crate::method::Runtime;
 use crate::util::open_gpu;
 
 #[derive(clap::Args)]
@@ -23,9 +24,17 @@ pub struct RenderArgs {
     /// Mesh nodes of the model not to draw, comma-separated (e.g. spare weapons).
     #[arg(long, value_delimiter = ',')]
     hide: Vec<String>,
-    /// The clip every instance plays (default: the clips in turn).
+    /// The clip every instance plays (default: the clips in turn); with --animation-from, a
+    /// clip of SOURCE.
     #[arg(long)]
     animation: Option<String>,
+    /// Play the clips of this file (.glb, .gltf, .bvh) on the model, retargeted: to look at
+    /// a retargeting result in one command.
+    #[arg(long, value_name = "SOURCE")]
+    animation_from: Option<PathBuf>,
+    /// With --animation-from: as `eval --rig` (absent: the character retargeting).
+    #[arg(long, requires = "animation_from")]
+    rig: Option<String>,
     /// Instances, on a square grid.
     #[arg(long, default_value_t = 100)]
     instances: usize,
@@ -70,12 +79,30 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
     } else {
         asset.clips.clone()
     };
-    let lib = AnimLibrary::new(&asset.skeleton, &clips)?;
-    let clip = args
-        .animation
-        .as_deref()
-        .map(|name| lib.find_clip(name))
-        .transpose()?;
+    let mut builder = AnimLibrary::builder(&asset.skeleton);
+    builder.add_clips(&clips)?;
+    // The clips the crowd plays: the model's own, or (with --animation-from) the source's.
+    let (first, played) = match &args.animation_from {
+        Some(path) => {
+            let source = posegpu::import::load(path)?;
+            let runtime = Runtime::from_arg(args.rig.as_deref())?;
+            runtime.add_source(&mut builder, &path.display().to_string(), &source, &asset)?;
+            let clip = match args.animation.as_deref() {
+                Some(name) => Some(Clip::find(&source.clips, name)?),
+                None => None,
+            };
+            (clips.len(), (source.clips.len(), clip))
+        }
+        None => {
+            let clip = match args.animation.as_deref() {
+                Some(name) => Some(Clip::find(&clips, name)?),
+                None => None,
+            };
+            (0, (clips.len(), clip))
+        }
+    };
+    let lib = builder.build();
+    let (played_count, clip) = played;
     let count = args.instances.max(1);
     let ctx = open_gpu()?.ok_or(Error::NoAdapter)?;
     println!("adapter: {}", ctx.describe());
@@ -100,15 +127,19 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
         // In place (the root at its reference pose): each instance stays on its grid cell.
         let time = args.time + frame as f32 / args.fps.max(1e-3);
         batch.clear();
-        for (i, instance) in crate::workload::crowd(&lib, count, time)
-            .into_iter()
-            .enumerate()
+        for (i, instance) in
+            crate::workload::crowd_of(&lib, first..first + played_count, count, time)
+                .into_iter()
+                .enumerate()
         {
             let (clip, t) = match clip {
-                Some(c) => (c as u32, time + i as f32 * 0.137),
+                Some(c) => ((first + c) as u32, time + i as f32 * 0.137),
                 None => (instance.clip, instance.time),
             };
-            let sample = ClipSample::new(clip, t, true).with_root_lock(Some(RootLock::RefPose));
+            // A retargeted clip drives the target's root through the plan (a character's root
+            // need not be its hips), so locking bone 0 would tear it from its children.
+            let lock = args.animation_from.is_none().then_some(RootLock::RefPose);
+            let sample = ClipSample::new(clip, t, true).with_root_lock(lock);
             batch.push_blend(&[sample]);
         }
         gpu.write_batch(&batch)?;
