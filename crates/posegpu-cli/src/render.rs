@@ -119,12 +119,10 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
         (a.min(lo + p.translation), b.max(hi + p.translation))
     });
     let aspect = args.width as f32 / args.height as f32;
-    renderer.set_camera(&Camera::framing(grid_lo, grid_hi, aspect));
 
     let frames = args.frames.max(1);
     let mut batch = PoseBatch::with_capacity(count, 1);
-    for frame in 0..frames {
-        // In place (the root at its reference pose): each instance stays on its grid cell.
+    let fill = |batch: &mut PoseBatch, frame: usize| {
         let time = args.time + frame as f32 / args.fps.max(1e-3);
         batch.clear();
         for (i, instance) in
@@ -136,12 +134,45 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
                 Some(c) => ((first + c) as u32, time + i as f32 * 0.137),
                 None => (instance.clip, instance.time),
             };
-            // A retargeted clip drives the target's root through the plan (a character's root
-            // need not be its hips), so locking bone 0 would tear it from its children.
+            // Own clips play in place (the root at its reference pose): each instance stays on
+            // its grid cell. A retargeted clip drives the target's root through the plan (a
+            // character's root need not be its hips), so locking bone 0 would tear it from its
+            // children: it moves as the source does.
             let lock = args.animation_from.is_none().then_some(RootLock::RefPose);
             let sample = ClipSample::new(clip, t, true).with_root_lock(lock);
             batch.push_blend(&[sample]);
         }
+    };
+    let (mut view_lo, mut view_hi) = (grid_lo, grid_hi);
+    if args.animation_from.is_some() {
+        // Frame where the retargeted crowd goes: the rest bounds moved with each instance's
+        // mean joint (CPU twin), over every frame drawn.
+        let rest: Vec<_> = asset.skeleton.rest_component();
+        let mean = |joints: &mut dyn Iterator<Item = glam::Vec3>| {
+            let (sum, n) = joints.fold((glam::Vec3::ZERO, 0.0), |(s, n), p| (s + p, n + 1.0));
+            sum / f32::max(n, 1.0)
+        };
+        let rest_mean = mean(&mut rest.iter().map(|t| t.translation));
+        let cpu = posegpu::CpuEvaluator::new(&lib);
+        let mut poses = posegpu::Poses::default();
+        for frame in 0..frames {
+            fill(&mut batch, frame);
+            cpu.evaluate_batch(&batch, &mut poses)?;
+            for (i, p) in placements.iter().enumerate() {
+                let bones = 0..lib.bone_count();
+                let at = mean(&mut bones.map(|b| poses.component(i, b).translation));
+                let shift = at - rest_mean + p.translation;
+                if shift.is_finite() {
+                    view_lo = view_lo.min(lo + shift);
+                    view_hi = view_hi.max(hi + shift);
+                }
+            }
+        }
+    }
+    renderer.set_camera(&Camera::framing(view_lo, view_hi, aspect));
+
+    for frame in 0..frames {
+        fill(&mut batch, frame);
         gpu.write_batch(&batch)?;
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         gpu.encode(&mut encoder);
