@@ -16,10 +16,10 @@ const TOLERANCE: f32 = 1e-4;
 #[derive(clap::Args, Clone, Copy)]
 pub struct DemoArgs {
     /// Crowd size.
-    #[arg(long, default_value_t = DemoArgs::DEFAULT.instances)]
+    #[arg(long, default_value_t = DemoArgs::DEFAULT.instances, value_parser = crate::util::positive_count)]
     instances: usize,
     /// Frames to evaluate (at 60 Hz).
-    #[arg(long, default_value_t = DemoArgs::DEFAULT.frames)]
+    #[arg(long, default_value_t = DemoArgs::DEFAULT.frames, value_parser = crate::util::positive_count)]
     frames: usize,
     /// Instances checked against the CPU twin.
     #[arg(long, default_value_t = DemoArgs::DEFAULT.check)]
@@ -38,7 +38,7 @@ impl DemoArgs {
 pub fn run(args: &DemoArgs) -> Result<ExitCode, Error> {
     let asset = posegpu::procedural::humanoid_asset();
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
-    let (n, frames) = (args.instances.max(1), args.frames.max(1));
+    let (n, frames) = (args.instances, args.frames);
     let bones = (n * lib.bone_count() * frames) as f64;
     println!(
         "posegpu demo: {n} procedural humanoids ({} bones, clips: {}), {frames} frames",

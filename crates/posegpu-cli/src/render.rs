@@ -36,17 +36,17 @@ pub struct RenderArgs {
     #[arg(long, requires = "animation_from")]
     rig: Option<String>,
     /// Instances, on a square grid.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = crate::util::positive_count)]
     instances: usize,
     #[arg(long, default_value_t = 960)]
     width: u32,
     #[arg(long, default_value_t = 540)]
     height: u32,
     /// Frames; more than one writes OUT's stem with _0000, _0001, ... appended.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::util::positive_count)]
     frames: usize,
     /// Frames per second of animation time.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, value_parser = crate::util::positive_rate)]
     fps: f32,
     /// Animation time of the first frame, in seconds.
     #[arg(long, default_value_t = 0.4)]
@@ -103,7 +103,7 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
     };
     let lib = builder.build();
     let (played_count, clip) = played;
-    let count = args.instances.max(1);
+    let count = args.instances;
     let ctx = open_gpu()?.ok_or(Error::NoAdapter)?;
     println!("adapter: {}", ctx.describe());
     let target = RenderTarget::new(&ctx, args.width, args.height)?;
@@ -120,10 +120,10 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
     });
     let aspect = args.width as f32 / args.height as f32;
 
-    let frames = args.frames.max(1);
+    let frames = args.frames;
     let mut batch = PoseBatch::with_capacity(count, 1);
     let fill = |batch: &mut PoseBatch, frame: usize| {
-        let time = args.time + frame as f32 / args.fps.max(1e-3);
+        let time = args.time + frame as f32 / args.fps;
         batch.clear();
         for (i, instance) in
             crate::workload::crowd_of(&lib, first..first + played_count, count, time)

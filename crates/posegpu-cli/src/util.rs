@@ -20,3 +20,21 @@ pub fn rate(bones: f64, seconds: f64) -> String {
         format!("{:.1} M bones/s", r / 1e6)
     }
 }
+
+/// A count of at least one (`--instances`, `--frames`): zero is refused, not rounded up.
+pub fn positive_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A finite rate above zero (`--fps`): zero, negative and non-finite values are refused.
+pub fn positive_rate(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(v) => Err(format!("{v} is not a finite number above 0")),
+        Err(e) => Err(e.to_string()),
+    }
+}

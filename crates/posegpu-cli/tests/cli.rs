@@ -961,3 +961,18 @@ fn retarget_in_a_batch_reports_a_bad_source_and_converts_the_others() {
     assert!(!out.join("broken.glb").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn zero_counts_are_refused_not_rounded_up() {
+    for args in [
+        &["demo", "--instances", "0"][..],
+        &["demo", "--frames", "0"][..],
+    ] {
+        let out = posegpu(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("at least 1"),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -63,8 +63,12 @@ fn render_command_reports_bad_input_without_a_picture() {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("x.png");
     let knight = anim_data().join("gltf/kaykit-adventurers/Knight.glb");
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--animation", "Moonwalk"], "Moonwalk"),
+        (&["--instances", "0"], "at least 1"),
+        (&["--frames", "0"], "at least 1"),
+        (&["--fps", "0"], "above 0"),
+        (&["--fps", "NaN"], "above 0"),
         (
             &["--model", knight.to_str().unwrap(), "--hide", "Excalibur"],
             "Excalibur",
