@@ -31,7 +31,28 @@ enum Command {
     Render(cli::render::RenderArgs),
 }
 
+/// `posegpu info FILE | head`: when the reader closes the pipe, `println!` panics on the write.
+/// The command ends quietly then, as Unix tools do, with the status a SIGPIPE death gives (141);
+/// every other panic keeps the default report. (Rust ignores SIGPIPE, and restoring the signal
+/// would need `libc` for this one line.)
+fn quiet_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let text = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if text.contains("failed printing to stdout") && text.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let args = Args::parse();
     let result = match args.command {

@@ -976,3 +976,39 @@ fn zero_counts_are_refused_not_rounded_up() {
         );
     }
 }
+
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    use std::io::Read;
+    // A bone tree longer than a pipe's buffer (64 KiB), so that the writes meet the closed pipe.
+    let joints = 3000;
+    let mut bvh = String::from("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n");
+    for i in 0..joints {
+        bvh += &format!(" JOINT Joint{i}\n {{\n  OFFSET 0 1 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {{\n   OFFSET 0 1 0\n  }}\n }}\n");
+    }
+    bvh += &format!(
+        "}}\nMOTION\nFrames: 1\nFrame Time: 0.033\n{}\n",
+        vec!["0"; 6 + 3 * joints].join(" ")
+    );
+    let path = std::env::temp_dir().join(format!("posegpu-wide-{}.bvh", std::process::id()));
+    std::fs::write(&path, bvh).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_posegpu"))
+        .args(["info", path.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one byte, then close the pipe as `head -c 1` would.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut byte = [0u8; 1];
+    stdout.read_exact(&mut byte).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        out.status.code() == Some(141) || out.status.success(),
+        "{:?}",
+        out.status
+    );
+}
