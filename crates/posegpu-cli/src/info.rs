@@ -87,11 +87,15 @@ fn print_tree(s: &Skeleton) {
 fn characters(target_file: &Path, source_file: &Path, rig: &Rig) -> Result<ExitCode, Error> {
     let target = posegpu::import::load(target_file)?;
     let source = posegpu::import::load(source_file)?;
-    for (file, asset) in [(source_file, &source), (target_file, &target)] {
-        let humanoid = posegpu::retarget::recognise(asset)?;
-        println!("{}: {}", file.display(), humanoid.describe(&asset.skeleton));
-    }
+    // The plan recognises both characters; their roles are printed from it.
     let plan = RetargetPlan::new(&source, &target, &plan_options(rig))?;
+    for (file, asset, character) in [
+        (source_file, &source, plan.source()),
+        (target_file, &target, plan.target()),
+    ] {
+        let roles = character.humanoid.describe(&asset.skeleton);
+        println!("{}: {roles}", file.display());
+    }
     println!(
         "{} driven by {}:\n{}",
         target_file.display(),

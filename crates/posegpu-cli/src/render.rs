@@ -81,28 +81,28 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
     };
     let mut builder = AnimLibrary::builder(&asset.skeleton);
     builder.add_clips(&clips)?;
-    // The clips the crowd plays: the model's own, or (with --animation-from) the source's.
-    let (first, played) = match &args.animation_from {
+    // The clips the crowd plays: the model's own, or (with --animation-from) the source's,
+    // which the library holds after the model's.
+    let source = match &args.animation_from {
         Some(path) => {
             let source = posegpu::import::load(path)?;
             let runtime = Runtime::from_arg(args.rig.as_deref())?;
             runtime.add_source(&mut builder, &path.display().to_string(), &source, &asset)?;
-            let clip = match args.animation.as_deref() {
-                Some(name) => Some(Clip::find(&source.clips, name)?),
-                None => None,
-            };
-            (clips.len(), (source.clips.len(), clip))
+            Some(source)
         }
-        None => {
-            let clip = match args.animation.as_deref() {
-                Some(name) => Some(Clip::find(&clips, name)?),
-                None => None,
-            };
-            (0, (clips.len(), clip))
-        }
+        None => None,
     };
+    let (first, played) = match &source {
+        Some(source) => (clips.len(), &source.clips),
+        None => (0, &clips),
+    };
+    let clip = args
+        .animation
+        .as_deref()
+        .map(|name| Clip::find(played, name))
+        .transpose()?;
+    let played_count = played.len();
     let lib = builder.build();
-    let (played_count, clip) = played;
     let count = args.instances;
     let ctx = open_gpu()?.ok_or(Error::NoAdapter)?;
     println!("adapter: {}", ctx.describe());
@@ -147,20 +147,21 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
     if args.animation_from.is_some() {
         // Frame where the retargeted crowd goes: the rest bounds moved with each instance's
         // mean joint (CPU twin), over every frame drawn.
-        let rest: Vec<_> = asset.skeleton.rest_component();
-        let mean = |joints: &mut dyn Iterator<Item = glam::Vec3>| {
-            let (sum, n) = joints.fold((glam::Vec3::ZERO, 0.0), |(s, n), p| (s + p, n + 1.0));
-            sum / f32::max(n, 1.0)
-        };
-        let rest_mean = mean(&mut rest.iter().map(|t| t.translation));
+        let bones = lib.bone_count();
+        let rest_mean = mean(
+            asset
+                .skeleton
+                .rest_component()
+                .iter()
+                .map(|t| t.translation),
+        );
         let cpu = posegpu::CpuEvaluator::new(&lib);
         let mut poses = posegpu::Poses::default();
         for frame in 0..frames {
             fill(&mut batch, frame);
             cpu.evaluate_batch(&batch, &mut poses)?;
             for (i, p) in placements.iter().enumerate() {
-                let bones = 0..lib.bone_count();
-                let at = mean(&mut bones.map(|b| poses.component(i, b).translation));
+                let at = mean((0..bones).map(|b| poses.component(i, b).translation));
                 let shift = at - rest_mean + p.translation;
                 if shift.is_finite() {
                     view_lo = view_lo.min(lo + shift);
@@ -212,4 +213,10 @@ fn frame_path(out: &Path, frame: Option<usize>) -> PathBuf {
     let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("frame");
     let ext = out.extension().and_then(|s| s.to_str()).unwrap_or("png");
     out.with_file_name(format!("{stem}_{k:04}.{ext}"))
+}
+
+/// The mean of some points (the origin for none).
+fn mean(points: impl Iterator<Item = glam::Vec3>) -> glam::Vec3 {
+    let (sum, n) = points.fold((glam::Vec3::ZERO, 0u32), |(s, n), p| (s + p, n + 1));
+    sum / n.max(1) as f32
 }

@@ -100,6 +100,12 @@ pub fn run(args: &RetargetArgs) -> Result<ExitCode, Error> {
     if let Some((i, n)) = args.shard {
         sources = sources.into_iter().skip(i).step_by(n).collect();
     }
+    if !single && !sources.is_empty() {
+        std::fs::create_dir_all(&args.out).map_err(|e| Error::Io {
+            path: args.out.clone(),
+            source: e,
+        })?;
+    }
     let mut failed = 0;
     for source in &sources {
         let out = if single {
@@ -111,12 +117,6 @@ pub fn run(args: &RetargetArgs) -> Result<ExitCode, Error> {
         if args.skip_existing && out.exists() {
             println!("{}: exists, skipped", out.display());
             continue;
-        }
-        if !single {
-            std::fs::create_dir_all(&args.out).map_err(|e| Error::Io {
-                path: args.out.clone(),
-                source: e,
-            })?;
         }
         match convert(args, &rig, source, &target, &out) {
             Ok(()) => {}

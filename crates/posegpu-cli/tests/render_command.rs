@@ -128,25 +128,24 @@ fn render_command_plays_another_files_clip_retargeted() {
     let source = anim_data().join("bvh/cmu_walk_delfem2.bvh");
     let dir = std::env::temp_dir().join(format!("posegpu-render-from-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let render = |time: &str, name: &str| {
+    // `posegpu render` of the knight playing the CMU walk, with further arguments, into `name`.
+    let render = |name: &str, more: &[&str]| {
         let out = dir.join(name);
-        let run = posegpu(&[
+        let mut args = vec![
             "render",
             "--model",
             model.to_str().unwrap(),
             "--animation-from",
             source.to_str().unwrap(),
-            "--instances",
-            "1",
-            "--width",
-            "96",
-            "--height",
-            "96",
-            "--time",
-            time,
             "--out",
             out.to_str().unwrap(),
-        ]);
+        ];
+        args.extend_from_slice(more);
+        (posegpu(&args), out)
+    };
+    let picture = |time: &str, name: &str| {
+        let size = ["--instances", "1", "--width", "96", "--height", "96"];
+        let (run, out) = render(name, &[&size[..], &["--time", time]].concat());
         assert!(
             run.status.success(),
             "{}",
@@ -155,22 +154,12 @@ fn render_command_plays_another_files_clip_retargeted() {
         decode_png(&std::fs::read(&out).unwrap()).unwrap().2
     };
     // The knight walks: the source's clip moves it, so two times draw two different pictures.
-    let (a, b) = (render("0.1", "a.png"), render("0.6", "b.png"));
+    let (a, b) = (picture("0.1", "a.png"), picture("0.6", "b.png"));
     let drawn = a.chunks_exact(4).filter(|p| p != &&a[..4]).count();
     assert!(drawn > 100, "only {drawn} pixels drawn");
     assert_ne!(a, b, "the retargeted clip does not move the knight");
     // A clip the source does not have is named in the error.
-    let run = posegpu(&[
-        "render",
-        "--model",
-        model.to_str().unwrap(),
-        "--animation-from",
-        source.to_str().unwrap(),
-        "--animation",
-        "Moonwalk",
-        "--out",
-        dir.join("c.png").to_str().unwrap(),
-    ]);
+    let (run, _) = render("c.png", &["--animation", "Moonwalk"]);
     assert!(!run.status.success());
     assert!(String::from_utf8_lossy(&run.stderr).contains("Moonwalk"));
     std::fs::remove_dir_all(&dir).unwrap();
