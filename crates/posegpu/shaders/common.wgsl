@@ -158,6 +158,9 @@ const LAYER_LOCAL: u32 = 1u;
 const LAYER_MESH: u32 = 2u;
 const LAYER_DYNAMIC_LOCAL: u32 = 3u;
 const LAYER_DYNAMIC_MESH: u32 = 4u;
+// The instance's IK weights (feet in the weight, hands in the third word): its last layer, no
+// samples, read by the IK stage only.
+const LAYER_IK: u32 = 5u;
 const INSTANCE_LOOP: u32 = 0x80000000u;
 
 fn layer_kind(layer: LayerEntry) -> u32 {

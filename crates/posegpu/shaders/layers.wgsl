@@ -94,7 +94,7 @@ fn main(
         let weight = layer.weight;
         e += 1u + layer_samples(layer);
         deferred = deferred || layer_is_mesh(kind);
-        if (!deferred) {
+        if (!deferred || kind == LAYER_IK) {
             continue;
         }
         let s = slot * bones;

@@ -41,6 +41,9 @@ fn main(
         let weight = layer.weight;
         let first = e + 1u;
         e = first + count;
+        if (kind == LAYER_IK) {
+            continue;
+        }
         deferred = deferred || layer_is_mesh(kind);
         let at = slot * bones + bone;
         if (deferred) {

@@ -13,11 +13,12 @@
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::error::{Error, Result};
 use crate::layout::{
-    Entry, Head, INSTANCE_LOOP, LAYER_BASE, LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_LOCAL,
-    LAYER_MESH, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE, ROOT_LOCK_ZERO,
+    Entry, Head, INSTANCE_LOOP, LAYER_BASE, LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_IK,
+    LAYER_LOCAL, LAYER_MESH, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE, ROOT_LOCK_ZERO,
 };
 use crate::library::AnimLibrary;
 use crate::model::AdditiveSpace;
+use crate::retarget::IkWeights;
 
 /// One instance playing one clip: a [`ClipSample`] of weight 1, as `PoseBatch::from_instances`
 /// and the single-clip evaluation calls take it.
@@ -92,6 +93,9 @@ pub enum LayerKind {
     /// UE's Make Dynamic Additive: the delta of its first sample's pose against its second's
     /// (both clips that are not additive), made at run time in this space and applied.
     Dynamic(AdditiveSpace),
+    /// The instance's IK weights ([`InstanceLayers::ik`]): no samples, always the last layer,
+    /// read by the IK stage after the others.
+    Ik,
 }
 
 impl LayerKind {
@@ -102,6 +106,7 @@ impl LayerKind {
             Self::Additive(AdditiveSpace::Mesh) => LAYER_MESH,
             Self::Dynamic(AdditiveSpace::Local) => LAYER_DYNAMIC_LOCAL,
             Self::Dynamic(AdditiveSpace::Mesh) => LAYER_DYNAMIC_MESH,
+            Self::Ik => LAYER_IK,
         }
     }
 
@@ -112,6 +117,7 @@ impl LayerKind {
             LAYER_MESH => Self::Additive(AdditiveSpace::Mesh),
             LAYER_DYNAMIC_LOCAL => Self::Dynamic(AdditiveSpace::Local),
             LAYER_DYNAMIC_MESH => Self::Dynamic(AdditiveSpace::Mesh),
+            LAYER_IK => Self::Ik,
             _ => return None,
         })
     }
@@ -128,6 +134,7 @@ impl LayerKind {
     fn slots(self) -> u32 {
         match self {
             Self::Dynamic(AdditiveSpace::Mesh) => 2,
+            Self::Ik => 0,
             _ => 1,
         }
     }
@@ -163,6 +170,7 @@ pub struct PoseBatch {
     /// Some instance has more than one layer, or a base of more or less than one kept clip.
     blends_or_layers: bool,
     mesh_layers: bool,
+    ik: bool,
 }
 
 impl PoseBatch {
@@ -197,6 +205,7 @@ impl PoseBatch {
         self.slots = 0;
         self.blends_or_layers = false;
         self.mesh_layers = false;
+        self.ik = false;
     }
 
     /// The number of instances.
@@ -246,6 +255,11 @@ impl PoseBatch {
         self.mesh_layers
     }
 
+    /// True when some instance has an IK layer (the IK stage has work).
+    pub fn has_ik(&self) -> bool {
+        self.ik
+    }
+
     /// The 16-byte words this batch uploads each frame: a head per instance and its entries.
     pub fn frame_words(&self) -> usize {
         self.heads.len() + self.entries.len()
@@ -284,6 +298,18 @@ impl PoseBatch {
                     let w = "the base must be the first layer, and only the first";
                     return Err(bad(instance, what(w)));
                 }
+                if layer.kind == LayerKind::Ik {
+                    let last = l + 1 == batch.heads[instance].layers as usize;
+                    let weights = ik_weights(&batch.entries, &batch.heads[instance]);
+                    if !last || !weights.is_some_and(|w| w.is_valid()) || layer.samples.len() > 0 {
+                        let w = format!(
+                            "IK weights {weights:?}: the IK layer must be the last, with weights \
+                             in 0..=1 and no samples"
+                        );
+                        return Err(bad(instance, what(&w)));
+                    }
+                    continue;
+                }
                 if !layer.weight.is_finite() {
                     let w = format!("weight {} is not finite", layer.weight);
                     return Err(bad(instance, what(&w)));
@@ -299,7 +325,7 @@ impl PoseBatch {
                 }
                 let wanted = match layer.kind {
                     LayerKind::Additive(space) => Some(space),
-                    LayerKind::Base | LayerKind::Dynamic(_) => None,
+                    LayerKind::Base | LayerKind::Dynamic(_) | LayerKind::Ik => None,
                 };
                 for (k, sample) in layer.samples().enumerate() {
                     let c = sample.clip as usize;
@@ -372,6 +398,26 @@ pub(crate) fn layers<'a>(
     })
 }
 
+/// The IK weights of an instance: its last layer when that is an IK layer.
+pub(crate) fn ik_weights(entries: &[Entry], head: &Head) -> Option<IkWeights> {
+    let last = head.first as usize + layer_words(entries, head).saturating_sub(1);
+    let word = entries.get(last)?;
+    (word[0] & 0xff == LAYER_IK).then(|| IkWeights {
+        feet: f32::from_bits(word[1]),
+        hands: f32::from_bits(word[2]),
+    })
+}
+
+/// The words an instance's layers take.
+fn layer_words(entries: &[Entry], head: &Head) -> usize {
+    let mut e = head.first as usize;
+    for _ in 0..head.layers {
+        let Some(w) = entries.get(e) else { break };
+        e += 1 + (w[0] >> 8) as usize;
+    }
+    e - head.first as usize
+}
+
 /// The instance last pushed, to add additive layers to in order.
 pub struct InstanceLayers<'a> {
     batch: &'a mut PoseBatch,
@@ -400,20 +446,34 @@ impl InstanceLayers<'_> {
         self
     }
 
+    /// Adds the instance's IK weights, its last layer: after retargeting through a plan, the
+    /// legs (`weights.feet`) and the left arm (`weights.hands`) reach their goals
+    /// ([`IkWeights`]). Without it an instance gets no IK. A later layer is refused by
+    /// [`PoseBatch::validate`].
+    pub fn ik(mut self, weights: IkWeights) -> Self {
+        self.push_word(LayerKind::Ik, weights.feet, weights.hands.to_bits(), &[]);
+        self
+    }
+
     fn push(&mut self, kind: LayerKind, weight: f32, samples: &[ClipSample]) {
+        self.push_word(kind, weight, 0, samples);
+    }
+
+    fn push_word(&mut self, kind: LayerKind, weight: f32, third: u32, samples: &[ClipSample]) {
         let b = &mut *self.batch;
         b.entries.push([
             kind.code() | (samples.len() as u32) << 8,
             weight.to_bits(),
-            0,
+            third,
             0,
         ]);
         b.entries.extend(samples.iter().map(ClipSample::entry));
         self.deferred |= kind.is_mesh();
         b.mesh_layers |= kind.is_mesh();
-        let single =
-            kind == LayerKind::Base && samples.len() == 1 && samples[0].weight > ZERO_WEIGHT;
+        let single = kind == LayerKind::Ik
+            || kind == LayerKind::Base && samples.len() == 1 && samples[0].weight > ZERO_WEIGHT;
         b.blends_or_layers |= !single;
+        b.ik |= kind == LayerKind::Ik;
         let head = b.heads.last_mut().expect("an instance was pushed");
         head.layers += 1;
         if self.deferred {

@@ -113,6 +113,9 @@ pub(crate) const LAYER_LOCAL: u32 = 1;
 pub(crate) const LAYER_MESH: u32 = 2;
 pub(crate) const LAYER_DYNAMIC_LOCAL: u32 = 3;
 pub(crate) const LAYER_DYNAMIC_MESH: u32 = 4;
+/// The instance's IK weights, its last layer: no samples; the feet weight in `weight`, the
+/// hands weight's bits in `_pad0`. Read by the IK stage only.
+pub(crate) const LAYER_IK: u32 = 5;
 /// [`SampleEntry::clip_and_flags`]: the clip loops.
 pub(crate) const INSTANCE_LOOP: u32 = 1 << 31;
 pub(crate) const ROOT_LOCK_REF_POSE: u32 = 1;
@@ -270,6 +273,56 @@ pub(crate) const PLAN_SEGMENT_END: u32 = 3;
 pub(crate) const PLAN_DRIVEN: u32 = 4;
 /// A path entry: the source local is inverted (the path goes up).
 pub(crate) const PATH_INVERSE: u32 = 1 << 31;
+/// [`BonePlan::modes`] of an IK goal record: the plan has no goal for this chain (the source
+/// lacks the bone, or its path is too long); the chain keeps its pose.
+pub(crate) const PLAN_NO_GOAL: u32 = 8;
+
+// ---------------------------------------------------------------------------------------------
+// IK after retargeting (src/retarget/goals.rs builds the chains, src/cpu/ik.rs and
+// shaders/ik.wgsl run them)
+
+/// One two-bone IK chain of the library's skeleton. The IK table (`ik` buffer) is
+/// an array of 16-byte words: `[chain count, 0, 0, 0]`, the chains, then their bone paths
+/// (four `u32` per word; `path_start` counts `u32`s from the table's start).
+///
+/// `root` → `mid` → `end` (thigh, shin, foot; upper arm, forearm, hand), each a descendant of
+/// the one before (80 bytes). `bend` is the way `mid` bends, in `root`'s local frame. The path lists the
+/// bones from the skeleton's root down to `end`, root first; the goal path those down to
+/// `goal_parent` (empty for a goal in component space).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct IkChain {
+    pub root: u32,
+    pub mid: u32,
+    pub end: u32,
+    /// The bone the goal is relative to, or [`IK_NO_BONE`] (component space).
+    pub goal_parent: u32,
+    pub bend: [f32; 3],
+    /// [`IK_HAND`] or 0 (a foot).
+    pub flags: u32,
+    pub path_start: u32,
+    pub path_len: u32,
+    pub goal_path_start: u32,
+    pub goal_path_len: u32,
+    /// A leg's up direction (component space) and its end's rest height along it.
+    pub up: [f32; 3],
+    pub rest_height: f32,
+    /// A leg's contact band: a goal up to `contact_lo` above the rest height is in contact (it
+    /// is reached in full); from `contact_hi` on only its height is (the swing keeps the
+    /// retargeted stride); smoothly in between.
+    pub contact_lo: f32,
+    pub contact_hi: f32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+}
+
+/// [`IkChain::flags`]: a hand chain: weighted by the hands weight, and its goal sets the
+/// hand's rotation too (a foot keeps its own).
+pub(crate) const IK_HAND: u32 = 1;
+/// [`IkChain::goal_parent`]: the goal is in component space.
+pub(crate) const IK_NO_BONE: u32 = u32::MAX;
+/// Words of one [`IkChain`].
+pub(crate) const IK_CHAIN_WORDS: u32 = (size_of::<IkChain>() / 16) as u32;
 
 // ---------------------------------------------------------------------------------------------
 // Crowd playback (src/playback/ describes it, src/gpu/crowd.rs keeps it on the GPU)
@@ -519,6 +572,24 @@ mod tests {
             t_yaw_axis: t_yaw_axis,
             source_rest: source_rest,
         }),
+        layout!(IkChain {
+            root: root,
+            mid: mid,
+            end: end,
+            goal_parent: goal_parent,
+            bend: bend,
+            flags: flags,
+            path_start: path_start,
+            path_len: path_len,
+            goal_path_start: goal_path_start,
+            goal_path_len: goal_path_len,
+            up: up,
+            rest_height: rest_height,
+            contact_lo: contact_lo,
+            contact_hi: contact_hi,
+            _pad0: _pad0,
+            _pad1: _pad1,
+        }),
         layout!(CrowdParams {
             dt: dt,
             group_count: group_count,
@@ -600,6 +671,11 @@ mod tests {
             ("LAYER_MESH", U32(LAYER_MESH)),
             ("LAYER_DYNAMIC_LOCAL", U32(LAYER_DYNAMIC_LOCAL)),
             ("LAYER_DYNAMIC_MESH", U32(LAYER_DYNAMIC_MESH)),
+            ("LAYER_IK", U32(LAYER_IK)),
+            ("PLAN_NO_GOAL", U32(PLAN_NO_GOAL)),
+            ("IK_HAND", U32(IK_HAND)),
+            ("IK_NO_BONE", U32(IK_NO_BONE)),
+            ("IK_CHAIN_WORDS", U32(IK_CHAIN_WORDS)),
             ("INSTANCE_LOOP", U32(INSTANCE_LOOP)),
             ("ROOT_LOCK_REF_POSE", U32(ROOT_LOCK_REF_POSE)),
             ("ROOT_LOCK_FIRST_FRAME", U32(ROOT_LOCK_FIRST_FRAME)),

@@ -58,7 +58,7 @@ pub use model::{
 };
 pub use playback::{Agent, Montage, PlayRate, Player, Segment, TrackId};
 pub use pose::{Deviation, Poses};
-pub use retarget::{BoneMapping, Rig, TranslationMode};
+pub use retarget::{BoneMapping, IkWeights, Rig, TranslationMode};
 
 /// The README's code blocks, compiled as doctests (`cargo test --doc`).
 #[cfg(doctest)]

@@ -81,6 +81,9 @@ pub(crate) struct LibraryData {
     /// comes first.
     pub(crate) retarget: Vec<Entry>,
     pub(crate) source_tables: Vec<u32>,
+    /// The IK table (`IkChain` in `src/layout.rs`): the chains of the target, from its first
+    /// character source's plan; empty (no chains) until then.
+    pub(crate) ik: Vec<Entry>,
 }
 
 /// Builds an [`AnimLibrary`]: sources and clips in, one packed library out.
@@ -127,6 +130,7 @@ impl AnimLibrary {
                 values: Vec::new(),
                 retarget: words(&retarget),
                 source_tables: vec![0],
+                ik: Vec::new(),
             },
             shared_times: HashMap::new(),
         }
@@ -193,13 +197,24 @@ impl LibraryBuilder {
         let target = &self.lib.skeleton;
         plan.check(&source.skeleton, target)?;
         // The table: the records, the source's reference locals, the path entries.
+        if self.lib.ik.is_empty() {
+            self.lib.ik = plan.ik_table().to_vec();
+        } else if self.lib.ik != plan.ik_table() {
+            return Err(Error::PlanMismatch {
+                what: "the plan's target IK chains differ from the library's (plans for one \
+                       library must be built for the same target asset)"
+                    .to_string(),
+            });
+        }
         let base = self.lib.retarget.len();
-        let rest = base + target.len() * PLAN_WORDS as usize;
+        let records = target.len() + plan.goal_records().len();
+        let rest = base + records * PLAN_WORDS as usize;
         let paths = rest + source.skeleton.len() * 3;
         let path_base = to_u32(paths * 4, "retarget table")?;
         let rest = to_u32(rest, "retarget table")?;
         let mut table: Vec<Entry> = Vec::with_capacity(paths - base + plan.paths().len() / 4 + 1);
-        for record in plan.records() {
+        // The goal records follow the bones' (the IK stage reads goal g at bone count + g).
+        for record in plan.records().iter().chain(plan.goal_records()) {
             let mut record = *record;
             record.path_start += path_base;
             record.source_rest = rest;
@@ -431,6 +446,7 @@ impl AnimLibrary {
     pub fn asset_bytes(&self) -> u64 {
         (std::mem::size_of_val(self.data.parents.as_slice())
             + std::mem::size_of_val(self.data.retarget.as_slice())
+            + std::mem::size_of_val(self.data.ik.as_slice())
             + std::mem::size_of_val(self.data.inverse_bind.as_slice())
             + std::mem::size_of_val(self.data.clips.as_slice())
             + std::mem::size_of_val(self.data.channels.as_slice())

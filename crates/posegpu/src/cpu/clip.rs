@@ -143,12 +143,24 @@ fn sample_plan_bone(
     apply_bone(
         r,
         |i| data.path_entry(i),
-        |source| {
-            let base = c.channel_base as usize + source * 3;
-            let fill = *data.record::<Xform>(r.source_rest + source as u32 * 3);
-            sample_channels(lib, &data.channels[base..base + 3], t, fill.into(), search)
-        },
+        |source| source_local(lib, c, r, source, t, search),
     )
+}
+
+/// Source bone `source`'s local in plan clip `c` at `t` (`source_local` in `clip.wgsl`):
+/// channels the clip lacks take the source's reference locals, stored where `r` says.
+pub(crate) fn source_local(
+    lib: &AnimLibrary,
+    c: &ClipData,
+    r: &BonePlan,
+    source: usize,
+    t: f32,
+    search: &mut KeySearch,
+) -> Transform {
+    let data = lib.data();
+    let base = c.channel_base as usize + source * 3;
+    let fill = *data.record::<Xform>(r.source_rest + source as u32 * 3);
+    sample_channels(lib, &data.channels[base..base + 3], t, fill.into(), search)
 }
 
 /// Applies a bone's translation retargeting mode to its sampled local transform `x`. Additive

@@ -81,7 +81,7 @@ pub(super) fn run_instance(
                     deltas[base_slot + i].rotation = base_pose.rotation.to_array();
                 }
             }
-            LayerKind::Base => {}
+            LayerKind::Base | LayerKind::Ik => {}
         }
     }
 }

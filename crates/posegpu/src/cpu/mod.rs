@@ -3,13 +3,14 @@
 
 //!
 //! One file per stage, named as its shader: `clip.rs` ↔ `clip.wgsl`, `sample.rs` ↔
-//! `sample.wgsl`, `layers.rs`, `hierarchy.rs`, `advance.rs`, `root_motion.rs`, `skin.rs`, and
+//! `sample.wgsl`, `layers.rs`, `ik.rs`, `hierarchy.rs`, `advance.rs`, `root_motion.rs`, `skin.rs`, and
 //! the crowd that steps players on the CPU ([`Crowd`]).
 
 mod advance;
 mod clip;
 pub(crate) mod crowd;
 mod hierarchy;
+mod ik;
 mod layers;
 mod root_motion;
 mod sample;
@@ -19,6 +20,7 @@ mod skin;
 #[cfg(test)]
 pub(crate) use clip::retarget_bone;
 pub(crate) use clip::{sample_bone, KeySearch};
+pub(crate) use ik::solve as solve_ik;
 pub use crowd::Crowd;
 #[cfg(feature = "render")]
 pub(crate) use skin::skin_vertex;
@@ -74,6 +76,7 @@ impl<'a> CpuEvaluator<'a> {
                     let l = &mut l[r.clone()];
                     sample::sample_instance(self.lib, batch, i, l, &mut deltas, &mut scratch);
                     layers::run_instance(self.lib, &batch.entries, head, l, &mut deltas);
+                    ik::run_instance(self.lib, &batch.entries, head, l);
                     hierarchy::run_instance(self.lib, l, &mut c[r.clone()], &mut s[r]);
                 }
             });
@@ -89,6 +92,10 @@ impl<'a> CpuEvaluator<'a> {
         let mut deltas = vec![Xform::default(); batch.slot_count() as usize * bones];
         sample::run(self.lib, batch, &mut out.locals, &mut deltas);
         layers::run(self.lib, batch, &mut out.locals, &mut deltas);
+        let bones = bones.max(1);
+        for (head, l) in batch.heads.iter().zip(out.locals.chunks_exact_mut(bones)) {
+            ik::run_instance(self.lib, &batch.entries, head, l);
+        }
         hierarchy::run(self.lib, &out.locals, &mut out.component, &mut out.skinning);
         Ok(())
     }

@@ -74,7 +74,9 @@ pub(crate) fn sample_instance(
     let bones = lib.bone_count();
     let head = &batch.heads[instance];
     for layer in batch::layers(&batch.entries, head).map_while(|l| l) {
-        if layer.kind != LayerKind::Base && layer.weight <= ZERO_WEIGHT {
+        if layer.kind == LayerKind::Ik
+            || layer.kind != LayerKind::Base && layer.weight <= ZERO_WEIGHT
+        {
             continue;
         }
         scratch.prepare(lib, layer.samples);

@@ -15,6 +15,7 @@
 //! retargeting" and "Offline retargeting".
 
 pub mod frame;
+pub(crate) mod goals;
 pub mod humanoid;
 mod matching;
 mod mode;
@@ -26,6 +27,7 @@ mod runtime;
 mod tree;
 
 pub use frame::{BodyFrame, Character};
+pub use goals::{IkWeights, MAX_IK_DEPTH};
 pub use humanoid::{recognise, Humanoid, Role, Side};
 pub use matching::{BoneMapping, MatchKind};
 pub use mode::TranslationMode;

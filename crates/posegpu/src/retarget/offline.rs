@@ -1,7 +1,7 @@
 //! Offline conversion of a whole clip to another skeleton: through a [`RetargetPlan`]
 //! ([`bake_clip`], between characters), or UE's RemapTracksToNewSkeleton ([`remap_clip`]).
 
-use super::{BoneMapping, RetargetPlan};
+use super::{BoneMapping, IkWeights, RetargetPlan};
 use crate::error::{Error, Result};
 use crate::math::{angle_between, Transform, TINY};
 use crate::model::{Asset, Skeleton};
@@ -12,12 +12,16 @@ use crate::model::{BoneTrack, Channel, Clip, Interpolation};
 /// it as the sampling stage applies it, and keys written at those times (linear) for the
 /// channels of target bones that move away from the target's reference pose (one key where a
 /// channel holds still elsewhere). Played on `target`, the baked clip gives the plan's poses at
-/// the key times, and their interpolation in between.
+/// the key times, and their interpolation in between. With `ik` above
+/// [`IkWeights::NONE`], the IK chains run on each key's pose ([`RetargetPlan::apply_with_ik`]):
+/// feet planted where the source's are (the keys are then the IK stage's poses at those
+/// times).
 pub fn bake_clip(
     plan: &RetargetPlan,
     source: &Asset,
     clip: &Clip,
     target: &Skeleton,
+    ik: IkWeights,
 ) -> Result<Clip> {
     plan.check(&source.skeleton, target)?;
     if clip.tracks().len() != source.skeleton.len() {
@@ -38,7 +42,7 @@ pub fn bake_clip(
     let times = clip.key_times();
     let poses: Vec<Vec<Transform>> = times
         .iter()
-        .map(|&t| plan.apply(&clip.pose_at(source.skeleton.rest(), t)))
+        .map(|&t| plan.apply_with_ik(&clip.pose_at(source.skeleton.rest(), t), ik))
         .collect();
     let tol = 1e-6 * target.extent();
     let tracks = target

@@ -19,8 +19,10 @@ use super::frame::Character;
 use super::humanoid::{display_name, skeleton_label, Role};
 use super::tree::Tree;
 use crate::error::{Error, Result};
+use super::goals::{self, ChainDef, IkWeights};
 use crate::layout::{
-    BonePlan, PATH_INVERSE, PLAN_CHAIN, PLAN_DRIVEN, PLAN_MAPPED, PLAN_REFERENCE, PLAN_SEGMENT_END,
+    BonePlan, Entry, PATH_INVERSE, PLAN_CHAIN, PLAN_DRIVEN, PLAN_MAPPED, PLAN_NO_GOAL,
+    PLAN_REFERENCE, PLAN_SEGMENT_END,
 };
 use crate::math::{safe_recip, Transform};
 use crate::model::{component_space, Asset, Skeleton};
@@ -109,6 +111,9 @@ pub struct BonePlanInfo {
 #[derive(Clone, Debug, PartialEq)]
 pub struct RetargetPlan {
     records: Vec<BonePlan>,
+    /// One goal record per IK chain of the target ([`goals::chains`]).
+    goals: Vec<BonePlan>,
+    ik_table: Vec<Entry>,
     paths: Vec<u32>,
     bones: Vec<BonePlanInfo>,
     g: Quat,
@@ -140,9 +145,12 @@ impl RetargetPlan {
         let (s_char, t_char) = (side(source, "source")?, side(target, "target")?);
         let s = PlanSide::new(&source.skeleton, &s_char);
         let t = PlanSide::new(&target.skeleton, &t_char);
-        let built = Builder::new(&s, &t, options)?.build()?;
+        let chains = goals::chains(&target.skeleton, &t_char);
+        let built = Builder::new(&s, &t, options)?.build(&chains)?;
         Ok(Self {
             records: built.records,
+            goals: built.goals,
+            ik_table: goals::table(&target.skeleton, &chains),
             paths: built.paths,
             bones: built.bones,
             g: built.g,
@@ -261,6 +269,50 @@ impl RetargetPlan {
         out
     }
 
+    /// The target's local pose from one pose of the source, then its IK chains run with
+    /// `weights` toward the goals this source pose gives ("IK after retargeting"): what the
+    /// IK stage computes for an instance that plays one of this source's clips alone.
+    pub fn apply_with_ik(&self, source_locals: &[Transform], weights: IkWeights) -> Vec<Transform> {
+        let mut out = self.apply(source_locals);
+        let goals = self.goals(source_locals);
+        crate::cpu::solve_ik(&self.ik_table, &mut out, weights, &[1.0], |c, _| goals[c]);
+        out
+    }
+
+    /// Per IK chain of the target, its goal from one pose of the source, in the chain's goal
+    /// frame (component space for a leg, the right hand's frame for the left arm); `None`
+    /// where the plan has none.
+    pub fn goals(&self, source_locals: &[Transform]) -> Vec<Option<Transform>> {
+        self.goals
+            .iter()
+            .map(|r| {
+                (r.modes & PLAN_NO_GOAL == 0).then(|| {
+                    apply_bone(
+                        r,
+                        |i| self.paths.get(i).copied().unwrap_or(0),
+                        |bone| {
+                            source_locals
+                                .get(bone)
+                                .copied()
+                                .unwrap_or(Transform::IDENTITY)
+                        },
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// The goal records, one per IK chain of the target (path starts relative to
+    /// [`RetargetPlan::paths`]).
+    pub(crate) fn goal_records(&self) -> &[BonePlan] {
+        &self.goals
+    }
+
+    /// The target's IK table (layout: `IkChain` in `src/layout.rs`).
+    pub(crate) fn ik_table(&self) -> &[Entry] {
+        &self.ik_table
+    }
+
     /// The records, one per target bone (path starts relative to [`RetargetPlan::paths`]).
     pub(crate) fn records(&self) -> &[BonePlan] {
         &self.records
@@ -299,6 +351,7 @@ impl<'a> PlanSide<'a> {
 /// What [`Builder::build`] makes.
 struct Built {
     records: Vec<BonePlan>,
+    goals: Vec<BonePlan>,
     paths: Vec<u32>,
     bones: Vec<BonePlanInfo>,
     g: Quat,
@@ -498,7 +551,7 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn build(self) -> Result<Built> {
+    fn build(self, chains: &[ChainDef]) -> Result<Built> {
         let nt = self.t.skeleton.len();
         let mut records = Vec::with_capacity(nt);
         let mut paths: Vec<u32> = Vec::new();
@@ -508,8 +561,10 @@ impl<'a> Builder<'a> {
             records.push(record);
             bones.push(info);
         }
+        let goals = chains.iter().map(|c| self.goal(c, &mut paths)).collect();
         Ok(Built {
             records,
+            goals,
             paths,
             bones,
             g: self.g,
@@ -679,44 +734,11 @@ impl<'a> Builder<'a> {
         let a = self.map[b].unwrap_or(0);
         match self.mapped_anc[b] {
             None => {
-                // A root of the mapping: follows the source's position from the floor point
-                // under the pelvis, scaled by k.
-                let (sf, tf) = (&s.character.body, &t.character.body);
                 let par = t
                     .skeleton
                     .parent(b)
                     .map_or(Transform::IDENTITY, |pp| self.t_cs[pp]);
-                let (inv_r, inv_s) = (par.rotation.inverse(), safe_recip(par.scale));
-                let t_pelvis = t.character.humanoid.pelvis(&self.t_cs);
-                let s_pelvis = s.character.humanoid.pelvis(&s.cs);
-                let origin_t = tf.horizontal(t_pelvis) + tf.up * tf.ground;
-                let origin_s = sf.horizontal(s_pelvis) + sf.up * sf.ground;
-                let w = (self.t_cs[b].translation - t_pelvis)
-                    - self.k * (self.g * (s.cs[a].translation - s_pelvis));
-                // W turns with the source hips for the hips; with their heading only for
-                // other roots (IK-style feet), so that a planted foot stays planted.
-                let hips = s.character.humanoid.hips;
-                let hips_at = path.iter().position(|&(x, _)| x == hips);
-                let (cap, yaw) = match hips_at {
-                    Some(i) if a == hips => (i + 1, Vec3::ZERO),
-                    Some(i) => (i + 1, tf.up),
-                    None => (path.len(), tf.up),
-                };
-                let cap_bone = path.get(cap.saturating_sub(1)).map_or(a, |&(x, _)| x);
-                rec.t_rot = (inv_r * self.g).normalize().to_array();
-                rec.t_k = self.k;
-                rec.t_inv_scale = inv_s.to_array();
-                rec.t_cap = cap as u32;
-                rec.t_w = w.to_array();
-                rec.t_wpre = self.g.to_array();
-                rec.t_wpost = (s.cs[cap_bone].rotation.inverse() * self.g.inverse())
-                    .normalize()
-                    .to_array();
-                rec.t_par_inv = inv_r.to_array();
-                rec.t_yaw_axis = yaw.to_array();
-                rec.t_const = (inv_s
-                    * (inv_r * (origin_t - self.k * (self.g * origin_s) - par.translation)))
-                    .to_array();
+                self.root_translation(rec, self.t_cs[b].translation, &par, a, path);
                 true
             }
             Some(p) => {
@@ -758,6 +780,106 @@ impl<'a> Builder<'a> {
                 }
             }
         }
+    }
+}
+
+impl Builder<'_> {
+    /// A root of the mapping ("Driven translations"): a target point at rest position `rest`
+    /// (component space) under parent transform `par` follows source bone `a`'s position
+    /// (read through `path`, from the source's top) from the floor point under the pelvis,
+    /// scaled by k. The rest offset W turns with the source hips for the hips; with their
+    /// heading only for other roots (IK-style feet, IK goals), so that a planted foot stays
+    /// planted.
+    fn root_translation(
+        &self,
+        rec: &mut BonePlan,
+        rest: Vec3,
+        par: &Transform,
+        a: usize,
+        path: &[(usize, bool)],
+    ) {
+        let (s, t) = (self.s, self.t);
+        let (sf, tf) = (&s.character.body, &t.character.body);
+        let (inv_r, inv_s) = (par.rotation.inverse(), safe_recip(par.scale));
+        let t_pelvis = t.character.humanoid.pelvis(&self.t_cs);
+        let s_pelvis = s.character.humanoid.pelvis(&s.cs);
+        let origin_t = tf.horizontal(t_pelvis) + tf.up * tf.ground;
+        let origin_s = sf.horizontal(s_pelvis) + sf.up * sf.ground;
+        let w = (rest - t_pelvis) - self.k * (self.g * (s.cs[a].translation - s_pelvis));
+        let hips = s.character.humanoid.hips;
+        let hips_at = path.iter().position(|&(x, _)| x == hips);
+        let (cap, yaw) = match hips_at {
+            Some(i) if a == hips => (i + 1, Vec3::ZERO),
+            Some(i) => (i + 1, tf.up),
+            None => (path.len(), tf.up),
+        };
+        let cap_bone = path.get(cap.saturating_sub(1)).map_or(a, |&(x, _)| x);
+        rec.t_rot = (inv_r * self.g).normalize().to_array();
+        rec.t_k = self.k;
+        rec.t_inv_scale = inv_s.to_array();
+        rec.t_cap = cap as u32;
+        rec.t_w = w.to_array();
+        rec.t_wpre = self.g.to_array();
+        rec.t_wpost = (s.cs[cap_bone].rotation.inverse() * self.g.inverse())
+            .normalize()
+            .to_array();
+        rec.t_par_inv = inv_r.to_array();
+        rec.t_yaw_axis = yaw.to_array();
+        rec.t_const = (inv_s * (inv_r * (origin_t - self.k * (self.g * origin_s) - par.translation)))
+            .to_array();
+    }
+
+    /// The goal record of IK chain `c` ("IK after retargeting"): for a leg, the source's ankle
+    /// as a root of the mapping, in component space; for the left arm, the source's left hand
+    /// relative to its right hand, in the target right hand's frame. [`PLAN_NO_GOAL`] where the
+    /// source lacks a counterpart or the path is longer than [`goals::MAX_GOAL_PATH`].
+    fn goal(&self, c: &ChainDef, paths: &mut Vec<u32>) -> BonePlan {
+        let none = BonePlan {
+            modes: PLAN_NO_GOAL,
+            ..reference_record(&Transform::IDENTITY)
+        };
+        let mut rec = reference_record(&Transform::IDENTITY);
+        let Some(a) = self.map[c.end] else {
+            return none;
+        };
+        let path = match c.goal_parent {
+            None => {
+                let mut up: Vec<(usize, bool)> =
+                    self.s.tree.ancestors(a).map(|x| (x, false)).collect();
+                up.reverse();
+                up
+            }
+            Some(g) => match self.map[g] {
+                Some(a_g) => self.s.tree.path(a_g, a),
+                None => return none,
+            },
+        };
+        if path.is_empty() || path.len() > goals::MAX_GOAL_PATH {
+            return none;
+        }
+        rec.path_start = paths.len() as u32;
+        rec.path_len = path.len() as u32;
+        paths.extend(encode(&path));
+        rec.modes = PLAN_DRIVEN;
+        match c.goal_parent {
+            None => {
+                self.root_translation(&mut rec, self.t_cs[c.end].translation, &Transform::IDENTITY, a, &path);
+            }
+            Some(g) => {
+                let (qg, qe) = (
+                    self.q[g].unwrap_or(Quat::IDENTITY),
+                    self.q[c.end].unwrap_or(Quat::IDENTITY),
+                );
+                let a_g = self.map[g].unwrap_or(0);
+                rec.pre = qg.inverse().to_array();
+                rec.post = qe.to_array();
+                rec.modes |= PLAN_MAPPED;
+                rec.t_rot = qg.inverse().to_array();
+                rec.t_k = self.k * mean(self.s.cs[a_g].scale) / mean(self.t_cs[g].scale).max(1e-12);
+                rec.t_const = [0.0; 3];
+            }
+        }
+        rec
     }
 }
 

@@ -18,6 +18,7 @@ use glam::Vec3;
 
 pub use super::frame::frame_times;
 use super::frame::BodyFrame;
+use super::goals::IkWeights;
 use super::humanoid::{Humanoid, Side, SideLimbs};
 use super::plan::RetargetPlan;
 use super::tree::Tree;
@@ -268,13 +269,15 @@ impl Ankle {
 }
 
 /// Measures `plan` (from `source` to `target`) playing `clip`, a clip of `source`, at
-/// `times`, evaluated on the CPU ([`RetargetPlan::apply`]).
+/// `times`, evaluated on the CPU with IK weights `ik` ([`RetargetPlan::apply_with_ik`];
+/// [`IkWeights::NONE`]: [`RetargetPlan::apply`] alone).
 pub fn measure(
     source: &Asset,
     target: &Asset,
     plan: &RetargetPlan,
     clip: &Clip,
     times: &[f32],
+    ik: IkWeights,
 ) -> Result<QualityReport> {
     check(source, target, plan, clip)?;
     let (ss, ts) = (&source.skeleton, &target.skeleton);
@@ -282,7 +285,7 @@ pub fn measure(
         .iter()
         .map(|&t| {
             let s_locals = clip.pose_at(ss.rest(), t);
-            let t_locals = plan.apply(&s_locals);
+            let t_locals = plan.apply_with_ik(&s_locals, ik);
             (
                 component_space(ss.parents(), &s_locals),
                 component_space(ts.parents(), &t_locals),

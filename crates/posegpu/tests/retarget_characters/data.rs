@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use posegpu::retarget::quality::{self, QualityReport};
 use posegpu::retarget::{PlanOptions, RetargetPlan};
+pub use posegpu::IkWeights;
 use posegpu::{Asset, Clip};
 
 use crate::common::anim_data;
@@ -68,12 +69,13 @@ pub fn run_pair(
     clip_name: Option<&str>,
     target: &str,
     frames: usize,
+    ik: IkWeights,
 ) -> (String, QualityReport) {
     let (s, t) = (asset(source), asset(target));
     let clip = clip(&s, clip_name);
     let plan = plan(source, target);
     let times = quality::frame_times(clip, frames);
-    let report = quality::measure(&s, &t, &plan, clip, &times).unwrap();
+    let report = quality::measure(&s, &t, &plan, clip, &times, ik).unwrap();
     let label = format!("{} [{}] -> {}", short(source), clip.name(), short(target));
     (label, report)
 }

@@ -199,7 +199,7 @@ fn gpu_poses_are_judged_as_the_cpu_plan() {
     let crowd: Vec<Instance> = times.iter().map(|&t| Instance::new(0, t, false)).collect();
     let poses = common::gpu_eval(&ctx, &lib, &crowd, &GpuOptions::default());
     let on_gpu = quality::measure_poses(&s, &t, &plan, clip, &times, &poses).unwrap();
-    let on_cpu = quality::measure(&s, &t, &plan, clip, &times).unwrap();
+    let on_cpu = quality::measure(&s, &t, &plan, clip, &times, IkWeights::NONE).unwrap();
     assert!((on_gpu.overall.mean - on_cpu.overall.mean).abs() < 0.01);
     assert!((on_gpu.overall.max - on_cpu.overall.max).abs() < 0.05);
     assert!((on_gpu.hips_height.max - on_cpu.hips_height.max).abs() < 1e-3);

@@ -10,3 +10,4 @@ mod gpu;
 mod pairs;
 mod plan;
 mod recognition;
+mod scratch;

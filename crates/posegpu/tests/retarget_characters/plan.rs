@@ -470,7 +470,7 @@ fn a_baked_clip_plays_the_plan_on_the_target() {
     let (s, t) = (asset(ZOMBIE), asset(SUPERHERO));
     let plan = plan(ZOMBIE, SUPERHERO);
     let clip = &s.clips[0];
-    let baked = bake_clip(&plan, &s, clip, &t.skeleton).unwrap();
+    let baked = bake_clip(&plan, &s, clip, &t.skeleton, IkWeights::NONE).unwrap();
     assert_eq!(baked.name(), clip.name());
     assert!((baked.duration() - clip.duration()).abs() < 1e-6);
     let extent = t.skeleton.extent();
@@ -494,9 +494,9 @@ fn a_baked_clip_plays_the_plan_on_the_target() {
     assert!(still > 0, "bones without a counterpart get no keys");
     // Additive clips, and clips of another skeleton, are refused.
     let additive = clip.clone().with_additive(posegpu::AdditiveSpace::Local);
-    let err = bake_clip(&plan, &s, &additive, &t.skeleton).unwrap_err();
+    let err = bake_clip(&plan, &s, &additive, &t.skeleton, IkWeights::NONE).unwrap_err();
     assert!(matches!(err, Error::Additive { .. }), "{err}");
-    let err = bake_clip(&plan, &s, clip, &asset(KNIGHT).skeleton).unwrap_err();
+    let err = bake_clip(&plan, &s, clip, &asset(KNIGHT).skeleton, IkWeights::NONE).unwrap_err();
     assert!(matches!(err, Error::PlanMismatch { .. }), "{err}");
 }
 

@@ -1,0 +1,172 @@
+//! IK after retargeting: a target's two-bone chains (each leg, and the left arm reaching for a
+//! goal the right hand carries), the way each bends, the per-instance weights, and the IK table
+//! the IK stage reads (`shaders/ik.wgsl`, CPU twin `src/cpu/ik.rs`). A plan makes one goal per
+//! chain from the source's pose (`RetargetPlan`'s goal records). Spec: `docs/pose-math.md`,
+//! "IK after retargeting".
+
+use glam::Vec3;
+
+use super::frame::Character;
+use super::humanoid::Side;
+use super::tree::Tree;
+use crate::layout::{Entry, IkChain, IK_HAND, IK_NO_BONE};
+use crate::model::Skeleton;
+
+/// The most bones from a skeleton's root to a chain's end (or to a goal's bone) the IK table
+/// takes; a deeper chain is left out (it keeps its pose).
+pub const MAX_IK_DEPTH: usize = 64;
+
+/// The most source bones a goal record may read (a hand's goal reads from one hand up to
+/// where the arms meet and down to the other).
+pub(crate) const MAX_GOAL_PATH: usize = 16;
+
+/// How much of the IK after retargeting an instance gets, from 0 (the retargeted pose as it
+/// is) to 1 (the chains reach their goals).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IkWeights {
+    /// Both legs: each ankle goes where the source's ankle is, scaled to the target (feet on
+    /// the ground where the source's are, no sinking, no floating).
+    pub feet: f32,
+    /// The left arm: the left hand goes where the source's left hand is relative to its right
+    /// hand (a two-handed weapon stays in both hands), and turns as the source's does.
+    pub hands: f32,
+}
+
+impl IkWeights {
+    /// No IK.
+    pub const NONE: Self = Self {
+        feet: 0.0,
+        hands: 0.0,
+    };
+    /// Feet on the ground, hands free: what `posegpu` does by default for retargeted clips.
+    pub const FEET: Self = Self {
+        feet: 1.0,
+        hands: 0.0,
+    };
+    /// Feet on the ground and the left hand on the right hand's grip.
+    pub const ALL: Self = Self {
+        feet: 1.0,
+        hands: 1.0,
+    };
+
+    /// True when both weights are finite and within `0..=1`.
+    pub fn is_valid(&self) -> bool {
+        [self.feet, self.hands]
+            .iter()
+            .all(|w| w.is_finite() && (0.0..=1.0).contains(w))
+    }
+}
+
+/// What one chain is, before it is laid out in the IK table.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ChainDef {
+    pub root: usize,
+    pub mid: usize,
+    pub end: usize,
+    /// The bone the goal is relative to (the right hand, for the left arm's).
+    pub goal_parent: Option<usize>,
+    /// The way `mid` bends, in `root`'s rest local frame.
+    pub bend: Vec3,
+    pub hand: bool,
+    /// Up, the end's rest height along it, and the hip height (component space).
+    pub up: Vec3,
+    pub rest_height: f32,
+    pub hip_height: f32,
+}
+
+/// A leg's goal is in full contact up to this lift above its rest height (in hip heights), and
+/// from [`CONTACT_HI`] on moves only its height: the ankle lift of a planted foot whose heel
+/// rises stays in contact.
+pub(crate) const CONTACT_LO: f32 = 0.03;
+/// See [`CONTACT_LO`].
+pub(crate) const CONTACT_HI: f32 = 0.08;
+
+/// The chains of `character` (whose skeleton is `skeleton`): left leg, right leg, left arm,
+/// each only where its three bones descend from one another (an IK-style foot that hangs from
+/// the root has no leg chain: the plan drives it already) within [`MAX_IK_DEPTH`].
+pub(crate) fn chains(skeleton: &Skeleton, character: &Character) -> Vec<ChainDef> {
+    let tree = Tree::new(skeleton);
+    let cs = skeleton.rest_component();
+    let (h, body) = (&character.humanoid, &character.body);
+    let chain = |root: usize, mid: usize, end: usize, goal_parent: Option<usize>, hand: bool| {
+        let ok = root != mid
+            && mid != end
+            && tree.is_ancestor(root, mid)
+            && tree.is_ancestor(mid, end)
+            && tree.depth[end] < MAX_IK_DEPTH
+            && goal_parent.is_none_or(|g| tree.depth[g] < MAX_IK_DEPTH && !tree.is_ancestor(root, g));
+        // The bend: knees forward, elbows back, square to the rest line root → end. The IK
+        // stage bends the mid joint the way the pose bends it, and this way where the pose
+        // holds the chain straight.
+        let (a, c) = (cs[root].translation, cs[end].translation);
+        let line = (c - a).normalize_or_zero();
+        let way = if hand { -body.forward } else { body.forward };
+        let dir = (way - line * way.dot(line)).normalize_or(way);
+        ok.then(|| ChainDef {
+            root,
+            mid,
+            end,
+            goal_parent,
+            bend: cs[root].rotation.inverse() * dir,
+            hand,
+            up: body.up,
+            rest_height: c.dot(body.up),
+            hip_height: body.hip_height,
+        })
+    };
+    let (l, r) = (h.side(Side::Left), h.side(Side::Right));
+    [
+        chain(l.thigh, l.shin, l.foot, None, false),
+        chain(r.thigh, r.shin, r.foot, None, false),
+        chain(l.upper_arm, l.forearm, l.hand, Some(r.hand), true),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The IK table of `chains` (layout: [`IkChain`]).
+pub(crate) fn table(skeleton: &Skeleton, chains: &[ChainDef]) -> Vec<Entry> {
+    let tree = Tree::new(skeleton);
+    let down = |bone: usize| {
+        let mut up: Vec<u32> = tree.ancestors(bone).map(|b| b as u32).collect();
+        up.reverse();
+        up
+    };
+    let header = 1 + chains.len() * size_of::<IkChain>() / 16;
+    let mut paths: Vec<u32> = Vec::new();
+    let mut records = Vec::with_capacity(chains.len());
+    for c in chains {
+        let path = down(c.end);
+        let goal_path = c.goal_parent.map(down).unwrap_or_default();
+        let start = (header * 4 + paths.len()) as u32;
+        paths.extend(&path);
+        paths.extend(&goal_path);
+        records.push(IkChain {
+            root: c.root as u32,
+            mid: c.mid as u32,
+            end: c.end as u32,
+            goal_parent: c.goal_parent.map_or(IK_NO_BONE, |g| g as u32),
+            bend: c.bend.to_array(),
+            flags: if c.hand { IK_HAND } else { 0 },
+            path_start: start,
+            path_len: path.len() as u32,
+            goal_path_start: start + path.len() as u32,
+            goal_path_len: goal_path.len() as u32,
+            up: c.up.to_array(),
+            rest_height: c.rest_height,
+            contact_lo: CONTACT_LO * c.hip_height,
+            contact_hi: CONTACT_HI * c.hip_height,
+            _pad0: 0,
+            _pad1: 0,
+        });
+    }
+    let mut out: Vec<Entry> = vec![[chains.len() as u32, 0, 0, 0]];
+    out.extend_from_slice(bytemuck::cast_slice(&records));
+    out.extend(paths.chunks(4).map(|c| {
+        let mut word = [0; 4];
+        word[..c.len()].copy_from_slice(c);
+        word
+    }));
+    out
+}
