@@ -14,7 +14,7 @@ use posegpu::{
 };
 use serde::Serialize;
 
-use crate::method::Runtime;
+use crate::method::{IkArgs, Runtime};
 use crate::Backend;
 
 #[derive(clap::Args)]
@@ -100,6 +100,8 @@ pub struct EvalArgs {
     /// Write the JSON here instead of to standard output.
     #[arg(long)]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    ik: IkArgs,
 }
 
 /// `--additive-base`, with clip names still unresolved.
@@ -199,20 +201,24 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
     };
     let mut batch = PoseBatch::with_capacity(args.times.len(), 4);
     for &t in &args.times {
-        let instance = batch.push_clip(base as u32, t, args.looping);
+        let mut instance = batch.push_clip(base as u32, t, args.looping);
         match &layer {
             None => {}
             Some(Layer::Additive { clip, space }) => {
                 let time = args.additive_time.unwrap_or(t);
                 let sample = ClipSample::new(*clip, time, args.looping);
-                instance.additive(*space, args.alpha, &[sample]);
+                instance = instance.additive(*space, args.alpha, &[sample]);
             }
             Some(Layer::Aim(..)) => {
                 if let Some((aim, at)) = &aim {
                     let time = args.additive_time.unwrap_or(0.0);
-                    instance.aim(aim, *at, time, args.alpha);
+                    instance = instance.aim(aim, *at, time, args.alpha);
                 }
             }
+        }
+        // IK after retargeting, last: the library runs it for character sources only.
+        if args.animation_from.is_some() {
+            instance.ik(args.ik.weights());
         }
     }
     let poses = evaluate(&lib, &batch, args.backend)?;

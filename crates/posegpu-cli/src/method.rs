@@ -3,7 +3,7 @@
 //! translation modes, which a rig that sets modes asks for (exactly as UE plays them).
 
 use posegpu::retarget::{PlanOptions, RetargetPlan};
-use posegpu::{Asset, Error, LibraryBuilder, Rig, SourceId};
+use posegpu::{Asset, Error, IkWeights, LibraryBuilder, Rig, SourceId};
 
 /// The offline conversion method of `posegpu retarget`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -69,5 +69,29 @@ pub fn plan_options(rig: &Rig) -> PlanOptions {
     PlanOptions {
         bone_map: rig.bone_map.clone(),
         ..PlanOptions::default()
+    }
+}
+
+/// IK after retargeting, for the commands that play or convert another character's clips.
+#[derive(Clone, Copy, Debug, clap::Args)]
+pub struct IkArgs {
+    /// Feet IK weight, 0 to 1: each ankle goes where the source's is, scaled to the model
+    /// (feet on the ground where the source's are, no sinking or sliding). Character
+    /// retargeting only.
+    #[arg(long, default_value_t = 1.0, value_name = "W", value_parser = crate::util::unit_weight)]
+    pub ik_feet: f32,
+    /// Hands IK weight, 0 to 1: the left hand stays where the source's is relative to its
+    /// right hand (a two-handed weapon). Character retargeting only.
+    #[arg(long, default_value_t = 0.0, value_name = "W", value_parser = crate::util::unit_weight)]
+    pub ik_hands: f32,
+}
+
+impl IkArgs {
+    /// The weights asked for.
+    pub fn weights(&self) -> IkWeights {
+        IkWeights {
+            feet: self.ik_feet,
+            hands: self.ik_hands,
+        }
     }
 }

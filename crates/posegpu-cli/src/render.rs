@@ -12,7 +12,7 @@ use posegpu::{
     AnimLibrary, Clip, ClipSample, Error, GpuEvaluator, GpuOptions, PoseBatch, RootLock,
 };
 
-use crate::method::Runtime;
+use crate::method::{IkArgs, Runtime};
 use crate::util::open_gpu;
 
 #[derive(clap::Args)]
@@ -53,6 +53,8 @@ pub struct RenderArgs {
     time: f32,
     #[arg(long, default_value = "render.png")]
     out: PathBuf,
+    #[command(flatten)]
+    ik: IkArgs,
 }
 
 pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
@@ -140,7 +142,10 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
             // children: it moves as the source does.
             let lock = args.animation_from.is_none().then_some(RootLock::RefPose);
             let sample = ClipSample::new(clip, t, true).with_root_lock(lock);
-            batch.push_blend(&[sample]);
+            let instance = batch.push_blend(&[sample]);
+            if args.animation_from.is_some() {
+                instance.ik(args.ik.weights());
+            }
         }
     };
     let (mut view_lo, mut view_hi) = (grid_lo, grid_hi);

@@ -11,7 +11,7 @@ use posegpu::export::{write_glb, Template};
 use posegpu::retarget::{bake_clip, remap_clip, BoneMapping, RetargetPlan};
 use posegpu::{Asset, Clip, Error, Rig};
 
-use crate::method::{plan_options, Method};
+use crate::method::{plan_options, IkArgs, Method};
 
 #[derive(clap::Args)]
 pub struct RetargetArgs {
@@ -53,6 +53,8 @@ pub struct RetargetArgs {
     /// Leave sources whose output already exists (a retried job picks up where it stopped).
     #[arg(long)]
     skip_existing: bool,
+    #[command(flatten)]
+    ik: IkArgs,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -205,7 +207,7 @@ fn convert(
             let plan = RetargetPlan::new(&source, target, &plan_options(rig))?;
             let converted = clips
                 .iter()
-                .map(|c| bake_clip(&plan, &source, c, &target.skeleton))
+                .map(|c| bake_clip(&plan, &source, c, &target.skeleton, args.ik.weights()))
                 .collect::<Result<Vec<_>, _>>()?;
             if args.report {
                 for clip in &clips {
@@ -215,6 +217,7 @@ fn convert(
                         &plan,
                         clip,
                         &posegpu::retarget::quality::frame_times(clip, 400),
+                        args.ik.weights(),
                     )?;
                     println!(
                         "{} [{}] on {}:\n{report}",

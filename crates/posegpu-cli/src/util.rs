@@ -31,6 +31,15 @@ pub fn positive_count(s: &str) -> Result<usize, String> {
 }
 
 /// A finite rate above zero (`--fps`): zero, negative and non-finite values are refused.
+/// A weight: a finite number from 0 to 1.
+pub fn unit_weight(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        Ok(v) => Err(format!("{v} is not a weight from 0 to 1")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 pub fn positive_rate(s: &str) -> Result<f32, String> {
     match s.trim().parse::<f32>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),

@@ -301,7 +301,8 @@ impl PoseBatch {
                 if layer.kind == LayerKind::Ik {
                     let last = l + 1 == batch.heads[instance].layers as usize;
                     let weights = ik_weights(&batch.entries, &batch.heads[instance]);
-                    if !last || !weights.is_some_and(|w| w.is_valid()) || layer.samples.len() > 0 {
+                    if !last || !weights.is_some_and(|w| w.is_valid()) || !layer.samples.is_empty()
+                    {
                         let w = format!(
                             "IK weights {weights:?}: the IK layer must be the last, with weights \
                              in 0..=1 and no samples"

@@ -286,7 +286,9 @@ pub(crate) const PLAN_NO_GOAL: u32 = 8;
 /// (four `u32` per word; `path_start` counts `u32`s from the table's start).
 ///
 /// `root` → `mid` → `end` (thigh, shin, foot; upper arm, forearm, hand), each a descendant of
-/// the one before (80 bytes). `bend` is the way `mid` bends, in `root`'s local frame. The path lists the
+/// the one before (96 bytes); or, [`IK_CARRIED`], an IK-style leg whose foot hangs elsewhere
+/// (Mech's): its end is the point the shin carries, `tip`, and its goal the foot bone
+/// (`goal_parent`), wherever the pose put it. `bend` is the way `mid` bends, in `root`'s local frame. The path lists the
 /// bones from the skeleton's root down to `end`, root first; the goal path those down to
 /// `goal_parent` (empty for a goal in component space).
 #[repr(C)]
@@ -314,11 +316,17 @@ pub(crate) struct IkChain {
     pub contact_hi: f32,
     pub _pad0: u32,
     pub _pad1: u32,
+    /// An [`IK_CARRIED`] chain's end: the point `mid` carries, in `mid`'s frame.
+    pub tip: [f32; 3],
+    pub _pad2: u32,
 }
 
 /// [`IkChain::flags`]: a hand chain: weighted by the hands weight, and its goal sets the
 /// hand's rotation too (a foot keeps its own).
 pub(crate) const IK_HAND: u32 = 1;
+/// [`IkChain::flags`]: the end is the point `mid` carries (`tip`), the goal the `goal_parent`
+/// bone itself.
+pub(crate) const IK_CARRIED: u32 = 2;
 /// [`IkChain::goal_parent`]: the goal is in component space.
 pub(crate) const IK_NO_BONE: u32 = u32::MAX;
 /// Words of one [`IkChain`].
@@ -589,6 +597,8 @@ mod tests {
             contact_hi: contact_hi,
             _pad0: _pad0,
             _pad1: _pad1,
+            tip: tip,
+            _pad2: _pad2,
         }),
         layout!(CrowdParams {
             dt: dt,
@@ -674,6 +684,7 @@ mod tests {
             ("LAYER_IK", U32(LAYER_IK)),
             ("PLAN_NO_GOAL", U32(PLAN_NO_GOAL)),
             ("IK_HAND", U32(IK_HAND)),
+            ("IK_CARRIED", U32(IK_CARRIED)),
             ("IK_NO_BONE", U32(IK_NO_BONE)),
             ("IK_CHAIN_WORDS", U32(IK_CHAIN_WORDS)),
             ("INSTANCE_LOOP", U32(INSTANCE_LOOP)),
@@ -712,6 +723,8 @@ mod tests {
             ("ZERO_WEIGHT", F32(ZERO_WEIGHT)),
             ("NO_ROTATION", F32(NO_ROTATION)),
             ("TINY", F32(TINY)),
+            ("BEND_BIAS", F32(crate::cpu::ik::BEND_BIAS)),
+            ("MAX_REACH", F32(crate::cpu::ik::MAX_REACH)),
             ("ORIENT_PRECISION", F32(ORIENT_PRECISION)),
         ]
     };

@@ -10,7 +10,7 @@ mod advance;
 mod clip;
 pub(crate) mod crowd;
 mod hierarchy;
-mod ik;
+pub(crate) mod ik;
 mod layers;
 mod root_motion;
 mod sample;
@@ -20,8 +20,8 @@ mod skin;
 #[cfg(test)]
 pub(crate) use clip::retarget_bone;
 pub(crate) use clip::{sample_bone, KeySearch};
-pub(crate) use ik::solve as solve_ik;
 pub use crowd::Crowd;
+pub(crate) use ik::solve as solve_ik;
 #[cfg(feature = "render")]
 pub(crate) use skin::skin_vertex;
 

@@ -5,7 +5,7 @@
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
-use super::evaluator::{GpuEvaluator, GpuOptions, PassTimes};
+use super::evaluator::{GpuEvaluator, GpuOptions, PassTimes, EVAL_PASSES};
 use super::util::{
     fits_binding, grid, read_mapped, submit_timed, ErrorScope, PassTimer, StagePipeline,
     WORKGROUP_SIZE,
@@ -308,7 +308,7 @@ impl GpuCrowd {
         }
         let timer = ctx
             .has_timestamps()
-            .then(|| PassTimer::new(&device, eval.queue(), 5));
+            .then(|| PassTimer::new(&device, eval.queue(), 2 + EVAL_PASSES));
         scope.pop()?;
         Ok(Self {
             root_motion: crowd

@@ -17,6 +17,8 @@ use crate::pose::Poses;
 const XFORM_BYTES: u64 = std::mem::size_of::<Xform>() as u64;
 const MAT_BYTES: u64 = std::mem::size_of::<Mat3x4>() as u64;
 const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
+/// The evaluator's passes (sample, layers, IK, hierarchy), each timed when timestamps exist.
+pub(crate) const EVAL_PASSES: u32 = 4;
 
 /// Limits below the device's, to force the splitting paths (tests use them), or to keep
 /// buffers small.
@@ -35,14 +37,17 @@ pub struct PassTimes {
     pub sample_ns: f64,
     /// 0 when no instance had a mesh-space layer (the pass did not run).
     pub layers_ns: f64,
+    /// The IK pass; 0 when no instance had IK weights or the library has no IK chains (the
+    /// pass did not run).
+    pub ik_ns: f64,
     /// The hierarchy pass, in nanoseconds.
     pub hierarchy_ns: f64,
 }
 
 impl PassTimes {
-    /// The sum of the three passes, in nanoseconds.
+    /// The sum of the passes, in nanoseconds.
     pub fn total_ns(&self) -> f64 {
-        self.sample_ns + self.layers_ns + self.hierarchy_ns
+        self.sample_ns + self.layers_ns + self.ik_ns + self.hierarchy_ns
     }
 }
 
@@ -71,7 +76,7 @@ pub struct OutputChunk {
     deltas: wgpu::Buffer,
     params: wgpu::Buffer,
     /// One per pipeline.
-    groups: [wgpu::BindGroup; 4],
+    groups: [wgpu::BindGroup; 5],
 }
 
 pub(crate) struct Assets {
@@ -82,6 +87,7 @@ pub(crate) struct Assets {
     pub retarget: wgpu::Buffer,
     parents: wgpu::Buffer,
     inverse_bind: wgpu::Buffer,
+    ik: wgpu::Buffer,
 }
 
 /// Evaluates a crowd of instances of one [`AnimLibrary`] on the GPU.
@@ -90,8 +96,8 @@ pub struct GpuEvaluator {
     queue: wgpu::Queue,
     lib: AnimLibrary,
     assets: Assets,
-    /// sample (one clip per instance), sample, layers, hierarchy.
-    pipelines: [StagePipeline; 4],
+    /// sample (one clip per instance), sample, layers, ik, hierarchy.
+    pipelines: [StagePipeline; 5],
     chunks: Vec<OutputChunk>,
     instances_per_chunk: usize,
     max_binding: u64,
@@ -100,6 +106,9 @@ pub struct GpuEvaluator {
     /// their code), and mesh-space layers (the layer stage runs).
     blends_or_layers: bool,
     layers_needed: bool,
+    /// Whether the last batch written has IK layers and the library IK chains (the IK stage
+    /// runs).
+    ik_needed: bool,
     timer: Option<PassTimer>,
 }
 
@@ -180,6 +189,7 @@ impl GpuEvaluator {
                 "inverse bind",
                 bytemuck::cast_slice(&lib.data().inverse_bind),
             )?,
+            ik: storage("IK chains", bytemuck::cast_slice(&lib.data().ik))?,
         };
         let pipeline =
             |stage: &str, constants: &[(&str, f64)]| StagePipeline::new(&device, stage, constants);
@@ -187,12 +197,13 @@ impl GpuEvaluator {
             pipeline("sample", &[("SINGLE_CLIP", 1.0)]),
             pipeline("sample", &[]),
             pipeline("layers", &[]),
+            pipeline("ik", &[]),
             pipeline("hierarchy", &[]),
         ];
         let timer = device
             .features()
             .contains(wgpu::Features::TIMESTAMP_QUERY)
-            .then(|| PassTimer::new(&device, queue, 3));
+            .then(|| PassTimer::new(&device, queue, EVAL_PASSES));
         scope.pop()?;
 
         let mut evaluator = Self {
@@ -207,6 +218,7 @@ impl GpuEvaluator {
             max_workgroups,
             blends_or_layers: false,
             layers_needed: false,
+            ik_needed: false,
             timer,
         };
         evaluator.reserve(capacity.max(1))?;
@@ -370,12 +382,12 @@ impl GpuEvaluator {
         frame: &wgpu::Buffer,
         deltas: &wgpu::Buffer,
         [locals, component, skinning]: [&wgpu::Buffer; 3],
-    ) -> [wgpu::BindGroup; 4] {
+    ) -> [wgpu::BindGroup; 5] {
         let a = &self.assets;
         let group = |pipeline: &StagePipeline, buffers: &[&wgpu::Buffer]| {
             pipeline.bind(&self.device, buffers)
         };
-        let [plain, sample, layers, hierarchy] = &self.pipelines;
+        let [plain, sample, layers, ik, hierarchy] = &self.pipelines;
         let sampling = [
             params,
             frame,
@@ -391,6 +403,20 @@ impl GpuEvaluator {
             group(plain, &sampling),
             group(sample, &sampling),
             group(layers, &[params, frame, &a.parents, locals, deltas]),
+            group(
+                ik,
+                &[
+                    params,
+                    frame,
+                    &a.clips,
+                    &a.channels,
+                    &a.times,
+                    &a.values,
+                    &a.retarget,
+                    locals,
+                    &a.ik,
+                ],
+            ),
             group(
                 hierarchy,
                 &[
@@ -481,6 +507,7 @@ impl GpuEvaluator {
         }
         self.blends_or_layers = !batch.is_single_clips();
         self.layers_needed = batch.has_mesh_layers();
+        self.ik_needed = batch.has_ik() && !self.lib.data().ik.is_empty();
         scope.map_or(Ok(()), ErrorScope::pop)
     }
 
@@ -519,9 +546,14 @@ impl GpuEvaluator {
         timer: Option<(&PassTimer, u32)>,
     ) {
         let bones = self.lib.bone_count() as u64;
-        let stages: [(&str, u64); 3] = [("sample", bones), ("layers", 1), ("hierarchy", 1)];
+        let stages: [(&str, u64); EVAL_PASSES as usize] = [
+            ("sample", bones),
+            ("layers", 1),
+            ("ik", 1),
+            ("hierarchy", 1),
+        ];
         for (k, (label, per_instance)) in stages.into_iter().enumerate() {
-            if k == 1 && !self.layers_needed {
+            if k == 1 && !self.layers_needed || k == 2 && !self.ik_needed {
                 continue;
             }
             let timestamp_writes = timer.map(|(t, first)| t.writes(first + k as u32));
@@ -586,12 +618,14 @@ impl GpuEvaluator {
         Ok(spans.map(|spans| self.pass_times(&spans)))
     }
 
-    /// The passes' times from a timer's spans (the layer pass counts only when it ran).
+    /// The passes' times from a timer's spans (the layer and IK passes count only when they
+    /// ran).
     pub(crate) fn pass_times(&self, spans: &[f64]) -> PassTimes {
         PassTimes {
             sample_ns: spans[0],
             layers_ns: if self.layers_needed { spans[1] } else { 0.0 },
-            hierarchy_ns: spans[2],
+            ik_ns: if self.ik_needed { spans[2] } else { 0.0 },
+            hierarchy_ns: spans[3],
         }
     }
 

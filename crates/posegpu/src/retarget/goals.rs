@@ -9,7 +9,8 @@ use glam::Vec3;
 use super::frame::Character;
 use super::humanoid::Side;
 use super::tree::Tree;
-use crate::layout::{Entry, IkChain, IK_HAND, IK_NO_BONE};
+use crate::layout::{Entry, IkChain, IK_CARRIED, IK_HAND, IK_NO_BONE};
+use crate::math::Transform;
 use crate::model::Skeleton;
 
 /// The most bones from a skeleton's root to a chain's end (or to a goal's bone) the IK table
@@ -68,6 +69,9 @@ pub(crate) struct ChainDef {
     /// The way `mid` bends, in `root`'s rest local frame.
     pub bend: Vec3,
     pub hand: bool,
+    /// An IK-style leg: `end` is the foot bone the shin should reach, `tip` the point the shin
+    /// carries to it (in `mid`'s rest frame).
+    pub carried: Option<Vec3>,
     /// Up, the end's rest height along it, and the hip height (component space).
     pub up: Vec3,
     pub rest_height: f32,
@@ -82,19 +86,29 @@ pub(crate) const CONTACT_LO: f32 = 0.03;
 pub(crate) const CONTACT_HI: f32 = 0.08;
 
 /// The chains of `character` (whose skeleton is `skeleton`): left leg, right leg, left arm,
-/// each only where its three bones descend from one another (an IK-style foot that hangs from
-/// the root has no leg chain: the plan drives it already) within [`MAX_IK_DEPTH`].
+/// each only where its three bones descend from one another within [`MAX_IK_DEPTH`]; a leg
+/// whose foot hangs elsewhere (an IK-style rig) is a carried chain: the shin reaches the foot
+/// bone where the pose put it.
 pub(crate) fn chains(skeleton: &Skeleton, character: &Character) -> Vec<ChainDef> {
     let tree = Tree::new(skeleton);
     let cs = skeleton.rest_component();
     let (h, body) = (&character.humanoid, &character.body);
     let chain = |root: usize, mid: usize, end: usize, goal_parent: Option<usize>, hand: bool| {
+        // An IK-style foot (not below its shin) is reached by the point the shin carries.
+        let carried = (!hand && !tree.is_ancestor(mid, end))
+            .then(|| Transform::relative(&cs[end], &cs[mid]).translation);
+        let goal_parent = if carried.is_some() {
+            Some(end)
+        } else {
+            goal_parent
+        };
         let ok = root != mid
             && mid != end
             && tree.is_ancestor(root, mid)
-            && tree.is_ancestor(mid, end)
+            && (carried.is_some() || tree.is_ancestor(mid, end))
             && tree.depth[end] < MAX_IK_DEPTH
-            && goal_parent.is_none_or(|g| tree.depth[g] < MAX_IK_DEPTH && !tree.is_ancestor(root, g));
+            && goal_parent
+                .is_none_or(|g| tree.depth[g] < MAX_IK_DEPTH && !tree.is_ancestor(root, g));
         // The bend: knees forward, elbows back, square to the rest line root → end. The IK
         // stage bends the mid joint the way the pose bends it, and this way where the pose
         // holds the chain straight.
@@ -109,6 +123,7 @@ pub(crate) fn chains(skeleton: &Skeleton, character: &Character) -> Vec<ChainDef
             goal_parent,
             bend: cs[root].rotation.inverse() * dir,
             hand,
+            carried,
             up: body.up,
             rest_height: c.dot(body.up),
             hip_height: body.hip_height,
@@ -137,7 +152,7 @@ pub(crate) fn table(skeleton: &Skeleton, chains: &[ChainDef]) -> Vec<Entry> {
     let mut paths: Vec<u32> = Vec::new();
     let mut records = Vec::with_capacity(chains.len());
     for c in chains {
-        let path = down(c.end);
+        let path = down(if c.carried.is_some() { c.mid } else { c.end });
         let goal_path = c.goal_parent.map(down).unwrap_or_default();
         let start = (header * 4 + paths.len()) as u32;
         paths.extend(&path);
@@ -148,7 +163,8 @@ pub(crate) fn table(skeleton: &Skeleton, chains: &[ChainDef]) -> Vec<Entry> {
             end: c.end as u32,
             goal_parent: c.goal_parent.map_or(IK_NO_BONE, |g| g as u32),
             bend: c.bend.to_array(),
-            flags: if c.hand { IK_HAND } else { 0 },
+            flags: if c.hand { IK_HAND } else { 0 }
+                | if c.carried.is_some() { IK_CARRIED } else { 0 },
             path_start: start,
             path_len: path.len() as u32,
             goal_path_start: start + path.len() as u32,
@@ -159,6 +175,8 @@ pub(crate) fn table(skeleton: &Skeleton, chains: &[ChainDef]) -> Vec<Entry> {
             contact_hi: CONTACT_HI * c.hip_height,
             _pad0: 0,
             _pad1: 0,
+            tip: c.carried.unwrap_or(Vec3::ZERO).to_array(),
+            _pad2: 0,
         });
     }
     let mut out: Vec<Entry> = vec![[chains.len() as u32, 0, 0, 0]];

@@ -16,10 +16,10 @@ use glam::{Quat, Vec3};
 pub(crate) use apply::apply_bone;
 
 use super::frame::Character;
+use super::goals::{self, ChainDef, IkWeights};
 use super::humanoid::{display_name, skeleton_label, Role};
 use super::tree::Tree;
 use crate::error::{Error, Result};
-use super::goals::{self, ChainDef, IkWeights};
 use crate::layout::{
     BonePlan, Entry, PATH_INVERSE, PLAN_CHAIN, PLAN_DRIVEN, PLAN_MAPPED, PLAN_NO_GOAL,
     PLAN_REFERENCE, PLAN_SEGMENT_END,
@@ -825,7 +825,8 @@ impl Builder<'_> {
             .to_array();
         rec.t_par_inv = inv_r.to_array();
         rec.t_yaw_axis = yaw.to_array();
-        rec.t_const = (inv_s * (inv_r * (origin_t - self.k * (self.g * origin_s) - par.translation)))
+        rec.t_const = (inv_s
+            * (inv_r * (origin_t - self.k * (self.g * origin_s) - par.translation)))
             .to_array();
     }
 
@@ -839,7 +840,7 @@ impl Builder<'_> {
             ..reference_record(&Transform::IDENTITY)
         };
         let mut rec = reference_record(&Transform::IDENTITY);
-        let Some(a) = self.map[c.end] else {
+        let Some(a) = self.map[c.end].filter(|_| c.carried.is_none()) else {
             return none;
         };
         let path = match c.goal_parent {
@@ -863,7 +864,13 @@ impl Builder<'_> {
         rec.modes = PLAN_DRIVEN;
         match c.goal_parent {
             None => {
-                self.root_translation(&mut rec, self.t_cs[c.end].translation, &Transform::IDENTITY, a, &path);
+                self.root_translation(
+                    &mut rec,
+                    self.t_cs[c.end].translation,
+                    &Transform::IDENTITY,
+                    a,
+                    &path,
+                );
             }
             Some(g) => {
                 let (qg, qe) = (

@@ -7,7 +7,7 @@ mod common;
 
 mod data;
 mod gpu;
+mod ik;
 mod pairs;
 mod plan;
 mod recognition;
-mod scratch;

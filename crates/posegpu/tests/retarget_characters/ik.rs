@@ -1,0 +1,259 @@
+//! IK after retargeting: the GPU IK stage against its CPU twin (single clips, blends, layers,
+//! carried chains, hands), the CPU stage against `RetargetPlan::apply_with_ik`, and what a
+//! user sees: feet on the ground where the source's are, an IK-style leg reaching its foot,
+//! the left hand on the right hand's grip, weights that scale it all and an instance without
+//! IK left as it was.
+
+use posegpu::model::component_space;
+use posegpu::retarget::quality;
+use posegpu::{
+    AdditiveSpace, AnimLibrary, ClipSample, CpuEvaluator, Error, IkWeights, PoseBatch, Poses,
+};
+
+use crate::common::{self, assert_batch_gpu_matches_cpu};
+use crate::data::*;
+
+/// A library of `target` playing `clip` of `source` through the default plan (clip 0).
+fn plan_library(source: &str, clip_name: Option<&str>, target: &str) -> AnimLibrary {
+    let (s, t) = (asset(source), asset(target));
+    let mut builder = AnimLibrary::builder(&t.skeleton);
+    let id = builder
+        .add_character_source(&short(source), &s, &plan(source, target))
+        .unwrap();
+    builder
+        .add_clips_from(id, &[clip(&s, clip_name).clone()])
+        .unwrap();
+    builder.build()
+}
+
+/// Instances over the clip's range with IK weights `w`: single clips, blends of two times
+/// (one of weight zero), and a local additive layer under the IK.
+fn ik_batch(lib: &AnimLibrary, w: IkWeights) -> PoseBatch {
+    let d = lib.clip_duration(0);
+    let mut batch = PoseBatch::new();
+    for k in 0..12 {
+        let t = d * k as f32 / 11.0;
+        batch.push_clip(0, t, true).ik(w);
+        let pair = [
+            ClipSample::new(0, t, true).with_weight(0.7),
+            ClipSample::new(0, t + 0.3 * d, true).with_weight(0.3),
+        ];
+        batch.push_blend(&pair).ik(w);
+        let dropped = [
+            ClipSample::new(0, t, false),
+            ClipSample::new(0, t + 0.1, false).with_weight(0.0),
+        ];
+        batch.push_blend(&dropped).ik(w);
+    }
+    batch
+}
+
+fn cpu(lib: &AnimLibrary, batch: &PoseBatch) -> Poses {
+    let mut poses = Poses::default();
+    CpuEvaluator::new(lib)
+        .evaluate_batch(batch, &mut poses)
+        .unwrap();
+    poses
+}
+
+#[test]
+fn the_ik_stage_runs_the_same_on_gpu_and_cpu() {
+    let Some(ctx) = common::gpu() else { return };
+    let pairs: &[(&str, Option<&str>, &str)] = &[
+        (CMU_WALK, None, KNIGHT),
+        (UAL, Some("Jog_Fwd_Loop"), SUPERHERO),
+        (UAL, Some("Walk_Loop"), MECH_STAN),
+        (ZOMBIE, None, CESIUM),
+    ];
+    for &(source, clip, target) in pairs {
+        let lib = plan_library(source, clip, target);
+        let what = format!("{} -> {} with IK", short(source), short(target));
+        let batch = ik_batch(&lib, IkWeights::ALL);
+        assert_batch_gpu_matches_cpu(&ctx, &lib, &batch, &what);
+        let half = IkWeights {
+            feet: 0.5,
+            hands: 0.25,
+        };
+        assert_batch_gpu_matches_cpu(&ctx, &lib, &ik_batch(&lib, half), &what);
+    }
+}
+
+#[test]
+fn the_cpu_ik_stage_is_the_plan_applied_with_ik() {
+    let (s, t) = (asset(CMU_WALK), asset(KNIGHT));
+    let lib = plan_library(CMU_WALK, None, KNIGHT);
+    let plan = plan(CMU_WALK, KNIGHT);
+    let clip = &s.clips[0];
+    let times = quality::frame_times(clip, 10);
+    let mut batch = PoseBatch::new();
+    for &time in &times {
+        batch.push_clip(0, time, false).ik(IkWeights::ALL);
+    }
+    let poses = cpu(&lib, &batch);
+    for (i, &time) in times.iter().enumerate() {
+        let want = plan.apply_with_ik(&clip.pose_at(s.skeleton.rest(), time), IkWeights::ALL);
+        for (b, w) in want.iter().enumerate() {
+            let have = poses.local(i, b);
+            assert!(
+                (have.rotation.dot(w.rotation).abs() - 1.0).abs() < 1e-5
+                    && (have.translation - w.translation).length() < 1e-5,
+                "bone {} at {time}: {have:?} vs {w:?}",
+                t.skeleton.names()[b]
+            );
+        }
+    }
+}
+
+#[test]
+fn feet_reach_the_ground_where_the_source_stands() {
+    // Over a walk on a target of other proportions, IK brings each ankle's lift (in hip
+    // heights) to the source's wherever the legs reach, and never makes it worse.
+    for (source, clip, target) in [
+        (UAL, Some("Walk_Loop"), KNIGHT),
+        (CMU_WALK, None, SUPERHERO),
+        (ZOMBIE, None, MECH_STAN),
+    ] {
+        let (_, off) = run_pair(source, clip, target, 60, IkWeights::NONE);
+        let (label, on) = run_pair(source, clip, target, 60, IkWeights::FEET);
+        assert!(
+            on.feet_height.max <= off.feet_height.max + 1e-3,
+            "{label}: ankle lift {} with IK, {} without",
+            on.feet_height.max,
+            off.feet_height.max
+        );
+        assert!(
+            on.feet_height.max <= quality::AIM_HEIGHT,
+            "{label}: ankle lift {:.4} with IK",
+            on.feet_height.max
+        );
+    }
+}
+
+#[test]
+fn an_ik_style_leg_reaches_its_foot() {
+    // Mech_Stan's feet hang from the root: the plan places them, and the shin's carried point
+    // (what the mesh shows) follows only with IK.
+    let (_, off) = run_pair(UAL, Some("Walk_Loop"), MECH_STAN, 60, IkWeights::NONE);
+    let (label, on) = run_pair(UAL, Some("Walk_Loop"), MECH_STAN, 60, IkWeights::FEET);
+    let (gap_off, gap_on) = (off.ik_gap.unwrap().max, on.ik_gap.unwrap().max);
+    assert!(gap_off > 0.05, "{label}: gap {gap_off} without IK");
+    assert!(gap_on < 0.01, "{label}: gap {gap_on} with IK");
+}
+
+#[test]
+fn the_left_hand_keeps_its_place_on_the_right_hands_grip() {
+    // The source's left hand relative to its right hand, scaled and turned into the target's
+    // right hand frame, is where the target's left hand goes with hands IK.
+    let (s, t) = (asset(UAL), asset(KNIGHT));
+    let plan = plan(UAL, KNIGHT);
+    let clip = clip(&s, Some("Walk_Loop"));
+    let h = &plan.target().humanoid;
+    let (lh, rh) = (h.left.hand, h.right.hand);
+    let hand_goal = plan
+        .goals(&clip.pose_at(s.skeleton.rest(), 0.0))
+        .into_iter()
+        .flatten()
+        .count();
+    assert_eq!(hand_goal, 3, "two feet and the left hand have goals");
+    for time in quality::frame_times(clip, 8) {
+        let sl = clip.pose_at(s.skeleton.rest(), time);
+        let goal = plan.goals(&sl)[2].unwrap();
+        let off = component_space(t.skeleton.parents(), &plan.apply(&sl));
+        let hands = IkWeights {
+            feet: 0.0,
+            hands: 1.0,
+        };
+        let on = component_space(t.skeleton.parents(), &plan.apply_with_ik(&sl, hands));
+        let want = posegpu::Transform::compose(&goal, &on[rh]).translation;
+        let err = |cs: &[posegpu::Transform]| (cs[lh].translation - want).length();
+        let reach = (on[h.left.upper_arm].translation - want).length();
+        let arm = (on[h.left.forearm].translation - on[h.left.upper_arm].translation).length()
+            + (on[lh].translation - on[h.left.forearm].translation).length();
+        if reach < 0.98 * arm {
+            assert!(
+                err(&on) < 1e-3 * arm,
+                "at {time}: {} off the grip",
+                err(&on)
+            );
+        }
+        assert!(
+            err(&on) <= err(&off) + 1e-5,
+            "at {time}: IK moved the hand away"
+        );
+        // The rest of the body is untouched by the hands.
+        for b in [h.left.foot, h.right.foot, rh, h.head] {
+            assert_eq!(on[b], off[b]);
+        }
+    }
+}
+
+#[test]
+fn weights_scale_the_ik_and_no_ik_layer_leaves_the_pose() {
+    let lib = plan_library(CMU_WALK, None, KNIGHT);
+    let t = 0.6;
+    let mut batch = PoseBatch::new();
+    batch.push_clip(0, t, false);
+    batch.push_clip(0, t, false).ik(IkWeights::NONE);
+    batch.push_clip(0, t, false).ik(IkWeights::FEET);
+    batch.push_clip(0, t, false).ik(IkWeights {
+        feet: 0.5,
+        hands: 0.0,
+    });
+    let poses = cpu(&lib, &batch);
+    let foot = plan(CMU_WALK, KNIGHT).target().humanoid.left.foot;
+    let at = |i: usize| poses.component(i, foot).translation;
+    let bones = lib.bone_count();
+    for b in 0..bones {
+        assert_eq!(
+            poses.local(0, b),
+            poses.local(1, b),
+            "weight 0 changes nothing"
+        );
+    }
+    let (none, full, half) = (at(0), at(2), at(3));
+    assert!((full - none).length() > 1e-3, "this frame needs IK");
+    // Half the weight: the ankle about half way (the joints turn, so not exactly).
+    let mid = (none + full) * 0.5;
+    assert!((half - mid).length() < 0.25 * (full - none).length());
+}
+
+#[test]
+fn an_ik_layer_must_be_last_with_weights_in_range() {
+    let lib = plan_library(CMU_WALK, None, KNIGHT);
+    let bad = |batch: &PoseBatch| {
+        let err = CpuEvaluator::new(&lib)
+            .evaluate_batch(batch, &mut Poses::default())
+            .unwrap_err();
+        assert!(matches!(err, Error::BadInstance { .. }), "{err}");
+        err.to_string()
+    };
+    let mut batch = PoseBatch::new();
+    batch.push_clip(0, 0.0, false).ik(IkWeights {
+        feet: 1.5,
+        hands: 0.0,
+    });
+    assert!(bad(&batch).contains("IK"));
+    let mut batch = PoseBatch::new();
+    batch.push_clip(0, 0.0, false).ik(IkWeights {
+        feet: f32::NAN,
+        hands: 0.0,
+    });
+    bad(&batch);
+    let mut batch = PoseBatch::new();
+    batch.push_clip(0, 0.0, false).ik(IkWeights::FEET).additive(
+        AdditiveSpace::Local,
+        1.0,
+        &[ClipSample::new(0, 0.0, false)],
+    );
+    assert!(bad(&batch).contains("last"));
+}
+
+#[test]
+fn an_unnamed_humanoid_gets_its_chains_from_its_structure() {
+    // The IK chains come from the target's roles (CesiumMan's joints are unnamed): both legs
+    // and the left arm, each with a goal from a source that has the bones.
+    let plan = plan(UAL, CESIUM);
+    let goals = plan.goals(asset(UAL).skeleton.rest());
+    assert_eq!(goals.len(), 3);
+    assert!(goals.iter().all(Option::is_some));
+}
