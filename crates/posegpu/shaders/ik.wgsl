@@ -5,7 +5,7 @@
 // bone_count + chain, run by apply_plan), any other sample the end where it is; a carried
 // chain (an IK-style leg) reaches its foot bone wherever the pose put it. One invocation per
 // instance: the chains run in the CPU's order, each seeing the ones before. CPU twin:
-// src/cpu/ik.rs. Spec: docs/pose-math.md, "IK after retargeting".
+// src/cpu/ik.rs (the solver: src/retarget/ik.rs). Spec: docs/pose-math.md, "IK after retargeting".
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> frame: array<vec4<u32>>;
@@ -43,9 +43,9 @@ const IK_CHAIN_WORDS: u32 = 6u;
 const PLAN_NO_GOAL: u32 = 8u;
 const TINY: f32 = 1e-8;
 // How much of the chain's bend direction (in root lengths) steadies the pose's own bend
-// (BEND_BIAS in src/cpu/ik.rs).
+// (BEND_BIAS in src/retarget/ik.rs).
 const BEND_BIAS: f32 = 0.05;
-// The most of its length a chain stretches to (MAX_REACH in src/cpu/ik.rs).
+// The most of its length a chain stretches to (MAX_REACH in src/retarget/ik.rs).
 const MAX_REACH: f32 = 0.999;
 
 fn ik_chain(i: u32) -> IkChain {
@@ -132,7 +132,7 @@ struct TwoBone {
     db: vec4<f32>,
 }
 
-// two_bone in src/cpu/ik.rs.
+// two_bone in src/retarget/ik.rs.
 fn two_bone(a: vec3<f32>, b: vec3<f32>, e: vec3<f32>, aim: vec3<f32>, pole_in: vec3<f32>)
     -> TwoBone {
     let lab = length(b - a);

@@ -723,8 +723,8 @@ mod tests {
             ("ZERO_WEIGHT", F32(ZERO_WEIGHT)),
             ("NO_ROTATION", F32(NO_ROTATION)),
             ("TINY", F32(TINY)),
-            ("BEND_BIAS", F32(crate::cpu::ik::BEND_BIAS)),
-            ("MAX_REACH", F32(crate::cpu::ik::MAX_REACH)),
+            ("BEND_BIAS", F32(crate::retarget::ik::BEND_BIAS)),
+            ("MAX_REACH", F32(crate::retarget::ik::MAX_REACH)),
             ("ORIENT_PRECISION", F32(ORIENT_PRECISION)),
         ]
     };
@@ -735,6 +735,8 @@ mod tests {
         "KeySearch",
         "KeyPair",
         "PathFold",
+        "ChainPose",
+        "TwoBone",
         "Step",
         "MeshApplied",
         "VertexIn",

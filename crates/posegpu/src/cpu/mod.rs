@@ -10,7 +10,7 @@ mod advance;
 mod clip;
 pub(crate) mod crowd;
 mod hierarchy;
-pub(crate) mod ik;
+mod ik;
 mod layers;
 mod root_motion;
 mod sample;
@@ -21,7 +21,6 @@ mod skin;
 pub(crate) use clip::retarget_bone;
 pub(crate) use clip::{sample_bone, KeySearch};
 pub use crowd::Crowd;
-pub(crate) use ik::solve as solve_ik;
 #[cfg(feature = "render")]
 pub(crate) use skin::skin_vertex;
 

@@ -17,6 +17,7 @@
 pub mod frame;
 pub(crate) mod goals;
 pub mod humanoid;
+pub(crate) mod ik;
 mod matching;
 mod mode;
 mod offline;

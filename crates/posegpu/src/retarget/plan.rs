@@ -275,7 +275,7 @@ impl RetargetPlan {
     pub fn apply_with_ik(&self, source_locals: &[Transform], weights: IkWeights) -> Vec<Transform> {
         let mut out = self.apply(source_locals);
         let goals = self.goals(source_locals);
-        crate::cpu::solve_ik(&self.ik_table, &mut out, weights, &[1.0], |c, _| goals[c]);
+        super::ik::solve(&self.ik_table, &mut out, weights, &[1.0], |c, _| goals[c]);
         out
     }
 
