@@ -6,6 +6,10 @@
 //! Only the sampling stage retargets, so this measures it alone: on the CPU (one core,
 //! `CpuEvaluator::sample_locals`) and on the GPU (the sampling pass's time from timestamp queries).
 //! `POSEGPU_BENCH_SIZES=10000` picks the crowd sizes (default 10,000 and 100,000).
+//!
+//! The `ik` group times the IK stage after retargeting (both legs and the left arm of the
+//! variant, `IkWeights::ALL`): the whole CPU pipeline on one core with and without it, and on
+//! the GPU the IK pass against the sampling pass, from timestamp queries.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -15,8 +19,8 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
-    AnimLibrary, Asset, AssetFrame, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions, PoseBatch,
-    Rig, TranslationMode,
+    AnimLibrary, Asset, AssetFrame, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions, IkWeights,
+    PoseBatch, Poses, Rig, TranslationMode,
 };
 
 /// (label, library): the baseline first, then each mode, the preset, then the plans.
@@ -105,5 +109,66 @@ fn retarget(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, retarget);
+/// `instances` of `lib`, each with IK weights `w` (none: no IK layer).
+fn ik_batch(lib: &AnimLibrary, n: usize, time: f32, w: Option<IkWeights>) -> PoseBatch {
+    let mut batch = PoseBatch::with_capacity(n, 3);
+    for i in common::crowd(lib, n, time) {
+        let instance = batch.push_blend(&[i]);
+        if let Some(w) = w {
+            instance.ik(w);
+        }
+    }
+    batch
+}
+
+fn ik(c: &mut Criterion) {
+    let ctx = GpuContext::new().ok();
+    let (_, lib) = libraries()
+        .into_iter()
+        .find(|(l, _)| l == "plan_onto_variant")
+        .expect("the plan library");
+    for n in sizes() {
+        let mut group = c.benchmark_group(format!("ik/{n}"));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(300))
+            .measurement_time(Duration::from_secs(2))
+            .throughput(Throughput::Elements((n * lib.bone_count()) as u64));
+        if n <= 10_000 {
+            let cpu = CpuEvaluator::new(&lib);
+            let mut poses = Poses::default();
+            for (label, w) in [("no_ik", None), ("ik", Some(IkWeights::ALL))] {
+                let batch = ik_batch(&lib, n, 0.5, w);
+                group.bench_function(BenchmarkId::new("cpu_pipeline_one_core", label), |b| {
+                    b.iter(|| cpu.evaluate_single_thread(&batch, &mut poses).unwrap())
+                });
+            }
+        }
+        let Some(ctx) = &ctx else { continue };
+        let mut gpu = GpuEvaluator::new(ctx, &lib, n, &GpuOptions::default()).unwrap();
+        for (label, pass) in [("gpu_sample_pass", 0), ("gpu_ik_pass", 1)] {
+            group.bench_function(label, |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for frame in 0..iters {
+                        let batch = ik_batch(&lib, n, frame as f32 / 60.0, Some(IkWeights::ALL));
+                        let start = Instant::now();
+                        total += match gpu.evaluate_batch_timed(&batch).unwrap() {
+                            Some(t) => {
+                                Duration::from_nanos(
+                                    if pass == 0 { t.sample_ns } else { t.ik_ns } as u64
+                                )
+                            }
+                            None => start.elapsed(),
+                        };
+                    }
+                    total
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, retarget, ik);
 criterion_main!(benches);
