@@ -53,8 +53,19 @@ pub struct RenderArgs {
     time: f32,
     #[arg(long, default_value = "render.png")]
     out: PathBuf,
+    /// Where the camera looks from: `front` (in front and above) or `side` (from the model's
+    /// right, at hip height: feet against the floor, strides in profile).
+    #[arg(long, value_enum, default_value = "front")]
+    view: View,
     #[command(flatten)]
     ik: IkArgs,
+}
+
+/// `--view`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum View {
+    Front,
+    Side,
 }
 
 pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
@@ -175,7 +186,11 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
             }
         }
     }
-    renderer.set_camera(&Camera::framing(view_lo, view_hi, aspect));
+    let direction = match args.view {
+        View::Front => glam::Vec3::new(0.35, 0.5, 1.0),
+        View::Side => glam::Vec3::new(1.0, 0.05, 0.0),
+    };
+    renderer.set_camera(&Camera::framing_from(view_lo, view_hi, aspect, direction));
 
     for frame in 0..frames {
         fill(&mut batch, frame);

@@ -40,9 +40,15 @@ impl Camera {
     /// A view of the box `min..max` from in front (+Z) and above, as close as keeps all of
     /// it in frame, for a target `aspect` (width / height) wide.
     pub fn framing(min: Vec3, max: Vec3, aspect: f32) -> Self {
+        Self::framing_from(min, max, aspect, Vec3::new(0.35, 0.5, 1.0))
+    }
+
+    /// The same from `direction` (towards the camera, from the box's centre; +Y is up): say
+    /// `Vec3::X` for a side view at the box's middle height, where feet and floor line up.
+    pub fn framing_from(min: Vec3, max: Vec3, aspect: f32, direction: Vec3) -> Self {
         let (center, aspect) = ((min + max) * 0.5, aspect.max(1e-3));
         let radius = ((max - min).length() * 0.5).max(1e-3);
-        let direction = Vec3::new(0.35, 0.5, 1.0).normalize();
+        let direction = direction.try_normalize().unwrap_or(Vec3::Z);
         let fov = 30f32.to_radians();
         let camera = |distance: f32| {
             let near = (distance - radius * 1.1).max(distance * 1e-3);
