@@ -291,6 +291,14 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A file is larger than `import::max_file_bytes` (refused before it is read whole).
+    #[error("{path}: larger than {limit} bytes, the most a file may have (set POSEGPU_MAX_FILE_BYTES to read larger ones)")]
+    FileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit, in bytes.
+        limit: u64,
+    },
     /// `import::load` got a path whose extension is not `.glb`, `.gltf` or `.bvh`.
     #[error("{path}: unknown file type (expected .glb, .gltf or .bvh)")]
     UnknownFormat {

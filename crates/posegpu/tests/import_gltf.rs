@@ -351,18 +351,224 @@ fn joints_are_reordered_with_their_tracks_and_binds() {
         .all(|t| !t.is_animated()));
 }
 
+/// Writes `json` (with `{bin}` standing for the buffer's file name) and `floats` as its buffer.
+fn write_gltf(name: &str, json: &str, floats: &[f32]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("posegpu-gltf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
+    std::fs::write(dir.join(format!("{name}.bin")), &bytes).unwrap();
+    let path = dir.join(format!("{name}.gltf"));
+    let json = json
+        .replace("{bin}", &format!("{name}.bin"))
+        .replace("{len}", &bytes.len().to_string());
+    std::fs::write(&path, json).unwrap();
+    path
+}
+
+/// An animation library as such files ship: a node hierarchy (armature, hips, leg) and a clip,
+/// no skin, no mesh; the leg's translation is a CUBICSPLINE channel (in-tangent, value,
+/// out-tangent per key), and the one scene lists no nodes (allowed).
+fn clip_only_cubic(name: &str) -> PathBuf {
+    let floats = [
+        0., 1., // key times
+        0., 0., 0., 0., 0., 0., 3., 0., 0., // key 0: in, value 0, out (3, 0, 0)
+        0., 0., 0., 1., 0., 0., 0., 0., 0., // key 1: in 0, value (1, 0, 0), out
+    ];
+    let json = r#"{
+  "asset": {"version": "2.0"},
+  "scenes": [{}],
+  "nodes": [
+    {"name": "Armature", "children": [1]},
+    {"name": "Hips", "translation": [0, 1, 0], "children": [2]},
+    {"name": "Leg", "translation": [0, -0.5, 0]},
+    {"name": "Lamp"}
+  ],
+  "buffers": [{"uri": "{bin}", "byteLength": {len}}],
+  "bufferViews": [
+    {"buffer": 0, "byteOffset": 0, "byteLength": 8},
+    {"buffer": 0, "byteOffset": 8, "byteLength": 72}
+  ],
+  "accessors": [
+    {"bufferView": 0, "componentType": 5126, "count": 2, "type": "SCALAR", "min": [0], "max": [1]},
+    {"bufferView": 1, "componentType": 5126, "count": 6, "type": "VEC3"}
+  ],
+  "animations": [{
+    "name": "kick",
+    "samplers": [{"input": 0, "output": 1, "interpolation": "CUBICSPLINE"}],
+    "channels": [
+      {"sampler": 0, "target": {"node": 2, "path": "translation"}},
+      {"sampler": 0, "target": {"node": 1, "path": "scale"}}
+    ]
+  }]
+}"#;
+    write_gltf(name, json, &floats)
+}
+
 #[test]
-fn cubic_spline_channels_are_refused_by_name() {
-    let err = posegpu::import::load(synthetic_gltf("cubic", "CUBICSPLINE")).unwrap_err();
+fn a_clip_only_file_gives_the_hierarchy_its_clips_animate() {
+    let asset = posegpu::import::load(clip_only_cubic("clip_only")).unwrap();
+    // The deepest node above both animated nodes (Hips) and all under it; the armature above
+    // places it in the world, the lamp beside it is not part of it.
+    assert_eq!(asset.skeleton.names(), ["Hips", "Leg"]);
+    assert_eq!(asset.nodes.as_deref(), Some([1, 2].as_slice()));
+    assert_eq!(asset.clips.len(), 1);
+    assert!(asset.skeleton.inverse_bind().iter().all(Option::is_none));
+}
+
+#[test]
+fn cubic_spline_channels_are_baked_within_the_tolerance() {
+    // Hermite from 0 (out-tangent 3) to 1 (in-tangent 0) over one second:
+    // p(s) = 3 (s³ − 2s² + s) + (−2s³ + 3s²) = s³ − 3s² + 3s.
+    let asset = posegpu::import::load(clip_only_cubic("cubic")).unwrap();
+    let clip = &asset.clips[0];
+    let leg = asset.skeleton.find("Leg").unwrap();
+    let track = &clip.tracks()[leg];
+    let channel = track.translation.as_ref().unwrap();
+    assert!(channel.times.len() > 2, "the curve needs keys in between");
+    assert_eq!(channel.interpolation, Interpolation::Linear);
+    for k in 0..=20 {
+        let s = k as f32 / 20.0;
+        let want = s * s * s - 3.0 * s * s + 3.0 * s;
+        let have = clip.pose_at(asset.skeleton.rest(), s)[leg].translation.x;
+        assert!(
+            (have - want).abs() <= posegpu::import::CUBIC_TOLERANCE,
+            "at {s}: {have} vs {want}"
+        );
+    }
+    // A CUBICSPLINE output without three values per key is refused by name.
+    let json = std::fs::read_to_string(clip_only_cubic("cubic_short"))
+        .unwrap()
+        .replace(r#""count": 6"#, r#""count": 4"#);
+    let path = std::env::temp_dir()
+        .join(format!("posegpu-gltf-{}", std::process::id()))
+        .join("cubic_short.gltf");
+    std::fs::write(&path, json).unwrap();
+    let err = posegpu::import::load(&path).unwrap_err().to_string();
     assert!(
-        matches!(err, Error::UnsupportedInterpolation { .. }),
+        err.contains("CUBICSPLINE needs 3 values per key") && err.contains("kick"),
         "{err}"
     );
-    let msg = err.to_string();
-    assert!(
-        msg.contains("CUBICSPLINE") && msg.contains("wave") && msg.contains("hand"),
-        "{msg}"
+}
+
+#[test]
+fn indices_are_checked_before_the_gltf_crate_reads_them() {
+    // Each edit keeps the JSON valid and breaks the glTF: a typed error that names the field,
+    // never a panic and never a wrapped index.
+    let base = std::fs::read_to_string(synthetic_gltf("indices", "LINEAR")).unwrap();
+    let dir = std::env::temp_dir().join(format!("posegpu-synthetic-{}", std::process::id()));
+    let cases = [
+        (
+            r#""joints": [1, 3]"#,
+            r#""joints": [1, 4294967297]"#,
+            "skins[0].joints[1]",
+        ),
+        (
+            r#""children": [3]"#,
+            r#""children": [30]"#,
+            "nodes[0].children[0]",
+        ),
+        (
+            r#""path": "rotation""#,
+            r#""path": "bogus""#,
+            "'bogus' is not a glTF animation path",
+        ),
+        (
+            r#""node": 4, "path""#,
+            r#""node": 9, "path""#,
+            "channels[1].target.node",
+        ),
+        (
+            r#""inverseBindMatrices": 0"#,
+            r#""inverseBindMatrices": 7"#,
+            "inverseBindMatrices",
+        ),
+        (
+            r#""version": "2.0""#,
+            r#""version": "1.0""#,
+            "glTF 1.0 is not supported",
+        ),
+    ];
+    for (i, (from, to, says)) in cases.iter().enumerate() {
+        assert!(base.contains(from), "{from}");
+        let path = dir.join(format!("indices_{i}.gltf"));
+        std::fs::write(&path, base.replace(from, to)).unwrap();
+        let err = posegpu::import::load(&path).unwrap_err();
+        assert!(matches!(err, Error::Gltf { .. }), "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains(says) && msg.contains("indices_"),
+            "{to}: {msg}"
+        );
+    }
+    // Accessors removed while the file still refers to them.
+    let start = base.find(r#""accessors""#).unwrap();
+    let end = start + base[start..].find("\n  ]").unwrap() + 4;
+    let path = dir.join("no_accessors.gltf");
+    std::fs::write(
+        &path,
+        format!("{}\"accessors\": []{}", &base[..start], &base[end..]),
+    )
+    .unwrap();
+    let msg = posegpu::import::load(&path).unwrap_err().to_string();
+    assert!(msg.contains("accessors (the file has 0)"), "{msg}");
+}
+
+#[test]
+fn a_draco_compressed_file_still_gives_its_skeleton_and_clips() {
+    // The meshes are dropped (nothing here decodes Draco); reading them says why.
+    let base = std::fs::read_to_string(synthetic_gltf("draco", "LINEAR")).unwrap();
+    let json = base.replacen(
+        r#""asset": {"version": "2.0"},"#,
+        r#""asset": {"version": "2.0"},
+  "extensionsUsed": ["KHR_draco_mesh_compression"],
+  "extensionsRequired": ["KHR_draco_mesh_compression"],
+  "meshes": [{"primitives": [{"attributes": {}, "extensions": {"KHR_draco_mesh_compression": {"bufferView": 0, "attributes": {"POSITION": 0}}}}]}],"#,
+        1,
     );
+    let path = std::env::temp_dir()
+        .join(format!("posegpu-synthetic-{}", std::process::id()))
+        .join("draco.gltf");
+    std::fs::write(&path, json).unwrap();
+    let asset = posegpu::import::load(&path).unwrap();
+    assert_eq!(asset.skeleton.names(), ["hips", "mid", "hand"]);
+    assert_eq!(asset.clips.len(), 1);
+}
+
+#[test]
+fn a_file_past_the_size_limit_is_refused_before_it_is_read() {
+    let limit = posegpu::import::DEFAULT_MAX_FILE_BYTES;
+    assert!(limit >= 1 << 30);
+    // An endless input stops at the limit: /dev/zero named .glb, with a small limit.
+    if Path::new("/dev/zero").exists() {
+        let dir = std::env::temp_dir().join(format!("posegpu-zero-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("zero.glb");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "zero_child", "--nocapture", "--include-ignored"])
+            .env("POSEGPU_MAX_FILE_BYTES", "1000000")
+            .env("POSEGPU_ZERO_FILE", &link)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("larger than 1000000 bytes"),
+            "{text}"
+        );
+    }
+}
+
+/// Run by the test above in a child process (the limit is read from the environment).
+#[test]
+#[ignore = "run by a_file_past_the_size_limit_is_refused_before_it_is_read"]
+fn zero_child() {
+    let Some(path) = std::env::var_os("POSEGPU_ZERO_FILE") else {
+        return;
+    };
+    let err = posegpu::import::load(PathBuf::from(path)).unwrap_err();
+    assert!(matches!(err, Error::FileTooLarge { .. }), "{err}");
+    println!("{err}");
 }
 
 #[test]

@@ -15,7 +15,20 @@ pub(super) struct Sources<'a> {
 impl<'a> Sources<'a> {
     /// Reads the file at `path` (validated by the `gltf` crate) and loads every buffer.
     pub(super) fn read(path: &'a Path) -> Result<Self> {
-        let (document, buffers) = crate::import::read_gltf_file(path)?;
+        let crate::import::GltfFile {
+            document,
+            buffers,
+            dropped_meshes,
+        } = crate::import::read_gltf_file(path)?;
+        if let Some(ext) = dropped_meshes {
+            return Err(Error::Gltf {
+                path: path.to_path_buf(),
+                message: format!(
+                    "its meshes are compressed with {ext}, which posegpu cannot decode, so they \
+                     cannot be copied into the output"
+                ),
+            });
+        }
         Ok(Self {
             path,
             document,

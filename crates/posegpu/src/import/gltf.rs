@@ -2,7 +2,9 @@
 //!
 //! The first skin's joints become the skeleton, reordered parents-first (glTF's node order is
 //! not always so); non-joint nodes lying between two joints become bones too (identity inverse
-//! bind), so that their transforms stay in the chain. Nodes above the top joints (an armature
+//! bind), so that their transforms stay in the chain. A file without a skin (an animation
+//! library) gives the node hierarchy its clips animate ([`clip_only_nodes`]). CUBICSPLINE
+//! channels are baked into LINEAR keys (`cubic.rs`). Nodes above the top joints (an armature
 //! node, say) are not applied: component space is the space above the top joint. Animations
 //! become clips; channels on other nodes and morph-weight channels are skipped with a log line.
 
@@ -10,7 +12,7 @@ use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use glam::{Mat4, Quat, Vec3};
+use glam::{Mat4, Quat, Vec3, Vec4};
 use gltf::animation::util::ReadOutputs;
 use gltf::animation::{Interpolation as GltfInterpolation, Property};
 
@@ -27,7 +29,17 @@ pub fn load_gltf(path: &Path) -> Result<Asset> {
         path: path.to_path_buf(),
         message,
     };
-    let (document, buffers) = read_file(path)?;
+    let GltfFile {
+        document,
+        buffers,
+        dropped_meshes,
+    } = read_file(path)?;
+    if let Some(ext) = dropped_meshes {
+        log::info!(
+            "{}: meshes use {ext}, which posegpu cannot decode; skeleton and clips only",
+            path.display()
+        );
+    }
     let buffers: Vec<&[u8]> = buffers.iter().map(|b| b.0.as_slice()).collect();
     // The gltf crate's readers index into buffers; a malformed file must not take the caller
     // down if one of them panics.
@@ -39,18 +51,27 @@ pub fn load_gltf(path: &Path) -> Result<Asset> {
         })
 }
 
+/// A file as the readers take it.
+pub(crate) struct GltfFile {
+    pub document: gltf::Document,
+    pub buffers: Vec<gltf::buffer::Data>,
+    /// The mesh-compression extension whose meshes were dropped (skeletons and clips load).
+    pub dropped_meshes: Option<String>,
+}
+
 /// The document and its buffers (external, embedded or data URIs); images are not decoded.
-pub(crate) fn read_file(path: &Path) -> Result<(gltf::Document, Vec<gltf::buffer::Data>)> {
+/// The JSON is checked first (`gltf_check`): every index the readers follow is in range.
+pub(crate) fn read_file(path: &Path) -> Result<GltfFile> {
     let err = |message: String| Error::Gltf {
         path: path.to_path_buf(),
         message,
     };
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let gltf::Gltf { document, blob } =
-        gltf::Gltf::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
+    let bytes = super::read_bounded(path)?;
+    let prepared = super::gltf_check::prepare(&bytes).map_err(err)?;
+    let document = gltf::Gltf::from_slice(&prepared.json)
+        .map_err(|e| err(e.to_string()))?
+        .document;
+    let blob = prepared.blob;
     // A buffer file that cannot be read is named (the gltf crate's error says only "No such
     // file or directory").
     for buffer in document.buffers() {
@@ -79,7 +100,11 @@ pub(crate) fn read_file(path: &Path) -> Result<(gltf::Document, Vec<gltf::buffer
     }
     let buffers = gltf::import_buffers(&document, path.parent(), blob)
         .map_err(|e| err(format!("loading buffers: {e}")))?;
-    Ok((document, buffers))
+    Ok(GltfFile {
+        document,
+        buffers,
+        dropped_meshes: prepared.dropped_meshes,
+    })
 }
 
 /// Each node's parent, or `None` for a root; a node listed as the child of two is an error.
@@ -126,16 +151,16 @@ impl From<String> for ReadError {
 }
 
 fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, ReadError> {
-    let skin = document
-        .skins()
-        .next()
-        .ok_or_else(|| "the file has no skin, so no skeleton".to_string())?;
+    let skin = document.skins().next();
     let get = |b: gltf::Buffer| buffers.get(b.index()).copied();
     let nodes: Vec<gltf::Node> = document.nodes().collect();
 
     let parent_of = node_parents(document)?;
 
-    let joints: Vec<usize> = skin.joints().map(|j| j.index()).collect();
+    let joints: Vec<usize> = match &skin {
+        Some(skin) => skin.joints().map(|j| j.index()).collect(),
+        None => clip_only_nodes(document, &parent_of)?,
+    };
     if joints.is_empty() {
         return Err("the first skin has no joints".to_string().into());
     }
@@ -165,14 +190,17 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
         }
     }
 
-    let ibms: Vec<Mat4> = match skin.reader(get).read_inverse_bind_matrices() {
-        Some(iter) => iter.map(|m| Mat4::from_cols_array_2d(&m)).collect(),
-        None if skin.inverse_bind_matrices().is_some() => {
-            return Err("inverse bind matrices: buffer data missing"
-                .to_string()
-                .into())
-        }
+    let ibms: Vec<Mat4> = match skin.as_ref().map(|s| (s, s.reader(get))) {
         None => Vec::new(),
+        Some((skin, reader)) => match reader.read_inverse_bind_matrices() {
+            Some(iter) => iter.map(|m| Mat4::from_cols_array_2d(&m)).collect(),
+            None if skin.inverse_bind_matrices().is_some() => {
+                return Err("inverse bind matrices: buffer data missing"
+                    .to_string()
+                    .into())
+            }
+            None => Vec::new(),
+        },
     };
     if !ibms.is_empty() && ibms.len() != joints.len() {
         return Err(format!(
@@ -192,8 +220,11 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
                 name: node.name().unwrap_or("").to_string(),
                 parent: parent_of[n].and_then(|p| bone_of.get(&p).copied()),
                 rest: Transform::new(Vec3::from(t), Quat::from_array(r), Vec3::from(s)),
-                // glTF: a skin without inverse bind matrices means identity matrices.
-                inverse_bind: Some(ibms.get(b).copied().unwrap_or(Mat4::IDENTITY)),
+                // glTF: a skin without inverse bind matrices means identity matrices; a
+                // clip-only file has no bind pose.
+                inverse_bind: skin
+                    .is_some()
+                    .then(|| ibms.get(b).copied().unwrap_or(Mat4::IDENTITY)),
             }
         })
         .collect();
@@ -220,16 +251,11 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
                     target.property()
                 )
             };
-            let interpolation = match channel.sampler().interpolation() {
-                GltfInterpolation::Linear => Interpolation::Linear,
-                GltfInterpolation::Step => Interpolation::Step,
-                GltfInterpolation::CubicSpline => {
-                    return Err(Error::UnsupportedInterpolation {
-                        what: what(),
-                        interpolation: "CUBICSPLINE",
-                    }
-                    .into())
-                }
+            let (interpolation, cubic) = match channel.sampler().interpolation() {
+                GltfInterpolation::Linear => (Interpolation::Linear, false),
+                GltfInterpolation::Step => (Interpolation::Step, false),
+                // Baked into LINEAR keys within CUBIC_TOLERANCE (cubic.rs says why).
+                GltfInterpolation::CubicSpline => (Interpolation::Linear, true),
             };
             let reader = channel.reader(get);
             let times: Vec<f32> = reader
@@ -240,18 +266,29 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
                 .read_outputs()
                 .ok_or_else(|| format!("{}: key values unreadable", what()))?;
             let track = &mut tracks[bone];
+            let bake = |values: Vec<Vec4>, unit: bool| -> Result<(Vec<f32>, Vec<Vec4>), String> {
+                if cubic {
+                    super::cubic::bake(&times, &values, unit)
+                        .map_err(|e| format!("{}: {e}", what()))
+                } else {
+                    Ok((times.clone(), values))
+                }
+            };
             match (target.property(), outputs) {
                 (Property::Translation, ReadOutputs::Translations(v)) => {
-                    let values = v.map(Vec3::from).collect();
-                    track.translation = Some(Channel::new(times, values, interpolation));
+                    let (t, values) = bake(v.map(|p| Vec3::from(p).extend(0.0)).collect(), false)?;
+                    let values = values.into_iter().map(Vec4::truncate).collect();
+                    track.translation = Some(Channel::new(t, values, interpolation));
                 }
                 (Property::Rotation, ReadOutputs::Rotations(v)) => {
-                    let values = v.into_f32().map(Quat::from_array).collect();
-                    track.rotation = Some(Channel::new(times, values, interpolation));
+                    let (t, values) = bake(v.into_f32().map(Vec4::from_array).collect(), true)?;
+                    let values = values.into_iter().map(Quat::from_vec4).collect();
+                    track.rotation = Some(Channel::new(t, values, interpolation));
                 }
                 (Property::Scale, ReadOutputs::Scales(v)) => {
-                    let values = v.map(Vec3::from).collect();
-                    track.scale = Some(Channel::new(times, values, interpolation));
+                    let (t, values) = bake(v.map(|p| Vec3::from(p).extend(0.0)).collect(), false)?;
+                    let values = values.into_iter().map(Vec4::truncate).collect();
+                    track.scale = Some(Channel::new(t, values, interpolation));
                 }
                 (Property::MorphTargetWeights, _) => skipped += 1,
                 _ => return Err(format!("{}: values of the wrong kind", what()).into()),
@@ -289,7 +326,9 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
     let frame = AssetFrame {
         above,
         up: Some(Vec3::Y),
-        skinned: skinned_bones(document, &skin, buffers, &nodes),
+        skinned: skin
+            .as_ref()
+            .and_then(|skin| skinned_bones(document, skin, buffers, &nodes)),
     };
     Ok(Asset {
         skeleton,
@@ -297,6 +336,53 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
         nodes: Some(nodes),
         frame,
     })
+}
+
+/// The bones of a file without a skin (an animation library: a node hierarchy and clips):
+/// every node under the deepest node above all animated nodes (itself included), less the
+/// leaves that only carry a mesh or a camera. No animated node: no skeleton.
+fn clip_only_nodes(
+    document: &gltf::Document,
+    parent_of: &[Option<usize>],
+) -> Result<Vec<usize>, String> {
+    let animated: Vec<usize> = document
+        .animations()
+        .flat_map(|a| a.channels().collect::<Vec<_>>())
+        .filter(|c| c.target().property() != Property::MorphTargetWeights)
+        .map(|c| c.target().node().index())
+        .collect();
+    let Some(&first) = animated.first() else {
+        return Err("the file has no skin and no animated node, so no skeleton".to_string());
+    };
+    // The deepest common ancestor: the first node of `first`'s chain above every other.
+    let chain: Vec<usize> = std::iter::once(first)
+        .chain(ancestors(parent_of, first))
+        .collect();
+    let under = |top: usize, n: usize| n == top || ancestors(parent_of, n).any(|a| a == top);
+    let top = chain
+        .iter()
+        .copied()
+        .find(|&c| animated.iter().all(|&n| under(c, n)))
+        .ok_or_else(|| {
+            let other = animated
+                .iter()
+                .find(|&&n| !under(*chain.last().unwrap_or(&first), n));
+            format!(
+                "the file has no skin, and its animated nodes ({first} and {}) have no common \
+                 ancestor to make one skeleton of",
+                other.copied().unwrap_or(first)
+            )
+        })?;
+    Ok(document
+        .nodes()
+        .filter(|n| under(top, n.index()))
+        .filter(|n| {
+            n.index() == top
+                || n.children().next().is_some()
+                || (n.mesh().is_none() && n.camera().is_none())
+        })
+        .map(|n| n.index())
+        .collect())
 }
 
 /// Per bone (whose nodes are `bone_nodes`): whether a mesh skinned by `skin` weights a vertex

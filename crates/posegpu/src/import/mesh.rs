@@ -28,7 +28,17 @@ pub fn load_gltf_mesh(path: &Path, asset: &Asset, hide: &[&str]) -> Result<Skinn
         .nodes
         .as_ref()
         .ok_or_else(|| err("the asset was not read from a glTF file".into()))?;
-    let (document, buffers) = super::gltf::read_file(path)?;
+    let super::gltf::GltfFile {
+        document,
+        buffers,
+        dropped_meshes,
+    } = super::gltf::read_file(path)?;
+    if let Some(ext) = dropped_meshes {
+        return Err(err(format!(
+            "its meshes are compressed with {ext}, which posegpu cannot decode (skeleton and \
+             clips load; export the meshes uncompressed to draw them)"
+        )));
+    }
     let buffers: Vec<&[u8]> = buffers.iter().map(|b| b.0.as_slice()).collect();
     let names: Vec<&str> = document
         .nodes()
