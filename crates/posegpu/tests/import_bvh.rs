@@ -3,6 +3,7 @@
 //! panic).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use glam::{Quat, Vec3};
 use posegpu::import::{load, parse_bvh};
@@ -232,7 +233,7 @@ fn channel_order_matters() {
 
 #[test]
 fn several_roots_crlf_and_names_with_spaces() {
-    let text = "HIERARCHY\r\nROOT First {\r\n\tOFFSET 1 0 0\r\n\tCHANNELS 1 Xrotation\r\n\tJOINT Left  Arm\r\n\t{ OFFSET 0 1 0 }\r\n}\r\nROOT Second\r\n{\r\n OFFSET 0 0 2\r\n CHANNELS 1 Yposition\r\n}\r\nMOTION\r\nFrames: 2\r\nFrame Time: 0.5\r\n90 3\r\n\r\n45 4\r\n\r\n";
+    let text = "HIERARCHY\r\nROOT First {\r\n\tOFFSET 1 0 0\r\n\tCHANNELS 1 Xrotation\r\n\tJOINT Left  Arm\r\n\t{ OFFSET 0 1 0 }\r\n}\r\nROOT Second\r\n{\r\n OFFSET 0 0 2\r\n CHANNELS 1 Yposition\r\n}\r\nMOTION\r\nFrames: 2\r\nFrame Time: 0.5\r\n90 3\r\n45 4\r\n\r\n \r\n";
     let asset = parse(text).unwrap();
     assert_eq!(asset.skeleton.names(), ["First", "Left Arm", "Second"]);
     assert_eq!(asset.skeleton.parents(), [-1, 0, -1]);
@@ -448,20 +449,306 @@ fn missing_motion_parts() {
 }
 
 #[test]
-fn frame_count_mismatch_uses_lines_present() {
+fn frame_count_mismatch_is_an_error() {
+    let frames_line = line_of(SMALL, "Frames:");
+    // Fewer frame lines than declared: a cut file.
     let text = SMALL.replace("Frames: 2", "Frames: 5");
-    let asset = parse(&text).unwrap();
-    assert!((asset.clips[0].duration() - 0.04).abs() < 1e-7);
+    let (line, message) = bvh_error(parse(&text));
+    assert_eq!(line, frames_line, "{message}");
+    assert!(message.contains("Frames: 5 but 2 frame lines"), "{message}");
+    // More well-formed lines than declared (an exporter's miscount): all are read.
+    for declared in [0, 1] {
+        let text = SMALL.replace("Frames: 2", &format!("Frames: {declared}"));
+        let asset = parse(&text).unwrap();
+        assert_eq!(asset.clips[0].key_times().len(), 2);
+    }
 
+    // A real file cut after 100 of its frames at a line boundary.
     let real = real_text("cmu_walk_delfem2");
-    let (_, frames, frame_time) = header_facts(&real);
+    let (_, frames, _) = header_facts(&real);
     let keep = line_of(&real, "Frame Time:") + 100; // header lines + 100 frames
     let cut: String = real.lines().take(keep).collect::<Vec<_>>().join("\n");
     assert!(frames > 100);
-    let asset = parse(&cut).unwrap();
-    assert_eq!(asset.clips[0].key_count(), 100);
-    let expected = (99.0 * frame_time) as f32;
-    assert!((asset.clips[0].duration() - expected).abs() <= 1e-6);
+    let (line, message) = bvh_error(parse(&cut));
+    assert_eq!(line, line_of(&real, "Frames:"), "{message}");
+    assert!(
+        message.contains(&format!("Frames: {frames} but 100 frame lines")),
+        "{message}"
+    );
+
+    // Trailing blank (or whitespace-only) lines are not frames.
+    let asset = parse(&format!("{SMALL}\n  \n\t\n\n")).unwrap();
+    assert_eq!(asset.clips[0].key_count(), 2);
+}
+
+#[test]
+fn blank_line_among_frames() {
+    let first = line_of(SMALL, "Frame Time:") + 1;
+    let mut lines: Vec<&str> = SMALL.lines().collect();
+    lines.insert(first, "");
+    let text = lines.join("\n");
+    let (line, message) = bvh_error(parse(&text));
+    assert_eq!(line, first + 1, "{message}");
+    assert!(
+        message.contains("frame 2: 0 values (a blank line), expected 10"),
+        "{message}"
+    );
+
+    // The same with the frame count raised to match: still the blank line, not a lost frame.
+    let text = text.replace("Frames: 2", "Frames: 3");
+    let (line, message) = bvh_error(parse(&text));
+    assert_eq!(line, first + 1, "{message}");
+    assert!(message.contains("blank line"), "{message}");
+
+    // A blank line between 'Frame Time:' and the first frame.
+    let mut lines: Vec<&str> = SMALL.lines().collect();
+    lines.insert(first - 1, "   ");
+    let (line, message) = bvh_error(parse(&lines.join("\n")));
+    assert_eq!(line, first, "{message}");
+    assert!(message.contains("frame 1: 0 values"), "{message}");
+
+    // Too few values on a frame line names both counts.
+    let text = SMALL.replace("0 0 0 0 0 0 0 0 0 7", "0 0 0 0 0 0 0 0 7");
+    let (line, message) = bvh_error(parse(&text));
+    assert_eq!(line, first, "{message}");
+    assert!(message.contains("9 values, expected 10"), "{message}");
+}
+
+#[test]
+fn byte_order_mark_is_skipped() {
+    let plain = parse(SMALL).unwrap();
+    let with_bom = parse(&format!("\u{feff}{SMALL}")).unwrap();
+    assert_same_asset(&with_bom, &plain);
+
+    // From a file: the three bytes EF BB BF, then the text.
+    let (scratch_a, scratch_b) = (Scratch::new("bom"), Scratch::new("plain"));
+    let bom_path = scratch_a.write("small.bvh", &[b"\xEF\xBB\xBF", SMALL.as_bytes()].concat());
+    let plain_path = scratch_b.write("small.bvh", SMALL.as_bytes());
+    assert_same_asset(&load(&bom_path).unwrap(), &load(&plain_path).unwrap());
+
+    // Only at the very start: anywhere else it is not whitespace and not a keyword.
+    let text = SMALL.replacen("ROOT", "\u{feff}ROOT", 1);
+    let (line, message) = bvh_error(parse(&text));
+    assert_eq!(line, 2, "{message}");
+    assert!(message.contains("unknown keyword"), "{message}");
+}
+
+fn assert_same_asset(a: &Asset, b: &Asset) {
+    assert_eq!(a.skeleton.names(), b.skeleton.names());
+    assert_eq!(a.skeleton.parents(), b.skeleton.parents());
+    assert_eq!(a.skeleton.rest(), b.skeleton.rest());
+    assert_eq!(a.clips, b.clips);
+}
+
+#[test]
+fn invalid_utf8_names_its_line() {
+    let scratch = Scratch::new("utf8");
+    // A bad byte inside a joint name.
+    let name_line = line_of(SMALL, "JOINT Spine");
+    let bytes = SMALL.replacen("Spine", "Sp\u{1}ine", 1).into_bytes();
+    let bytes: Vec<u8> = bytes
+        .into_iter()
+        .map(|b| if b == 1 { 0xFF } else { b })
+        .collect();
+    let path = scratch.write("name.bvh", &bytes);
+    let (line, message) = load_error(&path);
+    assert_eq!(line, name_line, "{message}");
+    assert!(message.contains("invalid UTF-8"), "{message}");
+    assert!(message.contains("0xFF at column 10"), "{message}"); // "\tJOINT Sp" is 9 bytes
+
+    // A multi-byte sequence cut short at the end of the second frame line.
+    let last = line_of(SMALL, "10 20 30");
+    let cut = SMALL.find("60 8").unwrap() + 4;
+    let bytes = [&SMALL.as_bytes()[..cut], b"\xC3", &SMALL.as_bytes()[cut..]].concat();
+    let path = scratch.write("motion.bvh", &bytes);
+    let (line, message) = load_error(&path);
+    assert_eq!(line, last, "{message}");
+    assert!(message.contains("0xC3"), "{message}");
+
+    // UTF-16 is named as such.
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(SMALL.encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    let path = scratch.write("utf16.bvh", &utf16);
+    let (line, message) = load_error(&path);
+    assert_eq!(line, 1, "{message}");
+    assert!(message.contains("UTF-16"), "{message}");
+}
+
+#[test]
+fn duplicate_channel() {
+    let spine = "CHANNELS 3 Xrotation Yrotation Zrotation";
+    let text = SMALL.replacen(spine, "CHANNELS 3 Yrotation Yrotation Xrotation", 1);
+    let (line, message) = bvh_error(parse(&text));
+    assert_eq!(line, line_of(SMALL, spine), "{message}");
+    assert!(message.contains("joint 'Spine'"), "{message}");
+    assert!(
+        message.contains("channel 'Yrotation' is listed twice"),
+        "{message}"
+    );
+
+    // Channel names are case-insensitive, so a different spelling is still the same channel.
+    let hips = "CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation";
+    let text = SMALL.replacen(
+        hips,
+        "CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation xposition",
+        1,
+    );
+    let (line, message) = bvh_error(parse(&text));
+    assert_eq!(line, line_of(SMALL, hips), "{message}");
+    assert!(message.contains("joint 'Hips'"), "{message}");
+    assert!(message.contains("'xposition' is listed twice"), "{message}");
+}
+
+#[test]
+fn offset_needs_three_numbers() {
+    for (from, to, found) in [
+        ("OFFSET 0 5 0", "OFFSET 0 5 0 4", 4),
+        ("OFFSET 0 5 0", "OFFSET 0 5", 2),
+        ("OFFSET 0 5 0", "OFFSET", 0),
+        ("OFFSET 0 1 0", "OFFSET 0 1 0 1", 4), // in the End Site
+        ("OFFSET 1 2 3", "OFFSET 1 2 3 4 5 6", 6),
+    ] {
+        let text = SMALL.replacen(from, to, 1);
+        let (line, message) = bvh_error(parse(&text));
+        assert_eq!(line, line_of(SMALL, from), "{to}: {message}");
+        assert!(
+            message.contains(&format!("OFFSET takes 3 numbers, found {found}")),
+            "{to}: {message}"
+        );
+    }
+    // A one-line block: the closing brace ends the numbers.
+    let one_line = "HIERARCHY\nROOT A\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\n JOINT B\n { OFFSET 0 1 }\n}\nMOTION\nFrames: 1\nFrame Time: 0.1\n5\n";
+    let (line, message) = bvh_error(parse(one_line));
+    assert_eq!(line, 7, "{message}");
+    assert!(
+        message.contains("OFFSET takes 3 numbers, found 2"),
+        "{message}"
+    );
+    let asset = parse(&one_line.replace("OFFSET 0 1 }", "OFFSET 0 1 2 }")).unwrap();
+    assert_eq!(
+        asset.skeleton.rest()[1].translation,
+        Vec3::new(0.0, 1.0, 2.0)
+    );
+}
+
+#[test]
+fn non_finite_offsets_and_values() {
+    let offset = line_of(SMALL, "OFFSET 0 4 0.5");
+    for bad in ["nan", "inf", "-inf", "infinity", "1e39", "-1e39"] {
+        let text = SMALL.replacen("OFFSET 0 4 0.5", &format!("OFFSET 0 {bad} 0.5"), 1);
+        let (line, message) = bvh_error(parse(&text));
+        assert_eq!(line, offset, "{bad}: {message}");
+        assert!(
+            message.contains(&format!("OFFSET y '{bad}' is not finite")),
+            "{bad}: {message}"
+        );
+    }
+    let frame = line_of(SMALL, "10 20 30");
+    for bad in ["NaN", "inf", "1e39", "-3.5e38"] {
+        let text = SMALL.replacen("10 20 30", &format!("10 {bad} 30"), 1);
+        let (line, message) = bvh_error(parse(&text));
+        assert_eq!(line, frame, "{bad}: {message}");
+        assert!(
+            message.contains(&format!("frame 2: non-finite value '{bad}'")),
+            "{bad}: {message}"
+        );
+    }
+    // The largest finite f32 still loads.
+    let text = SMALL.replacen("10 20 30", "10 3.4e38 30", 1);
+    let asset = parse(&text).unwrap();
+    let t = asset.clips[0].tracks()[0].translation.as_ref().unwrap();
+    assert_eq!(t.values[1].y, 3.4e38);
+}
+
+/// A chain of `depth` joints, each the child of the one before, with one Z rotation channel
+/// each and one frame.
+fn chain(depth: usize) -> String {
+    let mut text = String::from("HIERARCHY\n");
+    for i in 0..depth {
+        let keyword = if i == 0 { "ROOT" } else { "JOINT" };
+        text += &format!("{keyword} J{i}\n{{\nOFFSET 0 1 0\nCHANNELS 1 Zrotation\n");
+    }
+    text += "End Site\n{\nOFFSET 0 1 0\n}\n";
+    text += &"}\n".repeat(depth);
+    text += "MOTION\nFrames: 1\nFrame Time: 0.1\n";
+    text += &"5 ".repeat(depth);
+    text + "\n"
+}
+
+#[test]
+fn deep_chain_loads_without_recursion() {
+    const DEPTH: usize = 32_768;
+    let text = chain(DEPTH);
+    // A small stack: a parser that recursed once per joint would overflow it.
+    let asset = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || parse(&text))
+        .unwrap()
+        .join()
+        .expect("parsing a deep chain panicked (stack overflow aborts the process)")
+        .unwrap();
+    let sk = &asset.skeleton;
+    assert_eq!(sk.len(), DEPTH);
+    assert_eq!(sk.depth(), DEPTH);
+    assert!(sk
+        .parents()
+        .iter()
+        .enumerate()
+        .all(|(i, &p)| p == i as i32 - 1));
+    assert_eq!(sk.names()[DEPTH - 1], format!("J{}", DEPTH - 1));
+    let tracks = asset.clips[0].tracks();
+    assert_eq!(tracks.len(), DEPTH);
+    assert_quat_near(
+        tracks[DEPTH - 1].rotation.as_ref().unwrap().values[0],
+        Quat::from_rotation_z(5f32.to_radians()),
+    );
+}
+
+/// A fresh folder of its own under the system's temporary folder, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(what: &str) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "posegpu-bvh-{}-{what}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The line and message of the [`Error::Bvh`] that loading `path` gives, checking it names
+/// `path`.
+fn load_error(path: &Path) -> (usize, String) {
+    match load(path) {
+        Err(Error::Bvh {
+            path: named,
+            line,
+            message,
+        }) => {
+            assert_eq!(named, path, "{message}");
+            (line, message)
+        }
+        Err(e) => panic!("{}: expected Error::Bvh, got {e:?}", path.display()),
+        Ok(_) => panic!("{}: expected Error::Bvh, but it loaded", path.display()),
+    }
 }
 
 #[test]

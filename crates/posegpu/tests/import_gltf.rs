@@ -451,9 +451,9 @@ fn cubic_spline_channels_are_baked_within_the_tolerance() {
 }
 
 #[test]
-fn indices_are_checked_before_the_gltf_crate_reads_them() {
+fn indices_types_and_ranges_are_checked_before_the_gltf_crate_reads_them() {
     // Each edit keeps the JSON valid and breaks the glTF: a typed error that names the field,
-    // never a panic and never a wrapped index.
+    // never a panic, never a wrapped index, never a silent repair.
     let base = std::fs::read_to_string(synthetic_gltf("indices", "LINEAR")).unwrap();
     let dir = std::env::temp_dir().join(format!("posegpu-synthetic-{}", std::process::id()));
     let cases = [
@@ -486,6 +486,38 @@ fn indices_are_checked_before_the_gltf_crate_reads_them() {
             r#""version": "2.0""#,
             r#""version": "1.0""#,
             "glTF 1.0 is not supported",
+        ),
+        // Key times read from the prop's [0, 0]: equal times.
+        (
+            r#"{"buffer": 0, "byteOffset": 128, "byteLength": 8}"#,
+            r#"{"buffer": 0, "byteOffset": 168, "byteLength": 8}"#,
+            "key times must increase strictly",
+        ),
+        // Rotations read from the inverse bind matrix: [0, -2, -1, 1] is not unit.
+        (
+            r#"{"buffer": 0, "byteOffset": 136, "byteLength": 32}"#,
+            r#"{"buffer": 0, "byteOffset": 48, "byteLength": 32}"#,
+            "is not a unit quaternion",
+        ),
+        (
+            r#""count": 2, "type": "SCALAR""#,
+            r#""count": 2, "type": "VEC2""#,
+            "key times: accessor 1 is VEC2",
+        ),
+        (
+            r#"{"sampler": 1, "target": {"node": 4, "path": "translation"}}"#,
+            r#"{"sampler": 1, "target": {"node": 1, "path": "rotation"}}"#,
+            "node 1's rotation is animated twice",
+        ),
+        (
+            r#"{"buffer": 0, "byteOffset": 136, "byteLength": 32}"#,
+            r#"{"buffer": 0, "byteOffset": 136, "byteLength": 16}"#,
+            "need more than its buffer view's 16 bytes",
+        ),
+        (
+            r#""byteLength": 192}]"#,
+            r#""byteLength": 100}]"#,
+            "lie past its buffer's 100",
         ),
     ];
     for (i, (from, to, says)) in cases.iter().enumerate() {

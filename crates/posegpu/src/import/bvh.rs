@@ -7,6 +7,12 @@
 //! - a position channel is the joint's local position on that axis: it replaces that component
 //!   of the OFFSET;
 //! - `End Site` blocks only mark where a chain ends and are not bones.
+//!
+//! Input is checked, never repaired: a bad number, a duplicated channel, an OFFSET without
+//! exactly three numbers, a frame line of the wrong width (a blank one included) or fewer frame
+//! lines than the header declares is an [`Error::Bvh`] naming the file and line. A leading
+//! UTF-8 byte-order mark and trailing blank lines are skipped (they carry nothing); more
+//! well-formed frame lines than declared (an exporter's miscount) are all read, with a warning.
 
 use std::iter::Enumerate;
 use std::path::Path;
@@ -21,18 +27,50 @@ use crate::model::AssetFrame;
 use crate::model::{Bone, Skeleton};
 use crate::model::{BoneTrack, Channel, Clip, Interpolation};
 
-/// Reads and parses the BVH file at `path` (see [`parse_bvh`]).
+/// Reads and parses the BVH file at `path` (see [`parse_bvh`]); bytes that are not UTF-8 are
+/// an [`Error::Bvh`] naming their line.
 pub fn load_bvh(path: &Path) -> Result<Asset> {
-    let text = std::fs::read_to_string(path).map_err(|source| crate::Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse_bvh(&text, path)
+    let bytes = super::read_bounded(path)?;
+    parse_bvh(decode(&bytes, path)?, path)
+}
+
+/// `bytes` as text, or an error naming the line and column of the first byte that is not UTF-8
+/// (`read_to_string` would only say that some byte somewhere is not).
+fn decode<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a str> {
+    let error = match std::str::from_utf8(bytes) {
+        Ok(text) => return Ok(text),
+        Err(error) => error,
+    };
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return Err(bvh_error(
+            path,
+            1,
+            "the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8 or ASCII",
+        ));
+    }
+    let at = error.valid_up_to();
+    let before = &bytes[..at];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let column = at - line_start + 1;
+    Err(bvh_error(
+        path,
+        line,
+        format!(
+            "invalid UTF-8: byte 0x{:02X} at column {column} (BVH files are ASCII or UTF-8 text)",
+            bytes[at]
+        ),
+    ))
 }
 
 /// Parses BVH text into a skeleton and one clip named after the file stem; `path` only names
-/// the file in errors and the clip.
+/// the file in errors and the clip. A leading byte-order mark (`U+FEFF`) is skipped.
 pub fn parse_bvh(text: &str, path: &Path) -> Result<Asset> {
+    // Windows tools write a UTF-8 byte-order mark; it marks the encoding and is not content.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut tokens = Tokens {
         path,
         lines: text.lines().enumerate(),
@@ -65,7 +103,7 @@ pub fn parse_bvh(text: &str, path: &Path) -> Result<Asset> {
 }
 
 /// One degree of freedom a frame value drives: position or rotation about axis 0, 1 or 2.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum Dof {
     Position(usize),
     Rotation(usize),
@@ -147,16 +185,37 @@ impl<'a> Tokens<'a> {
 
     fn number<T: FromStr>(&mut self, what: &str) -> Result<T> {
         let word = self.expect(what)?;
+        self.parse(word, what)
+    }
+
+    fn parse<T: FromStr>(&self, word: &str, what: &str) -> Result<T> {
         word.parse()
             .map_err(|_| self.err(format!("bad number '{word}' for {what}")))
     }
 
-    fn float(&mut self, what: &str) -> Result<f32> {
-        let v: f32 = self.number(what)?;
+    /// `word` as a finite `f32`: `nan`, `inf` and values past the `f32` range (`1e39`) are errors.
+    fn float(&self, word: &str, what: &str) -> Result<f32> {
+        let v: f32 = self.parse(word, what)?;
         if !v.is_finite() {
-            return Err(self.err(format!("{what} is not finite ({v})")));
+            return Err(self.err(format!("{what} '{word}' is not finite ({NON_FINITE})")));
         }
         Ok(v)
+    }
+
+    /// The words left on the current line up to the next keyword, such as the `}` that closes
+    /// a one-line block (`{ OFFSET 0 1 0 }`).
+    fn operands(&mut self) -> Vec<&'a str> {
+        let mut words = Vec::new();
+        loop {
+            let mut ahead = self.words.clone();
+            match ahead.next() {
+                Some(w) if !is_keyword(w) => {
+                    words.push(w);
+                    self.words = ahead;
+                }
+                _ => return words,
+            }
+        }
     }
 
     /// The words of a block header (`ROOT name`, `End Site`) left on the current line, then its
@@ -186,6 +245,13 @@ const KEYWORDS: [&str; 8] = [
     "MOTION",
 ];
 
+fn is_keyword(word: &str) -> bool {
+    KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(word))
+}
+
+/// Why a value that parsed is still refused.
+const NON_FINITE: &str = "NaN, infinite, or beyond the f32 range";
+
 /// An open `{ }` block: a joint, or an End Site (`joint: None`), with the line that opened it.
 struct Block {
     joint: Option<usize>,
@@ -194,7 +260,8 @@ struct Block {
 }
 
 /// Reads from `HIERARCHY` up to and including `MOTION`. Blocks are tracked on an explicit stack
-/// rather than by recursion, so that deeply nested input cannot overflow the call stack.
+/// rather than by recursion, so that any nesting depth loads without overflowing the call stack
+/// (a chain of 32,768 joints is tested) and no depth limit is needed.
 fn parse_hierarchy(t: &mut Tokens) -> Result<Vec<Joint>> {
     match t.next() {
         Some(w) if w.eq_ignore_ascii_case("HIERARCHY") => {}
@@ -249,11 +316,7 @@ fn parse_hierarchy(t: &mut Tokens) -> Result<Vec<Joint>> {
                 });
             }
             ("OFFSET", Some(joint)) => {
-                let offset = Vec3::new(
-                    t.float("OFFSET x")?,
-                    t.float("OFFSET y")?,
-                    t.float("OFFSET z")?,
-                );
+                let offset = parse_offset(t)?;
                 if let Some(block) = open.last_mut() {
                     if block.has_offset {
                         return Err(t.err("second OFFSET in the same block"));
@@ -268,19 +331,7 @@ fn parse_hierarchy(t: &mut Tokens) -> Result<Vec<Joint>> {
                 if !joints[j].dofs.is_empty() {
                     return Err(t.err("second CHANNELS in the same joint"));
                 }
-                let count: usize = t.number("channel count")?;
-                // The names are on the CHANNELS line; reading only those catches a wrong count.
-                let names: Vec<&str> = t.words.by_ref().collect();
-                if names.len() != count {
-                    return Err(t.err(format!(
-                        "CHANNELS says {count} channels but lists {}",
-                        names.len()
-                    )));
-                }
-                joints[j].dofs = names
-                    .iter()
-                    .map(|w| Dof::parse(w).ok_or_else(|| t.err(format!("unknown channel '{w}'"))))
-                    .collect::<Result<_>>()?;
+                joints[j].dofs = parse_channels(t, &joints[j].name)?;
             }
             ("}", Some(_)) => match open.pop() {
                 Some(block) if !block.has_offset => {
@@ -312,13 +363,56 @@ fn parse_hierarchy(t: &mut Tokens) -> Result<Vec<Joint>> {
     }
 }
 
-/// Reads `Frames:`, `Frame Time:` and the frame lines (each exactly `width` values).
+/// The three numbers of an OFFSET line (after the keyword).
+fn parse_offset(t: &mut Tokens) -> Result<Vec3> {
+    // Only the OFFSET line's own words: a missing or extra number is named as such rather than
+    // taking a word of the next line or reading as an unknown keyword.
+    let words = t.operands();
+    let [x, y, z] = words[..] else {
+        return Err(t.err(format!("OFFSET takes 3 numbers, found {}", words.len())));
+    };
+    Ok(Vec3::new(
+        t.float(x, "OFFSET x")?,
+        t.float(y, "OFFSET y")?,
+        t.float(z, "OFFSET z")?,
+    ))
+}
+
+/// The channels of `joint`'s CHANNELS line (after the keyword), each listed once.
+fn parse_channels(t: &mut Tokens, joint: &str) -> Result<Vec<Dof>> {
+    let count: usize = t.number("channel count")?;
+    // The names are on the CHANNELS line; reading only those catches a wrong count.
+    let names: Vec<&str> = t.words.by_ref().collect();
+    if names.len() != count {
+        return Err(t.err(format!(
+            "CHANNELS says {count} channels but lists {}",
+            names.len()
+        )));
+    }
+    let mut dofs: Vec<Dof> = Vec::with_capacity(count);
+    for name in names {
+        let dof = Dof::parse(name).ok_or_else(|| t.err(format!("unknown channel '{name}'")))?;
+        // A second value for one axis would silently overwrite (position) or compound (rotation)
+        // the first.
+        if dofs.contains(&dof) {
+            return Err(t.err(format!(
+                "joint '{joint}': channel '{name}' is listed twice in CHANNELS"
+            )));
+        }
+        dofs.push(dof);
+    }
+    Ok(dofs)
+}
+
+/// Reads `Frames:`, `Frame Time:` and the frame lines: exactly as many as `Frames:` declares,
+/// each exactly `width` values, then nothing but blank lines.
 fn parse_motion(t: &mut Tokens, width: usize) -> Result<Motion> {
     if width == 0 {
         return Err(t.err("no joint has CHANNELS, so there is nothing to animate"));
     }
     t.keyword("Frames:")?;
     let declared: usize = t.number("frame count")?;
+    let frames_line = t.line;
     t.keyword("Frame")?;
     t.keyword("Time:")?;
     let frame_time: f64 = t.number("frame time")?;
@@ -330,42 +424,34 @@ fn parse_motion(t: &mut Tokens, width: usize) -> Result<Motion> {
         return Err(t.err(format!("unexpected '{w}' after the frame time")));
     }
 
-    let path = t.path;
-    let mut values = Vec::new();
-    let mut frames = 0;
-    for (index, line) in t.lines.by_ref() {
-        let err = |message: String| bvh_error(path, index + 1, message);
-        let start = values.len();
-        for word in line.split_whitespace() {
-            let v: f32 = word
-                .parse()
-                .map_err(|_| err(format!("bad number '{word}' in frame {}", frames + 1)))?;
-            if !v.is_finite() {
-                return Err(err(format!(
-                    "non-finite value '{word}' in frame {}",
-                    frames + 1
-                )));
-            }
-            values.push(v);
-        }
-        match values.len() - start {
-            0 => continue, // blank lines, such as a trailing one, are not frames
-            n if n != width => {
-                return Err(err(format!(
-                    "frame {} has {n} values, expected {width} (the sum of the CHANNELS counts)",
-                    frames + 1
-                )))
-            }
-            _ => frames += 1,
-        }
+    // Every line up to the last non-blank one is a frame: a blank line among them is a frame
+    // with no values, not one to skip, so that a lost frame is never passed over.
+    let mut rows: Vec<(usize, &str)> = t.lines.by_ref().map(|(i, l)| (i + 1, l)).collect();
+    while rows.last().is_some_and(|(_, l)| l.trim().is_empty()) {
+        rows.pop();
     }
-    if frames == 0 {
+    let (Some(&(first, _)), Some(&(last, _))) = (rows.first(), rows.last()) else {
         return Err(t.err("no frame lines after 'Frame Time:'"));
+    };
+    let mut values = Vec::new();
+    for (frame, &(line, text)) in rows.iter().enumerate() {
+        parse_frame(text, width, &mut values)
+            .map_err(|message| t.err_at(line, format!("frame {}: {message}", frame + 1)))?;
     }
-    if frames != declared {
+    let frames = rows.len();
+    // Fewer lines than declared is a cut file; more is an exporter's miscount (assimp's
+    // Boxing_Toes.bvh declares one frame less than it has): every well-formed line is read.
+    if frames < declared {
+        return Err(t.err_at(
+            frames_line,
+            format!(
+                "header says Frames: {declared} but {frames} frame lines follow (lines {first} to {last}): truncated?"
+            ),
+        ));
+    }
+    if frames > declared {
         log::warn!(
-            "{}: header says Frames: {declared} but {frames} frame lines follow; using {frames}",
-            t.path.display()
+            "BVH line {frames_line}: header says Frames: {declared} but {frames} well-formed frame lines follow; all are read"
         );
     }
     if !(((frames - 1) as f64 * frame_time) as f32).is_finite() {
@@ -379,6 +465,33 @@ fn parse_motion(t: &mut Tokens, width: usize) -> Result<Motion> {
         frames,
         values,
     })
+}
+
+/// Appends the values of one frame line to `values`, or says why the line is not a frame of
+/// `width` values.
+fn parse_frame(line: &str, width: usize, values: &mut Vec<f32>) -> Result<(), String> {
+    let start = values.len();
+    let mut found = 0;
+    for word in line.split_whitespace() {
+        let v: f32 = word.parse().map_err(|_| format!("bad number '{word}'"))?;
+        if !v.is_finite() {
+            return Err(format!("non-finite value '{word}' ({NON_FINITE})"));
+        }
+        found += 1;
+        // Values past `width` are only counted, so one endless line cannot fill memory.
+        if found <= width {
+            values.push(v);
+        }
+    }
+    let expected = format!("expected {width} (the sum of the CHANNELS counts)");
+    match found {
+        n if n == width => Ok(()),
+        0 => Err(format!("0 values (a blank line), {expected}")),
+        n => {
+            values.truncate(start);
+            Err(format!("{n} values, {expected}"))
+        }
+    }
 }
 
 /// One track per joint: a rotation channel if it has rotation channels, a translation channel

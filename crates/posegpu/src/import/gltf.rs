@@ -262,6 +262,7 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
                 .read_inputs()
                 .ok_or_else(|| format!("{}: key times unreadable", what()))?
                 .collect();
+            check_times(&times).map_err(|e| format!("{}: {e}", what()))?;
             let outputs = reader
                 .read_outputs()
                 .ok_or_else(|| format!("{}: key values unreadable", what()))?;
@@ -281,7 +282,23 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
                     track.translation = Some(Channel::new(t, values, interpolation));
                 }
                 (Property::Rotation, ReadOutputs::Rotations(v)) => {
-                    let (t, values) = bake(v.into_f32().map(Vec4::from_array).collect(), true)?;
+                    let values: Vec<Vec4> = v.into_f32().map(Vec4::from_array).collect();
+                    // CUBICSPLINE tangents (all but every third value) need not be unit.
+                    let step = if cubic { 3 } else { 1 };
+                    let start = usize::from(cubic);
+                    for (k, q) in values.iter().enumerate().skip(start).step_by(step) {
+                        if (q.length() - 1.0).abs() > UNIT_TOLERANCE || !q.is_finite() {
+                            return Err(format!(
+                                "{}: key {} is not a unit quaternion ({q}, length {}; glTF \
+                                 rotations are unit within {UNIT_TOLERANCE})",
+                                what(),
+                                k / step,
+                                q.length()
+                            )
+                            .into());
+                        }
+                    }
+                    let (t, values) = bake(values, true)?;
                     let values = values.into_iter().map(Quat::from_vec4).collect();
                     track.rotation = Some(Channel::new(t, values, interpolation));
                 }
@@ -336,6 +353,29 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
         nodes: Some(nodes),
         frame,
     })
+}
+
+/// How far a rotation key's length may be from 1 (then normalized): glTF requires unit
+/// quaternions; exporters round.
+pub const UNIT_TOLERANCE: f32 = 1e-3;
+
+/// Key times as glTF requires them: finite, not negative, strictly increasing.
+fn check_times(times: &[f32]) -> Result<(), String> {
+    for (k, &t) in times.iter().enumerate() {
+        if !t.is_finite() || t < 0.0 {
+            return Err(format!(
+                "key time {k} is {t}: times are finite seconds from 0"
+            ));
+        }
+        if k > 0 && t <= times[k - 1] {
+            return Err(format!(
+                "key times must increase strictly (key {}: {}, key {k}: {t})",
+                k - 1,
+                times[k - 1]
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The bones of a file without a skin (an animation library: a node hierarchy and clips):

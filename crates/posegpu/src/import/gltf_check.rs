@@ -255,12 +255,219 @@ fn check_indices(map: &Map<String, Value>) -> Result<(), String> {
     for (at, v) in items("bufferViews") {
         field(v, &at, "buffer", "buffers")?;
     }
+    check_accessor_uses(map)?;
+    check_byte_ranges(map)?;
     for (at, t) in items("textures") {
         field(t, &at, "source", "images")?;
         field(t, &at, "sampler", "samplers")?;
     }
     for (at, i) in items("images") {
         field(i, &at, "bufferView", "bufferViews")?;
+    }
+    Ok(())
+}
+
+/// FLOAT, and the normalized integer types glTF allows for rotations.
+const FLOAT: u64 = 5126;
+const ROTATION_TYPES: &[u64] = &[5126, 5120, 5121, 5122, 5123];
+
+/// The accessors animations and skins read have the types glTF gives them: times SCALAR
+/// FLOAT, translations and scales VEC3 FLOAT, rotations VEC4 FLOAT or normalized integers,
+/// weights SCALAR, inverse bind matrices MAT4 FLOAT; a node's property is animated once per
+/// animation.
+fn check_accessor_uses(map: &Map<String, Value>) -> Result<(), String> {
+    let accessors = map.get("accessors").and_then(Value::as_array);
+    let accessor = |i: &Value| i.as_u64().and_then(|i| accessors?.get(i as usize));
+    let kind = |a: &Value| {
+        (
+            a.get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            a.get("componentType").and_then(Value::as_u64).unwrap_or(0),
+            a.get("normalized")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        )
+    };
+    let expect =
+        |at: &str, index: Option<&Value>, ty: &str, components: &[u64], normalized: bool| {
+            let Some(a) = index.and_then(accessor) else {
+                return Ok(());
+            };
+            let (t, c, n) = kind(a);
+            let ok = t == ty && components.contains(&c) && (c == FLOAT || !normalized || n);
+            if ok {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{at}: accessor {} is {t} of component type {c}{}; glTF needs {ty} {}",
+                    index.unwrap_or(&Value::Null),
+                    if n { " (normalized)" } else { "" },
+                    if components == [FLOAT] {
+                        "FLOAT"
+                    } else {
+                        "FLOAT or normalized integers"
+                    }
+                ))
+            }
+        };
+    for (s, skin) in map
+        .get("skins")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let at = format!("skins[{s}].inverseBindMatrices");
+        expect(
+            &at,
+            skin.get("inverseBindMatrices"),
+            "MAT4",
+            &[FLOAT],
+            false,
+        )?;
+    }
+    for (a, anim) in map
+        .get("animations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let samplers = anim.get("samplers").and_then(Value::as_array);
+        let mut seen = std::collections::HashSet::new();
+        for (c, channel) in anim
+            .get("channels")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let at = format!("animations[{a}].channels[{c}]");
+            let target = channel.get("target");
+            let path = target
+                .and_then(|t| t.get("path"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if let Some(node) = target.and_then(|t| t.get("node")).and_then(Value::as_u64) {
+                if !seen.insert((node, path.to_string())) {
+                    return Err(format!(
+                        "{at}: node {node}'s {path} is animated twice in one animation"
+                    ));
+                }
+            }
+            let Some(sampler) = channel
+                .get("sampler")
+                .and_then(Value::as_u64)
+                .and_then(|s| samplers?.get(s as usize))
+            else {
+                continue;
+            };
+            expect(
+                &format!("{at} key times"),
+                sampler.get("input"),
+                "SCALAR",
+                &[FLOAT],
+                false,
+            )?;
+            let out = sampler.get("output");
+            let at = format!("{at} {path} values");
+            match path {
+                "translation" | "scale" => expect(&at, out, "VEC3", &[FLOAT], false)?,
+                "rotation" => expect(&at, out, "VEC4", ROTATION_TYPES, true)?,
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of one component of a glTF component type.
+fn component_bytes(c: u64) -> Option<u64> {
+    match c {
+        5120 | 5121 => Some(1),
+        5122 | 5123 => Some(2),
+        5125 | 5126 => Some(4),
+        _ => None,
+    }
+}
+
+/// Components of a glTF accessor type.
+fn type_components(t: &str) -> Option<u64> {
+    Some(match t {
+        "SCALAR" => 1,
+        "VEC2" => 2,
+        "VEC3" => 3,
+        "VEC4" => 4,
+        "MAT2" => 4,
+        "MAT3" => 9,
+        "MAT4" => 16,
+        _ => return None,
+    })
+}
+
+/// Every accessor's elements lie within its buffer view, and every view within its buffer (by
+/// the declared lengths; the loaded buffers are checked against those by the gltf crate).
+fn check_byte_ranges(map: &Map<String, Value>) -> Result<(), String> {
+    let get = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64);
+    let buffers = map.get("buffers").and_then(Value::as_array);
+    let views = map.get("bufferViews").and_then(Value::as_array);
+    for (i, view) in views.into_iter().flatten().enumerate() {
+        let (offset, length) = (
+            get(view, "byteOffset").unwrap_or(0),
+            get(view, "byteLength").unwrap_or(0),
+        );
+        let buffer = get(view, "buffer")
+            .and_then(|b| buffers?.get(b as usize))
+            .and_then(|b| get(b, "byteLength"))
+            .unwrap_or(0);
+        if offset.checked_add(length).is_none_or(|end| end > buffer) {
+            return Err(format!(
+                "bufferViews[{i}]: bytes {offset}..{} lie past its buffer's {buffer}",
+                offset.saturating_add(length)
+            ));
+        }
+    }
+    for (i, a) in map
+        .get("accessors")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let Some(view) = get(a, "bufferView").and_then(|v| views?.get(v as usize)) else {
+            continue;
+        };
+        let at = format!("accessors[{i}]");
+        let ty = a.get("type").and_then(Value::as_str).unwrap_or("");
+        let (Some(size), Some(n)) = (
+            get(a, "componentType").and_then(component_bytes),
+            type_components(ty),
+        ) else {
+            return Err(format!(
+                "{at}: type {ty} of component type {} is not glTF's",
+                a.get("componentType").unwrap_or(&Value::Null)
+            ));
+        };
+        let element = size * n;
+        let stride = get(view, "byteStride").unwrap_or(element);
+        let count = get(a, "count").unwrap_or(0);
+        let start = get(a, "byteOffset").unwrap_or(0);
+        let length = get(view, "byteLength").unwrap_or(0);
+        let end = (count > 0).then(|| {
+            start
+                .checked_add(stride.checked_mul(count - 1)?)?
+                .checked_add(element)
+        });
+        if let Some(end) = end {
+            if end.is_none_or(|end| end > length) {
+                return Err(format!(
+                    "{at}: {count} elements of {element} bytes from byte {start} need more than \
+                     its buffer view's {length} bytes"
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -21,7 +21,7 @@ pub use self::bvh::{load_bvh, parse_bvh};
 #[cfg(feature = "gltf")]
 pub use self::cubic::CUBIC_TOLERANCE;
 #[cfg(feature = "gltf")]
-pub use self::gltf::load_gltf;
+pub use self::gltf::{load_gltf, UNIT_TOLERANCE};
 #[cfg(feature = "gltf")]
 pub(crate) use self::gltf::{read_file as read_gltf_file, GltfFile};
 #[cfg(all(feature = "gltf", feature = "render"))]
