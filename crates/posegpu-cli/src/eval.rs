@@ -223,6 +223,22 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
     }
     let poses = evaluate(&lib, &batch, args.backend)?;
     let skeleton = lib.skeleton();
+    // JSON has no infinity: a pose that overflowed (translations or scales near f32's range
+    // in the file) is an error, not a `null` in the output.
+    for (i, &time) in args.times.iter().enumerate() {
+        for b in 0..skeleton.len() {
+            if !(poses.local(i, b).is_finite() && poses.component(i, b).is_finite()) {
+                return Err(Error::BadInstance {
+                    instance: i,
+                    what: format!(
+                        "bone {b} '{}' at time {time}: the pose is not finite (the file's \
+                         values overflow f32 when composed)",
+                        skeleton.names()[b]
+                    ),
+                });
+            }
+        }
+    }
 
     let frames = args
         .times

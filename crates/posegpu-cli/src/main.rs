@@ -51,8 +51,38 @@ fn quiet_on_closed_pipe() {
     }));
 }
 
+/// Vulkan's loader (and Mesa under it) prints "XDG_RUNTIME_DIR is invalid or not set" to a new
+/// user's terminal when the variable is missing, as on containers and CI machines: give it a
+/// private directory of its own before anything opens a device (still single-threaded here).
+fn quiet_vulkan_loader() {
+    let valid = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(std::path::PathBuf::from)
+        .is_some_and(|d| d.is_dir());
+    if valid {
+        return;
+    }
+    // One per user (named from the environment: no libc for the uid), reused by later runs.
+    let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
+    let dir = std::env::temp_dir().join(format!("posegpu-runtime-{user}"));
+    let made = {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new().mode(0o700).create(&dir)
+        }
+        #[cfg(not(unix))]
+        {
+            std::fs::create_dir(&dir)
+        }
+    };
+    if made.is_ok() || dir.is_dir() {
+        std::env::set_var("XDG_RUNTIME_DIR", &dir);
+    }
+}
+
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
+    quiet_vulkan_loader();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let args = Args::parse();
     let result = match args.command {

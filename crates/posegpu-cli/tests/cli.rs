@@ -1012,3 +1012,39 @@ fn a_closed_pipe_ends_the_command_quietly() {
         out.status
     );
 }
+
+#[test]
+fn eval_refuses_a_pose_that_overflows_instead_of_writing_null() {
+    // Two offsets of 3e38 are finite each, infinite once composed: JSON has no infinity.
+    let bvh = "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 3e38 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  JOINT Spine\n  {\n    OFFSET 0 3e38 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n    End Site\n    {\n      OFFSET 0 1 0\n    }\n  }\n}\nMOTION\nFrames: 1\nFrame Time: 0.033\n0 0 0 0 0 0\n";
+    let path = std::env::temp_dir().join(format!("posegpu-overflow-{}.bvh", std::process::id()));
+    std::fs::write(&path, bvh).unwrap();
+    let out = posegpu(&["eval", &path.display().to_string(), "--times", "0"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        stderr.contains("'Spine'") && stderr.contains("not finite"),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("null"));
+}
+
+#[test]
+fn the_vulkan_loader_says_nothing_on_the_main_command() {
+    // Without XDG_RUNTIME_DIR (containers, CI) the loader would complain on stderr.
+    if common::gpu().is_none() {
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_posegpu"))
+        .args(["demo", "--instances", "4", "--frames", "1"])
+        .env_remove("XDG_RUNTIME_DIR")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("XDG_RUNTIME_DIR"), "{stderr}");
+}
