@@ -291,6 +291,16 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// What was wrong with the data read from a file (a skeleton, clip or pose the file
+    /// describes), with the file named.
+    #[error("{path}: {source}")]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with what it holds.
+        #[source]
+        source: Box<Error>,
+    },
     /// A file is larger than `import::max_file_bytes` (refused before it is read whole).
     #[error("{path}: larger than {limit} bytes, the most a file may have (set POSEGPU_MAX_FILE_BYTES to read larger ones)")]
     FileTooLarge {

@@ -775,7 +775,17 @@ fn empty_and_binary_input() {
 #[test]
 fn duplicate_names_and_deep_nesting() {
     let text = SMALL.replace("JOINT Head", "JOINT Spine");
-    assert!(matches!(parse(&text), Err(Error::DuplicateBoneName { .. })));
+    // A skeleton error, with the file named.
+    match parse(&text) {
+        Err(Error::InFile { path, source }) => {
+            assert_eq!(path, Path::new("test.bvh"));
+            assert!(
+                matches!(*source, Error::DuplicateBoneName { .. }),
+                "{source}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 
     // Deep nesting is an error (missing braces), not a stack overflow.
     let deep = format!("HIERARCHY\nROOT A\n{{\n{}", "JOINT B\n{\n".repeat(200_000));

@@ -88,11 +88,12 @@ pub fn parse_bvh(text: &str, path: &Path) -> Result<Asset> {
             Bone::new(j.name.clone(), j.parent, rest)
         })
         .collect();
-    let skeleton = Skeleton::new(bones)?;
+    let skeleton = Skeleton::new(bones).map_err(|e| super::in_file(path, e))?;
     let name = path
         .file_stem()
         .map_or_else(|| "bvh".into(), |s| s.to_string_lossy().into_owned());
-    let clip = Clip::new(name, &skeleton, tracks(&joints, &motion))?;
+    let clip = Clip::new(name, &skeleton, tracks(&joints, &motion))
+        .map_err(|e| super::in_file(path, e))?;
     Ok(Asset {
         skeleton,
         clips: vec![clip],

@@ -41,12 +41,19 @@ pub fn load_gltf(path: &Path) -> Result<Asset> {
         );
     }
     let buffers: Vec<&[u8]> = buffers.iter().map(|b| b.0.as_slice()).collect();
-    // The gltf crate's readers index into buffers; a malformed file must not take the caller
-    // down if one of them panics.
+    // The JSON was checked (`gltf_check`) so that the crate's readers stay in range; should one
+    // still panic, the caller is not taken down, and the message says whose defect it is
+    // (docs/gltf-crate-notes.md).
     catch_unwind(AssertUnwindSafe(|| read_document(&document, &buffers)))
-        .map_err(|_| err("malformed accessor data (the glTF reader panicked)".into()))?
+        .map_err(|_| {
+            err(
+                "the gltf crate panicked reading this file, which its checks should have \
+                 refused (a gltf-crate defect: docs/gltf-crate-notes.md)"
+                    .into(),
+            )
+        })?
         .map_err(|e| match e {
-            ReadError::Model(e) => e,
+            ReadError::Model(e) => super::in_file(path, e),
             ReadError::Message(m) => err(m),
         })
 }

@@ -63,6 +63,24 @@ pub(crate) fn read_bounded(path: &Path) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// `e` with `path` named: errors about what a file holds (a clip, a skeleton) become
+/// [`Error::InFile`]; those that name it already stay as they are.
+pub(crate) fn in_file(path: &Path, e: Error) -> Error {
+    match e {
+        Error::Io { .. }
+        | Error::Gltf { .. }
+        | Error::Bvh { .. }
+        | Error::FileTooLarge { .. }
+        | Error::InFile { .. }
+        | Error::UnknownFormat { .. }
+        | Error::FeatureDisabled { .. } => e,
+        e => Error::InFile {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        },
+    }
+}
+
 /// Loads a `.glb`/`.gltf` (the first skin) or a `.bvh` file, by extension.
 pub fn load(path: impl AsRef<Path>) -> Result<Asset> {
     let path = path.as_ref();

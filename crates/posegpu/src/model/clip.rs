@@ -211,7 +211,12 @@ impl Clip {
             });
         }
         for (bone, track) in tracks.iter().enumerate() {
-            let what = |ch: &str| format!("clip '{name}', bone '{}', {ch}", skeleton.names()[bone]);
+            let what = |ch: &str| {
+                format!(
+                    "clip '{name}', bone {bone} '{}', {ch}",
+                    skeleton.names()[bone]
+                )
+            };
             if let Some(c) = &track.translation {
                 let w = what("translation");
                 c.validate(&w, |v| finite3(v, &w))?;

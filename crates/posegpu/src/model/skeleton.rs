@@ -81,11 +81,11 @@ impl Skeleton {
                     });
                 }
             }
-            check_transform(&b.rest, &format!("bone '{}' reference pose", b.name))?;
+            check_transform(&b.rest, &format!("bone {i} '{}' reference pose", b.name))?;
             if let Some(m) = &b.inverse_bind {
                 if !m.is_finite() {
                     return Err(Error::NonFinite {
-                        what: format!("bone '{}' inverse bind matrix", b.name),
+                        what: format!("bone {i} '{}' inverse bind matrix", b.name),
                     });
                 }
             }
@@ -157,7 +157,7 @@ impl Skeleton {
         for (i, t) in locals.iter().enumerate() {
             check_transform(
                 t,
-                &format!("reference pose '{name}', bone '{}'", self.names[i]),
+                &format!("reference pose '{name}', bone {i} '{}'", self.names[i]),
             )?;
         }
         self.alternatives.push(ReferencePose { name, locals });
