@@ -253,14 +253,16 @@ pub enum Error {
         what: String,
     },
     /// Data exceeds a device or index limit (a storage binding, a texture size, 32-bit indices).
-    #[error("{what} needs {size} bytes, over the device limit of {limit} bytes ({limit_name})")]
+    #[error("{what} needs {size} {unit}, over the device limit of {limit} {unit} ({limit_name})")]
     TooLarge {
         /// What was too large.
         what: String,
-        /// Its size, in the limit's unit (bytes, a texture side in pixels, or a count).
+        /// Its size, in `unit`.
         size: u64,
         /// The limit, in the same unit.
         limit: u64,
+        /// The unit of both: `"bytes"`, `"pixels"` (a texture side) or a count's noun.
+        unit: &'static str,
         /// The limit's name (a `wgpu::Limits` field, or `"32-bit index"`).
         limit_name: &'static str,
     },

@@ -468,6 +468,7 @@ fn to_u32(n: usize, what: &str) -> Result<u32> {
         what: what.to_string(),
         size: n as u64,
         limit: u32::MAX as u64,
+        unit: "entries",
         limit_name: "32-bit index",
     })
 }

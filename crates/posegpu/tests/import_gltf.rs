@@ -519,6 +519,16 @@ fn indices_types_and_ranges_are_checked_before_the_gltf_crate_reads_them() {
             r#""byteLength": 100}]"#,
             "lie past its buffer's 100",
         ),
+        (
+            r#""children": [3]"#,
+            r#""children": [0]"#,
+            "node 0 lists itself as its own child",
+        ),
+        (
+            r#""translation": [0, 0, 1], "children": [2]"#,
+            r#""matrix": [0,0,0,0, 0,0,0,0, 0,0,0,0, 0,0,0,0], "children": [2]"#,
+            "node 3 'hips': its matrix is singular",
+        ),
     ];
     for (i, (from, to, says)) in cases.iter().enumerate() {
         assert!(base.contains(from), "{from}");

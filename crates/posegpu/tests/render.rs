@@ -519,8 +519,9 @@ fn draws_and_targets_that_do_not_fit_are_typed_errors() {
     ));
     let limit = ctx.device.limits().max_texture_dimension_2d;
     match RenderTarget::new(&ctx, limit + 1, 4) {
-        Err(Error::TooLarge { limit_name, .. }) => {
-            assert_eq!(limit_name, "max_texture_dimension_2d")
+        Err(e @ Error::TooLarge { limit_name, .. }) => {
+            assert_eq!(limit_name, "max_texture_dimension_2d");
+            assert!(e.to_string().contains("pixels"), "{e}");
         }
         other => panic!("expected TooLarge, got {:?}", other.err()),
     }

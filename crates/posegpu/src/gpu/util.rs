@@ -77,6 +77,7 @@ pub(crate) fn fits_binding(what: impl FnOnce() -> String, size: u64, limit: u64)
         what: what(),
         size,
         limit,
+        unit: "bytes",
         limit_name: "max_storage_buffer_binding_size",
     })
 }

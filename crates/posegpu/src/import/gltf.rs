@@ -119,6 +119,12 @@ pub(super) fn node_parents(document: &gltf::Document) -> Result<Vec<Option<usize
     let mut parent_of: Vec<Option<usize>> = vec![None; document.nodes().len()];
     for node in document.nodes() {
         for child in node.children() {
+            if child.index() == node.index() {
+                return Err(format!(
+                    "node {} lists itself as its own child",
+                    node.index()
+                ));
+            }
             if let Some(other) = parent_of[child.index()].replace(node.index()) {
                 return Err(format!(
                     "node {} has two parents ({other} and {})",
@@ -222,8 +228,18 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
         .enumerate()
         .map(|(b, &n)| {
             let node = &nodes[n];
+            if let gltf::scene::Transform::Matrix { matrix } = node.transform() {
+                let det = Mat4::from_cols_array_2d(&matrix).determinant();
+                if det == 0.0 || !det.is_finite() {
+                    return Err(format!(
+                        "node {n} '{}': its matrix is singular (determinant {det}), so it has no \
+                         translation, rotation and scale",
+                        node.name().unwrap_or("")
+                    ));
+                }
+            }
             let (t, r, s) = node.transform().decomposed();
-            Bone {
+            Ok(Bone {
                 name: node.name().unwrap_or("").to_string(),
                 parent: parent_of[n].and_then(|p| bone_of.get(&p).copied()),
                 rest: Transform::new(Vec3::from(t), Quat::from_array(r), Vec3::from(s)),
@@ -232,9 +248,9 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
                 inverse_bind: skin
                     .is_some()
                     .then(|| ibms.get(b).copied().unwrap_or(Mat4::IDENTITY)),
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_, String>>()?;
     let skeleton = Skeleton::from_unordered(bones)?;
 
     let mut clips = Vec::new();

@@ -46,10 +46,15 @@ pub fn load_gltf_mesh(path: &Path, asset: &Asset, hide: &[&str]) -> Result<Skinn
         .filter_map(|n| n.name())
         .collect();
     if let Some(missing) = hide.iter().find(|h| !names.contains(h)) {
+        let listed = if names.is_empty() {
+            "the file's mesh nodes have no names, so none can be hidden".to_string()
+        } else {
+            format!("mesh nodes: {}", names.join(", "))
+        };
         return Err(Error::Mesh {
             what: format!(
-                "no mesh node named '{missing}' to hide (mesh nodes: {})",
-                names.join(", ")
+                "{}: no mesh node named '{missing}' to hide ({listed})",
+                path.display()
             ),
         });
     }

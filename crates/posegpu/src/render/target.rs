@@ -32,6 +32,7 @@ impl RenderTarget {
                 what: format!("a {width}x{height} render target"),
                 size: u64::from(width.max(height)),
                 limit: u64::from(limit),
+                unit: "pixels",
                 limit_name: "max_texture_dimension_2d",
             });
         }
