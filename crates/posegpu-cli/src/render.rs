@@ -118,6 +118,7 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
     let lib = builder.build();
     let count = args.instances;
     let ctx = open_gpu()?.ok_or(Error::NoAdapter)?;
+    posegpu::render::check_placements(&ctx, count)?;
     println!("adapter: {}", ctx.describe());
     let target = RenderTarget::new(&ctx, args.width, args.height)?;
     let mut gpu = GpuEvaluator::new(&ctx, &lib, count, &GpuOptions::default())?;

@@ -164,3 +164,25 @@ fn render_command_plays_another_files_clip_retargeted() {
     assert!(String::from_utf8_lossy(&run.stderr).contains("Moonwalk"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_crowd_past_the_device_limit_is_a_typed_error_not_a_panic() {
+    if gpu().is_none() {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("posegpu-huge-{}.png", std::process::id()));
+    let run = posegpu(&[
+        "render",
+        "--instances",
+        "100000000",
+        "--out",
+        &out.display().to_string(),
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("placements of 100000000 instances") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+}

@@ -32,8 +32,9 @@ pub struct Workload {
 
 impl Workload {
     /// `bones` = 67: the humanoid's four clips on `humanoid_variant(7)` through the humanoid
-    /// rig preset. Any other size: `random_asset(bones)`'s four clips on a proportioned copy of
-    /// its skeleton, every bone `animation_scaled`.
+    /// rig preset. Any other size: `random_asset(bones)`'s four clips (resampled on shared key
+    /// times, [`on_shared_times`]) on a proportioned copy of its skeleton, every bone
+    /// `animation_scaled`.
     pub fn for_bones(bones: usize, space: AdditiveSpace) -> Result<Self, Error> {
         if bones == HUMANOID_BONES {
             let asset = humanoid_asset();
@@ -41,7 +42,7 @@ impl Workload {
             let what = "humanoid_variant(7) playing the humanoid's clips (rig: humanoid preset)";
             return Self::retargeted(&asset, target, &Rig::humanoid(), space, what);
         }
-        let asset = random_asset(bones as u64, bones, 4);
+        let asset = on_shared_times(&random_asset(bones as u64, bones, 4))?;
         let target = proportioned(&asset.skeleton, VARIANT_SEED)?;
         let rig = Rig::uniform(TranslationMode::AnimationScaled);
         let what = format!(
@@ -167,4 +168,90 @@ pub fn proportioned(skeleton: &Skeleton, seed: u64) -> Result<Skeleton, Error> {
         .collect();
     let unbound = Skeleton::new(bones(&rest, None))?;
     Skeleton::new(bones(&rest, Some(&unbound.rest_component())))
+}
+
+/// Keys per clip of [`on_shared_times`].
+const SHARED_KEYS: usize = 31;
+
+/// `asset` with every animated channel of every clip resampled (linear) at [`SHARED_KEYS`]
+/// times shared by all its bones. `random_asset` gives each channel its own irregular times,
+/// so the union of a clip's key times (where a mesh-space additive samples the whole pose)
+/// grows with the bone count, and `make_additive`'s memory with its square; shared times keep
+/// the bench linear in bones (4,000 bones: tens of MB, not 5 GB).
+pub fn on_shared_times(asset: &Asset) -> Result<Asset, Error> {
+    let rest = asset.skeleton.rest();
+    let clips = asset
+        .clips
+        .iter()
+        .map(|clip| {
+            let d = clip.duration();
+            let times: Vec<f32> = (0..SHARED_KEYS)
+                .map(|k| d * k as f32 / (SHARED_KEYS - 1) as f32)
+                .collect();
+            let poses: Vec<Vec<Transform>> = times.iter().map(|&t| clip.pose_at(rest, t)).collect();
+            let tracks = clip
+                .tracks()
+                .iter()
+                .enumerate()
+                .map(|(b, track)| posegpu::BoneTrack {
+                    translation: track.translation.as_ref().map(|_| {
+                        posegpu::Channel::new(
+                            times.clone(),
+                            poses.iter().map(|p| p[b].translation).collect(),
+                            posegpu::Interpolation::Linear,
+                        )
+                    }),
+                    rotation: track.rotation.as_ref().map(|_| {
+                        posegpu::Channel::new(
+                            times.clone(),
+                            poses.iter().map(|p| p[b].rotation).collect(),
+                            posegpu::Interpolation::Linear,
+                        )
+                    }),
+                    scale: track.scale.as_ref().map(|_| {
+                        posegpu::Channel::new(
+                            times.clone(),
+                            poses.iter().map(|p| p[b].scale).collect(),
+                            posegpu::Interpolation::Linear,
+                        )
+                    }),
+                })
+                .collect();
+            Clip::new(clip.name(), &asset.skeleton, tracks)
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok(Asset {
+        clips,
+        ..asset.clone()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_times_bound_the_key_times_and_keep_the_poses() {
+        // The union of a clip's key times no longer grows with the bones (what made the bench
+        // quadratic in them), and the resampled clip passes through the original's poses there.
+        let asset = random_asset(3, 300, 2);
+        let shared = on_shared_times(&asset).unwrap();
+        for (a, b) in asset.clips.iter().zip(&shared.clips) {
+            assert!(
+                a.key_times().len() > 4 * SHARED_KEYS,
+                "the original's union is large"
+            );
+            assert_eq!(b.key_times().len(), SHARED_KEYS);
+            for &t in &b.key_times() {
+                let (pa, pb) = (
+                    a.pose_at(asset.skeleton.rest(), t),
+                    b.pose_at(asset.skeleton.rest(), t),
+                );
+                for (x, y) in pa.iter().zip(&pb) {
+                    assert!((x.translation - y.translation).length() < 1e-5);
+                    assert!(x.rotation.dot(y.rotation).abs() > 1.0 - 1e-5);
+                }
+            }
+        }
+    }
 }

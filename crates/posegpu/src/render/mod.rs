@@ -15,6 +15,7 @@ mod target;
 
 pub use mesh::{grid_placements, rest_skinning, SkinnedMesh, SkinnedVertex};
 pub use renderer::{
-    placements_buffer, Camera, CrowdRenderer, DrawChunk, BACKGROUND, COLOR_FORMAT, DEPTH_FORMAT,
+    check_placements, placements_buffer, Camera, CrowdRenderer, DrawChunk, BACKGROUND,
+    COLOR_FORMAT, DEPTH_FORMAT,
 };
 pub use target::RenderTarget;

@@ -418,8 +418,29 @@ impl CrowdRenderer {
     }
 }
 
+/// An error unless the placements of `count` instances fit one storage binding of the device
+/// (a crowd too large to draw in one buffer: say so before anything is allocated).
+pub fn check_placements(ctx: &GpuContext, count: usize) -> Result<()> {
+    let limits = ctx.device.limits();
+    let limit = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
+    let size = (count as u64).saturating_mul(XFORM_BYTES);
+    if size > limit {
+        return Err(Error::TooLarge {
+            what: format!("the placements of {count} instances"),
+            size,
+            limit,
+            unit: "bytes",
+            limit_name: "max_storage_buffer_binding_size",
+        });
+    }
+    Ok(())
+}
+
 /// A storage buffer of placements for [`DrawChunk::placements`], one [`Xform`] per instance.
 pub fn placements_buffer(ctx: &GpuContext, placements: &[Transform]) -> Result<wgpu::Buffer> {
+    check_placements(ctx, placements.len())?;
     if let Some(k) = placements.iter().position(|p| !p.is_finite()) {
         return Err(Error::Render {
             what: format!("placement {k} is not finite"),
