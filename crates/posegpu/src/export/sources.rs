@@ -15,20 +15,11 @@ pub(super) struct Sources<'a> {
 impl<'a> Sources<'a> {
     /// Reads the file at `path` (validated by the `gltf` crate) and loads every buffer.
     pub(super) fn read(path: &'a Path) -> Result<Self> {
+        let file = crate::import::read_gltf_file(path)?;
+        file.check_meshes(path, "copied into the output")?;
         let crate::import::GltfFile {
-            document,
-            buffers,
-            dropped_meshes,
-        } = crate::import::read_gltf_file(path)?;
-        if let Some(ext) = dropped_meshes {
-            return Err(Error::Gltf {
-                path: path.to_path_buf(),
-                message: format!(
-                    "its meshes are compressed with {ext}, which posegpu cannot decode, so they \
-                     cannot be copied into the output"
-                ),
-            });
-        }
+            document, buffers, ..
+        } = file;
         Ok(Self {
             path,
             document,

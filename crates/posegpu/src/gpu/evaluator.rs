@@ -403,20 +403,8 @@ impl GpuEvaluator {
             group(plain, &sampling),
             group(sample, &sampling),
             group(layers, &[params, frame, &a.parents, locals, deltas]),
-            group(
-                ik,
-                &[
-                    params,
-                    frame,
-                    &a.clips,
-                    &a.channels,
-                    &a.times,
-                    &a.values,
-                    &a.retarget,
-                    locals,
-                    &a.ik,
-                ],
-            ),
+            // The IK stage binds what sampling does, with the IK table in the deltas' place.
+            group(ik, &[&sampling[..8], &[&a.ik]].concat()),
             group(
                 hierarchy,
                 &[

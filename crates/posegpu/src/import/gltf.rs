@@ -66,6 +66,23 @@ pub(crate) struct GltfFile {
     pub dropped_meshes: Option<String>,
 }
 
+impl GltfFile {
+    /// An error, naming `path`, when the meshes were dropped (compressed): for readers that
+    /// need them (`why`: what they would do with them).
+    pub(crate) fn check_meshes(&self, path: &Path, why: &str) -> Result<()> {
+        match &self.dropped_meshes {
+            Some(ext) => Err(Error::Gltf {
+                path: path.to_path_buf(),
+                message: format!(
+                    "its meshes are compressed with {ext}, which posegpu cannot decode, so they \
+                     cannot be {why} (skeleton and clips load)"
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The document and its buffers (external, embedded or data URIs); images are not decoded.
 /// The JSON is checked first (`gltf_check`): every index the readers follow is in range.
 pub(crate) fn read_file(path: &Path) -> Result<GltfFile> {

@@ -28,17 +28,11 @@ pub fn load_gltf_mesh(path: &Path, asset: &Asset, hide: &[&str]) -> Result<Skinn
         .nodes
         .as_ref()
         .ok_or_else(|| err("the asset was not read from a glTF file".into()))?;
+    let file = super::gltf::read_file(path)?;
+    file.check_meshes(path, "drawn (export them uncompressed)")?;
     let super::gltf::GltfFile {
-        document,
-        buffers,
-        dropped_meshes,
-    } = super::gltf::read_file(path)?;
-    if let Some(ext) = dropped_meshes {
-        return Err(err(format!(
-            "its meshes are compressed with {ext}, which posegpu cannot decode (skeleton and \
-             clips load; export the meshes uncompressed to draw them)"
-        )));
-    }
+        document, buffers, ..
+    } = file;
     let buffers: Vec<&[u8]> = buffers.iter().map(|b| b.0.as_slice()).collect();
     let names: Vec<&str> = document
         .nodes()

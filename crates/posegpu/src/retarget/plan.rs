@@ -168,19 +168,22 @@ impl RetargetPlan {
     pub fn apply(&self, source_locals: &[Transform]) -> Vec<Transform> {
         self.records
             .iter()
-            .map(|r| {
-                apply_bone(
-                    r,
-                    |i| self.paths.get(i).copied().unwrap_or(0),
-                    |bone| {
-                        source_locals
-                            .get(bone)
-                            .copied()
-                            .unwrap_or(Transform::IDENTITY)
-                    },
-                )
-            })
+            .map(|r| self.run(r, source_locals))
             .collect()
+    }
+
+    /// One record on one source pose (source bones past the end read the identity).
+    fn run(&self, r: &BonePlan, source_locals: &[Transform]) -> Transform {
+        apply_bone(
+            r,
+            |i| self.paths.get(i).copied().unwrap_or(0),
+            |bone| {
+                source_locals
+                    .get(bone)
+                    .copied()
+                    .unwrap_or(Transform::IDENTITY)
+            },
+        )
     }
 
     /// `G`: the rotation from the source's body frame to the target's.
@@ -285,20 +288,7 @@ impl RetargetPlan {
     pub fn goals(&self, source_locals: &[Transform]) -> Vec<Option<Transform>> {
         self.goals
             .iter()
-            .map(|r| {
-                (r.modes & PLAN_NO_GOAL == 0).then(|| {
-                    apply_bone(
-                        r,
-                        |i| self.paths.get(i).copied().unwrap_or(0),
-                        |bone| {
-                            source_locals
-                                .get(bone)
-                                .copied()
-                                .unwrap_or(Transform::IDENTITY)
-                        },
-                    )
-                })
-            })
+            .map(|r| (r.modes & PLAN_NO_GOAL == 0).then(|| self.run(r, source_locals)))
             .collect()
     }
 

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use posegpu::retarget::quality::{self, QualityReport};
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 pub use posegpu::IkWeights;
-use posegpu::{Asset, Clip};
+use posegpu::{AnimLibrary, Asset, Clip};
 
 use crate::common::anim_data;
 
@@ -78,4 +78,17 @@ pub fn run_pair(
     let report = quality::measure(&s, &t, &plan, clip, &times, ik).unwrap();
     let label = format!("{} [{}] -> {}", short(source), clip.name(), short(target));
     (label, report)
+}
+
+/// A library of `target` playing `clip` of `source` through the default plan (clip 0).
+pub fn plan_library(source: &str, clip_name: Option<&str>, target: &str) -> AnimLibrary {
+    let (s, t) = (asset(source), asset(target));
+    let mut builder = AnimLibrary::builder(&t.skeleton);
+    let id = builder
+        .add_character_source(&short(source), &s, &plan(source, target))
+        .unwrap();
+    builder
+        .add_clips_from(id, &[clip(&s, clip_name).clone()])
+        .unwrap();
+    builder.build()
 }

@@ -13,19 +13,6 @@ use posegpu::{
 use crate::common::{self, assert_batch_gpu_matches_cpu};
 use crate::data::*;
 
-/// A library of `target` playing `clip` of `source` through the default plan (clip 0).
-fn plan_library(source: &str, clip_name: Option<&str>, target: &str) -> AnimLibrary {
-    let (s, t) = (asset(source), asset(target));
-    let mut builder = AnimLibrary::builder(&t.skeleton);
-    let id = builder
-        .add_character_source(&short(source), &s, &plan(source, target))
-        .unwrap();
-    builder
-        .add_clips_from(id, &[clip(&s, clip_name).clone()])
-        .unwrap();
-    builder.build()
-}
-
 /// Instances over the clip's range with IK weights `w`: single clips, blends of two times
 /// (one of weight zero), and a local additive layer under the IK.
 fn ik_batch(lib: &AnimLibrary, w: IkWeights) -> PoseBatch {
