@@ -2,7 +2,8 @@
 // chain of the IK table, in order, turns its root and middle bones so that its end reaches the
 // goal, weighted by the instance's IK layer (feet, hands). A chain's goal is the blend of its
 // base samples' goals: a character source's clip gives its plan's goal record (record
-// bone_count + chain, run by apply_plan), any other sample the end where it is; a carried
+// bone_count + chain, run by apply_plan; an in-place sample's relative to its bone 0, carried
+// onto the locked one), any other sample the end where it is; a carried
 // chain (an IK-style leg) reaches its foot bone wherever the pose put it. One invocation per
 // instance: the chains run in the CPU's order, each seeing the ones before. CPU twin:
 // src/cpu/ik.rs (the solver: src/retarget/ik.rs). Spec: docs/pose-math.md, "IK after retargeting".
@@ -237,15 +238,33 @@ fn main(
                 let f = s.weight / sum;
                 var g = p.end;
                 let clip = clips[s.clip_and_flags & ~INSTANCE_LOOP];
-                if ((clip.flags & CLIP_PLAN) != 0u && s.root_lock == 0u) {
+                if ((clip.flags & CLIP_PLAN) != 0u) {
                     let record = bones + i;
                     let modes = retarget[clip.retarget_base + record * PLAN_WORDS + 10u].w;
                     if ((modes & PLAN_NO_GOAL) == 0u) {
                         let looping = (s.clip_and_flags & INSTANCE_LOOP) != 0u;
                         let t = map_time(s.time, clip.duration, looping);
-                        g = apply_plan(clip, t, record);
+                        // The goal, and for an in-place sample's component-space goal also the
+                        // clip's own (unlocked) bone 0: one call site, so that the sampling
+                        // code is inlined once.
+                        let relock = s.root_lock != 0u && !has_frame;
+                        var r0 = IDENTITY;
+                        for (var q = 0u; q < select(1u, 2u, relock); q++) {
+                            let x = apply_plan(clip, t, select(record, 0u, q == 1u));
+                            if (q == 0u) {
+                                g = x;
+                            } else {
+                                r0 = x;
+                            }
+                        }
                         if (has_frame) {
                             g = compose(g, goal_frame);
+                        } else if (relock) {
+                            // At the height the clip gives it: the floor does not move with
+                            // the lock.
+                            let h = dot(g.t.xyz, c.up);
+                            g = compose(relative(g, r0), locals[base]);
+                            g.t = vec4<f32>(g.t.xyz + c.up * (h - dot(g.t.xyz, c.up)), 0.0);
                         }
                     }
                 }

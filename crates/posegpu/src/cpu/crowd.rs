@@ -12,6 +12,7 @@ use crate::layout::{GROUP_ROOT_MOTION, GROUP_SYNC};
 use crate::library::AnimLibrary;
 use crate::math::Transform;
 use crate::playback::{Agent, Montage, Player, Timeline, TrackId};
+use crate::retarget::IkWeights;
 
 /// An instance's players: `first .. first + count` of the crowd's players.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -20,6 +21,8 @@ pub(crate) struct Group {
     pub count: u32,
     /// GROUP_SYNC | GROUP_ROOT_MOTION | lock code << 8.
     pub flags: u32,
+    /// The instance's IK weights, when it has them.
+    pub ik: Option<IkWeights>,
 }
 
 impl Group {
@@ -111,6 +114,12 @@ impl Crowd {
             self.check_player(instance, k, p)?;
         }
         check_weights(instance, agent.players.iter().map(|p| p.weight))?;
+        if let Some(w) = agent.ik.filter(|w| !w.is_valid()) {
+            return Err(bad(
+                instance,
+                format!("IK weights {w:?}: each must be within 0..=1"),
+            ));
+        }
         let flags = (u32::from(agent.sync) * GROUP_SYNC)
             | (u32::from(agent.root_motion) * GROUP_ROOT_MOTION)
             | (RootLock::code(agent.in_place) << 8);
@@ -118,6 +127,7 @@ impl Crowd {
             first: self.players.len() as u32,
             count: agent.players.len() as u32,
             flags,
+            ik: agent.ik,
         });
         self.players.extend_from_slice(&agent.players);
         self.motion.push(Transform::IDENTITY);
@@ -260,7 +270,10 @@ impl Crowd {
                     .with_weight(p.weight)
                     .with_root_lock(g.lock())
             }));
-            batch.push_blend(&samples);
+            let instance = batch.push_blend(&samples);
+            if let Some(w) = g.ik {
+                instance.ik(w);
+            }
         }
         batch
     }

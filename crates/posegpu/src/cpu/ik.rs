@@ -11,7 +11,7 @@ use crate::layout::{BonePlan, Entry, Head, Xform, CLIP_PLAN, PLAN_NO_GOAL, PLAN_
 use crate::library::AnimLibrary;
 use crate::math::Transform;
 use crate::model::map_time;
-use crate::retarget::ik::{chain_count, solve};
+use crate::retarget::ik::{chain_count, chain_up, solve};
 use crate::retarget::plan::apply_bone;
 
 /// One instance of the library's batch: its chains run on its `locals`, when it has an IK
@@ -37,23 +37,41 @@ pub(super) fn run_instance(
     let sample_weights: Vec<f32> = samples.iter().map(|s| s.weight).collect();
     let bones = lib.bone_count() as u32;
     let mut pose: Vec<Transform> = locals.iter().map(|&x| x.into()).collect();
+    // Bone 0 as the pose has it (IK never turns it): an in-place sample's goals follow it.
+    let root_now = pose.first().copied().unwrap_or(Transform::IDENTITY);
     solve(&data.ik, &mut pose, weights, &sample_weights, |chain, k| {
         let s = &samples[k];
         let c = &data.clips[s.clip as usize];
-        if c.flags & CLIP_PLAN == 0 || s.root_lock.is_some() {
+        if c.flags & CLIP_PLAN == 0 {
             return None;
         }
-        let r: &BonePlan = data.record(c.retarget_base + (bones + chain as u32) * PLAN_WORDS);
+        let record = |b: u32| -> &BonePlan { data.record(c.retarget_base + b * PLAN_WORDS) };
+        let r = record(bones + chain as u32);
         if r.modes & PLAN_NO_GOAL != 0 {
             return None;
         }
         let t = map_time(s.time, c.duration, s.looping);
-        let mut search = super::KeySearch::default();
-        Some(apply_bone(
-            r,
-            |i| data.path_entry(i),
-            |source| super::clip::source_local(lib, c, r, source, t, &mut search),
-        ))
+        let run = |r: &BonePlan| {
+            let mut search = super::KeySearch::default();
+            apply_bone(
+                r,
+                |i| data.path_entry(i),
+                |source| super::clip::source_local(lib, c, r, source, t, &mut search),
+            )
+        };
+        let goal = run(r);
+        // A component-space goal of an in-place sample: where the clip puts it relative to its
+        // own (unlocked) bone 0, carried onto bone 0 as the lock left it, at the height the
+        // clip gives it (the floor does not move with the lock: feet stay on it).
+        Some(match chain_up(&data.ik, chain) {
+            Some(up) if s.root_lock.is_some() => {
+                let mut g =
+                    Transform::compose(&Transform::relative(&goal, &run(record(0))), &root_now);
+                g.translation += up * (goal.translation.dot(up) - g.translation.dot(up));
+                g
+            }
+            _ => goal,
+        })
     });
     for (x, p) in locals.iter_mut().zip(&pose) {
         *x = (*p).into();

@@ -15,6 +15,7 @@ pub(crate) use track::Timeline;
 pub use track::{Montage, Segment, TrackId};
 
 use crate::batch::RootLock;
+use crate::retarget::IkWeights;
 
 /// What one instance plays: its players blended by weight, optionally kept in step.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,6 +32,9 @@ pub struct Agent {
     /// Takes the root's motion out of the pose (in-place playback): the root bone shows this
     /// instead of its animation.
     pub in_place: Option<RootLock>,
+    /// IK after retargeting for this instance ([`crate::batch::InstanceLayers::ik`]); `None`:
+    /// none.
+    pub ik: Option<IkWeights>,
 }
 
 impl Agent {
@@ -46,6 +50,15 @@ impl Agent {
             sync: false,
             root_motion: false,
             in_place: None,
+            ik: None,
+        }
+    }
+
+    /// IK after retargeting with these weights (feet on the ground where the source's are).
+    pub fn with_ik(self, weights: IkWeights) -> Self {
+        Self {
+            ik: Some(weights),
+            ..self
         }
     }
 

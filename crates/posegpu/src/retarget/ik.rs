@@ -15,6 +15,13 @@ pub(crate) fn chain_count(table: &[Entry]) -> usize {
     Chains(table).count()
 }
 
+/// Chain `i`'s up direction when its goal is in component space (a leg's); `None` when the
+/// goal is relative to a bone (the left arm's).
+pub(crate) fn chain_up(table: &[Entry], i: usize) -> Option<Vec3> {
+    let c = Chains(table).chain(i);
+    (c.goal_parent == IK_NO_BONE).then(|| Vec3::from_array(c.up))
+}
+
 /// An IK table (layout: [`IkChain`]) read word by word.
 #[derive(Clone, Copy)]
 struct Chains<'a>(&'a [Entry]);

@@ -7,7 +7,8 @@
 use posegpu::model::component_space;
 use posegpu::retarget::quality;
 use posegpu::{
-    AdditiveSpace, AnimLibrary, ClipSample, CpuEvaluator, Error, IkWeights, PoseBatch, Poses,
+    AdditiveSpace, Agent, AnimLibrary, ClipSample, CpuEvaluator, Crowd, Deviation, Error, GpuCrowd,
+    GpuOptions, IkWeights, Player, PoseBatch, Poses, RootLock,
 };
 
 use crate::common::{self, assert_batch_gpu_matches_cpu};
@@ -243,4 +244,77 @@ fn an_unnamed_humanoid_gets_its_chains_from_its_structure() {
     let goals = plan.goals(asset(UAL).skeleton.rest());
     assert_eq!(goals.len(), 3);
     assert!(goals.iter().all(Option::is_some));
+}
+
+#[test]
+fn an_in_place_instance_keeps_its_feet_on_the_ground() {
+    // CMU's walker has its hips as bone 0: locked in place at their rest height, the goals
+    // follow bone 0 across the ground but keep the heights the clip gives them, so the feet
+    // stand at the travelling instance's heights, and IK is what puts them there.
+    let lib = plan_library(UAL, Some("Walk_Loop"), CMU_WALK);
+    let up = plan(UAL, CMU_WALK).target().body.up;
+    let h = plan(UAL, CMU_WALK).target().humanoid.clone();
+    let extent = lib.skeleton().extent();
+    let mut moved = 0;
+    for time in [0.1, 0.4, 0.7] {
+        let mut batch = PoseBatch::new();
+        let sample = ClipSample::new(0, time, true);
+        let locked = sample.with_root_lock(Some(RootLock::RefPose));
+        batch.push_blend(&[sample]).ik(IkWeights::FEET);
+        batch.push_blend(&[locked]).ik(IkWeights::FEET);
+        batch.push_blend(&[locked]);
+        let poses = cpu(&lib, &batch);
+        let height = |i: usize, b: usize| poses.component(i, b).translation.dot(up);
+        for foot in [h.left.foot, h.right.foot] {
+            let (travelling, in_place) = (height(0, foot), height(1, foot));
+            assert!(
+                (travelling - in_place).abs() < 1e-4 * extent,
+                "{time}: foot {foot} at {in_place}, travelling {travelling}"
+            );
+            moved += usize::from((height(2, foot) - in_place).abs() > 1e-3 * extent);
+        }
+    }
+    assert!(moved > 0, "the lock alone leaves the feet elsewhere");
+}
+
+#[test]
+fn a_crowd_with_ik_plays_the_same_on_gpu_and_cpu() {
+    // Agents with IK weights, root motion in place: GpuCrowd's IK pass against the CPU twin.
+    let lib = plan_library(UAL, Some("Walk_Loop"), KNIGHT);
+    let crowd = |lib: &AnimLibrary| {
+        let mut crowd = Crowd::new(lib);
+        for i in 0..6 {
+            let player = Player::new(0u32).starting_at(0.13 * i as f32);
+            let agent = Agent::new(player).with_root_motion(Some(RootLock::RefPose));
+            let agent = if i % 3 == 2 {
+                agent
+            } else {
+                agent.with_ik(IkWeights::ALL)
+            };
+            crowd.add(&agent).unwrap();
+        }
+        crowd
+    };
+    let mut cpu_crowd = crowd(&lib);
+    assert!(cpu_crowd.batch().has_ik());
+    let bad = Agent::new(Player::new(0u32)).with_ik(IkWeights {
+        feet: 2.0,
+        hands: 0.0,
+    });
+    assert!(matches!(
+        cpu_crowd.add(&bad),
+        Err(Error::BadInstance { .. })
+    ));
+    let Some(ctx) = common::gpu() else { return };
+    let mut cpu_crowd = crowd(&lib);
+    let mut gpu = GpuCrowd::new(&ctx, &lib, &cpu_crowd, &GpuOptions::default()).unwrap();
+    let extent = lib.skeleton().extent();
+    for step in 0..3 {
+        cpu_crowd.advance(&lib, 0.1).unwrap();
+        gpu.advance(0.1).unwrap();
+        let want = cpu(&lib, &cpu_crowd.batch());
+        let have = gpu.evaluator().read_back().unwrap();
+        let d = Deviation::between(&have, &want).relative(extent);
+        assert!(d <= common::TOLERANCE, "step {step}: poses differ by {d:e}");
+    }
 }
