@@ -102,13 +102,15 @@ impl<'a> CpuEvaluator<'a> {
     /// The sampling stage alone (clips sampled, retargeted and blended, local layers applied):
     /// every instance's local transforms, instance-major, into `locals` (resized to fit), on
     /// the calling thread. For measurements, and for hosts that run their own hierarchy; a
-    /// batch with mesh-space layers is refused, as their layers need the layer stage.
+    /// batch with mesh-space layers or IK layers is refused, as those need their own stages.
     pub fn sample_locals(&self, batch: &PoseBatch, locals: &mut Vec<Xform>) -> Result<()> {
         batch.validate(self.lib)?;
-        if batch.has_mesh_layers() {
+        if batch.has_mesh_layers() || batch.has_ik() {
             return Err(crate::Error::BadInstance {
                 instance: 0,
-                what: "sample_locals runs no layer stage: the batch has mesh-space layers".into(),
+                what: "sample_locals runs neither the layer nor the IK stage: the batch has \
+                       mesh-space or IK layers"
+                    .into(),
             });
         }
         locals.resize(batch.len() * self.lib.bone_count(), Xform::default());

@@ -234,6 +234,13 @@ fn an_ik_layer_must_be_last_with_weights_in_range() {
         &[ClipSample::new(0, 0.0, false)],
     );
     assert!(bad(&batch).contains("last"));
+    // The sampling stage alone would skip the IK: refused rather than silently dropped.
+    let mut batch = PoseBatch::new();
+    batch.push_clip(0, 0.0, false).ik(IkWeights::FEET);
+    let err = CpuEvaluator::new(&lib)
+        .sample_locals(&batch, &mut Vec::new())
+        .unwrap_err();
+    assert!(err.to_string().contains("IK"), "{err}");
 }
 
 #[test]
