@@ -7,6 +7,10 @@
 //! `CpuEvaluator::sample_locals`) and on the GPU (the sampling pass's time from timestamp queries).
 //! `POSEGPU_BENCH_SIZES=10000` picks the crowd sizes (default 10,000 and 100,000).
 //!
+//! The `real` group does the same with motion capture, where every bone is animated: a CMU
+//! walk (BVH) and the UAL walk (glTF) each on its own skeleton, against the same clip through
+//! the default plan onto a character of another tool (per bone: the skeletons differ in size).
+//!
 //! The `ik` group times the IK stage after retargeting (both legs and the left arm of the
 //! variant, `IkWeights::ALL`): the whole CPU pipeline on one core with and without it, and on
 //! the GPU the IK pass against the sampling pass, from timestamp queries.
@@ -170,5 +174,64 @@ fn ik(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, retarget, ik);
+/// (label, library) pairs of the `real` group: a clip on its own skeleton, then through a plan.
+fn real_libraries() -> Vec<(String, AnimLibrary)> {
+    let load = |rel: &str| posegpu::import::load(common::anim_data().join(rel)).unwrap();
+    let mut out = Vec::new();
+    for (source, clip, target) in [
+        (
+            "bvh/cmu_walk_delfem2.bvh",
+            None,
+            "gltf/kaykit-adventurers/Knight.glb",
+        ),
+        (
+            "gltf/quaternius-ual/AnimationLibrary_Godot_Standard.gltf",
+            Some("Walk_Loop"),
+            "gltf/quaternius-ubc/Superhero_Male_FullBody.gltf",
+        ),
+    ] {
+        let (s, t) = (load(source), load(target));
+        let clip = match clip {
+            Some(name) => s.clips.iter().find(|c| c.name() == name).unwrap().clone(),
+            None => s.clips[0].clone(),
+        };
+        let stem = |p: &str| {
+            std::path::Path::new(p)
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        };
+        let own = AnimLibrary::new(&s.skeleton, std::slice::from_ref(&clip)).unwrap();
+        out.push((format!("{}_own", stem(source)), own));
+        let plan = RetargetPlan::new(&s, &t, &PlanOptions::default()).unwrap();
+        let mut b = AnimLibrary::builder(&t.skeleton);
+        let id = b.add_character_source("source", &s, &plan).unwrap();
+        b.add_clips_from(id, std::slice::from_ref(&clip)).unwrap();
+        out.push((format!("{}_onto_{}", stem(source), stem(target)), b.build()));
+    }
+    out
+}
+
+fn real(c: &mut Criterion) {
+    for n in sizes().into_iter().filter(|&n| n <= 10_000) {
+        let mut group = c.benchmark_group(format!("real/{n}"));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(300))
+            .measurement_time(Duration::from_secs(2));
+        for (label, lib) in real_libraries() {
+            group.throughput(Throughput::Elements((n * lib.bone_count()) as u64));
+            let batch = PoseBatch::from_instances(&common::crowd(&lib, n, 0.5));
+            let cpu = CpuEvaluator::new(&lib);
+            let mut locals = Vec::new();
+            group.bench_function(BenchmarkId::new("cpu_sample_one_core", &label), |b| {
+                b.iter(|| cpu.sample_locals(&batch, &mut locals).unwrap())
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, retarget, ik, real);
 criterion_main!(benches);
