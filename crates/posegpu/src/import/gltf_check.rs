@@ -102,7 +102,55 @@ fn drop_compressed_meshes(map: &mut Map<String, Value>) -> Option<String> {
             list.retain(|e| !e.as_str().is_some_and(|e| MESH_COMPRESSION.contains(&e)));
         }
     }
+    drop_compressed_accessors(map);
     Some(first)
+}
+
+/// The compressed meshes' accessors (no buffer view and no sparse data: their data was in the
+/// compressed stream) go too, and the accessor indices that skins and animations hold are
+/// renumbered past them.
+fn drop_compressed_accessors(map: &mut Map<String, Value>) {
+    let Some(Value::Array(accessors)) = map.get_mut("accessors") else {
+        return;
+    };
+    let keep: Vec<bool> = accessors
+        .iter()
+        .map(|a| a.get("bufferView").is_some() || a.get("sparse").is_some())
+        .collect();
+    let mut next = 0u64;
+    let renumber: Vec<Option<u64>> = keep
+        .iter()
+        .map(|&k| {
+            k.then(|| {
+                next += 1;
+                next - 1
+            })
+        })
+        .collect();
+    let mut k = keep.iter();
+    accessors.retain(|_| *k.next().unwrap_or(&true));
+    // An index to a dropped accessor becomes one past the end: the index check names it.
+    let past = next;
+    let fix = |v: &mut Value| {
+        if let Some(i) = v.as_u64() {
+            *v = Value::from(renumber.get(i as usize).copied().flatten().unwrap_or(past));
+        }
+    };
+    for skin in array_mut(map, "skins") {
+        if let Some(v) = skin.get_mut("inverseBindMatrices") {
+            fix(v);
+        }
+    }
+    for animation in array_mut(map, "animations") {
+        let samplers = animation.get_mut("samplers").and_then(Value::as_array_mut);
+        for sampler in samplers.into_iter().flatten() {
+            for key in ["input", "output"] {
+                if let Some(v) = sampler.get_mut(key) {
+                    fix(v);
+                }
+            }
+        }
+    }
 }
 
 /// Every index the reader follows, against the length of the array it names.
