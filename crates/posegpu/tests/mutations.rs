@@ -304,7 +304,7 @@ fn damaged_copies_of_every_real_file_give_errors_or_clean_assets() {
         .collect();
     for (f, (rel, src)) in files.iter().enumerate() {
         let rel = rel.as_str();
-        let bytes = std::fs::read(&src).unwrap();
+        let bytes = std::fs::read(src).unwrap();
         let ext = src.extension().unwrap().to_string_lossy().into_owned();
         // A .gltf's external buffers go beside each copy.
         if ext == "gltf" {
@@ -316,7 +316,7 @@ fn damaged_copies_of_every_real_file_give_errors_or_clean_assets() {
             }
         }
         let mut rng = Rng(seed() ^ ((f as u64 + 1) * 0x9e37_79b9));
-        let original = load(&src, rel);
+        let original = load(src, rel);
         let mut copies: Vec<(String, Vec<u8>)> = byte_edits(&bytes, &mut rng, n);
         match ext.as_str() {
             "bvh" => {
