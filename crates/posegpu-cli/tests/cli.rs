@@ -1048,3 +1048,38 @@ fn the_vulkan_loader_says_nothing_on_the_main_command() {
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("XDG_RUNTIME_DIR"), "{stderr}");
 }
+
+#[test]
+fn eval_runs_feet_ik_on_retargeted_clips_unless_told_not_to() {
+    // A CMU walk on the Knight: feet IK (the default) moves the legs; --ik-feet 0 leaves the
+    // plan's pose; a weight past 1 is refused by name.
+    let knight = data("gltf/kaykit-adventurers/Knight.glb");
+    let walk = data("bvh/cmu_walk_delfem2.bvh");
+    let args = |w: &str| {
+        [
+            "eval",
+            &knight,
+            "--animation-from",
+            &walk,
+            "--times",
+            "0.3,0.6",
+            "--ik-feet",
+            w,
+        ]
+        .map(str::to_string)
+    };
+    let run = |w: &str| eval_json(&args(w).each_ref().map(String::as_str));
+    let (with, without) = (run("1"), run("0"));
+    let d = max_abs_diff(
+        &with["frames"][1]["component"],
+        &without["frames"][1]["component"],
+    );
+    assert!(d > 1e-3, "feet IK changed nothing ({d})");
+    let out = posegpu(&args("1.5").each_ref().map(String::as_str));
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--ik-feet") && stderr.contains("from 0 to 1"),
+        "{stderr}"
+    );
+}
