@@ -30,8 +30,7 @@ pub fn positive_count(s: &str) -> Result<usize, String> {
     }
 }
 
-/// A finite rate above zero (`--fps`): zero, negative and non-finite values are refused.
-/// A weight: a finite number from 0 to 1.
+/// A weight (`--ik-feet`, `--ik-hands`): a finite number from 0 to 1.
 pub fn unit_weight(s: &str) -> Result<f32, String> {
     match s.trim().parse::<f32>() {
         Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
@@ -40,6 +39,7 @@ pub fn unit_weight(s: &str) -> Result<f32, String> {
     }
 }
 
+/// A finite rate above zero (`--fps`): zero, negative and non-finite values are refused.
 pub fn positive_rate(s: &str) -> Result<f32, String> {
     match s.trim().parse::<f32>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),

@@ -152,12 +152,22 @@ pub struct Layer<'a> {
     /// This layer's first delta slot, counted from the instance's first (when `deferred`).
     pub slot: u32,
     pub(crate) samples: &'a [Entry],
+    /// The layer's header word (an IK layer keeps its hands weight in the third word).
+    header: &'a Entry,
 }
 
 impl Layer<'_> {
     /// The layer's clip samples, in order (for a dynamic layer: the pose, then the base).
     pub fn samples(&self) -> impl ExactSizeIterator<Item = ClipSample> + '_ {
         self.samples.iter().map(ClipSample::from_entry)
+    }
+
+    /// An IK layer's weights ([`InstanceLayers::ik`]); `None` for other layers.
+    pub fn ik_weights(&self) -> Option<IkWeights> {
+        (self.kind == LayerKind::Ik).then(|| IkWeights {
+            feet: self.weight,
+            hands: f32::from_bits(self.header[2]),
+        })
     }
 }
 
@@ -298,11 +308,9 @@ impl PoseBatch {
                     let w = "the base must be the first layer, and only the first";
                     return Err(bad(instance, what(w)));
                 }
-                if layer.kind == LayerKind::Ik {
+                if let Some(weights) = layer.ik_weights() {
                     let last = l + 1 == batch.heads[instance].layers as usize;
-                    let weights = ik_weights(&batch.entries, &batch.heads[instance]);
-                    if !last || !weights.is_some_and(|w| w.is_valid()) || !layer.samples.is_empty()
-                    {
+                    if !last || !weights.is_valid() || !layer.samples.is_empty() {
                         let w = format!(
                             "IK weights {weights:?}: the IK layer must be the last, with weights \
                              in 0..=1 and no samples"
@@ -390,6 +398,7 @@ pub(crate) fn layers<'a>(
             deferred,
             slot,
             samples,
+            header,
         };
         if deferred {
             slot += kind.slots();
@@ -401,22 +410,7 @@ pub(crate) fn layers<'a>(
 
 /// The IK weights of an instance: its last layer when that is an IK layer.
 pub(crate) fn ik_weights(entries: &[Entry], head: &Head) -> Option<IkWeights> {
-    let last = head.first as usize + layer_words(entries, head).saturating_sub(1);
-    let word = entries.get(last)?;
-    (word[0] & 0xff == LAYER_IK).then(|| IkWeights {
-        feet: f32::from_bits(word[1]),
-        hands: f32::from_bits(word[2]),
-    })
-}
-
-/// The words an instance's layers take.
-fn layer_words(entries: &[Entry], head: &Head) -> usize {
-    let mut e = head.first as usize;
-    for _ in 0..head.layers {
-        let Some(w) = entries.get(e) else { break };
-        e += 1 + (w[0] >> 8) as usize;
-    }
-    e - head.first as usize
+    layers(entries, head).last()??.ik_weights()
 }
 
 /// The instance last pushed, to add additive layers to in order.

@@ -193,28 +193,15 @@ pub fn on_shared_times(asset: &Asset) -> Result<Asset, Error> {
                 .tracks()
                 .iter()
                 .enumerate()
-                .map(|(b, track)| posegpu::BoneTrack {
-                    translation: track.translation.as_ref().map(|_| {
-                        posegpu::Channel::new(
-                            times.clone(),
-                            poses.iter().map(|p| p[b].translation).collect(),
-                            posegpu::Interpolation::Linear,
-                        )
-                    }),
-                    rotation: track.rotation.as_ref().map(|_| {
-                        posegpu::Channel::new(
-                            times.clone(),
-                            poses.iter().map(|p| p[b].rotation).collect(),
-                            posegpu::Interpolation::Linear,
-                        )
-                    }),
-                    scale: track.scale.as_ref().map(|_| {
-                        posegpu::Channel::new(
-                            times.clone(),
-                            poses.iter().map(|p| p[b].scale).collect(),
-                            posegpu::Interpolation::Linear,
-                        )
-                    }),
+                .map(|(b, track)| {
+                    let (t, p) = (times.as_slice(), poses.as_slice());
+                    posegpu::BoneTrack {
+                        translation: (track.translation.as_ref())
+                            .map(|_| resampled(t, p, b, |x| x.translation)),
+                        rotation: (track.rotation.as_ref())
+                            .map(|_| resampled(t, p, b, |x| x.rotation)),
+                        scale: (track.scale.as_ref()).map(|_| resampled(t, p, b, |x| x.scale)),
+                    }
                 })
                 .collect();
             Clip::new(clip.name(), &asset.skeleton, tracks)
@@ -224,6 +211,17 @@ pub fn on_shared_times(asset: &Asset) -> Result<Asset, Error> {
         clips,
         ..asset.clone()
     })
+}
+
+/// A channel keyed at `times` with bone `b`'s `get` of each pose.
+fn resampled<T>(
+    times: &[f32],
+    poses: &[Vec<Transform>],
+    b: usize,
+    get: fn(&Transform) -> T,
+) -> posegpu::Channel<T> {
+    let values = poses.iter().map(|p| get(&p[b])).collect();
+    posegpu::Channel::new(times.to_vec(), values, posegpu::Interpolation::Linear)
 }
 
 #[cfg(test)]

@@ -6,16 +6,21 @@
 //! `RetargetPlan::apply_with_ik`); this file reads the batch and samples the goals. Spec:
 //! `docs/pose-math.md`, "IK after retargeting".
 
-use crate::batch::{self, ClipSample, LayerKind};
-use crate::layout::{BonePlan, Entry, Head, Xform, CLIP_PLAN, PLAN_NO_GOAL, PLAN_WORDS};
+use glam::Vec3;
+
+use crate::additive::delta::ZERO_WEIGHT;
+use crate::batch::{self, ClipSample, LayerKind, PoseBatch};
+use crate::layout::{
+    BonePlan, Entry, Head, Xform, CLIP_PLAN, IK_NO_BONE, PLAN_NO_GOAL, PLAN_WORDS,
+};
 use crate::library::AnimLibrary;
 use crate::math::Transform;
 use crate::model::map_time;
-use crate::retarget::ik::{chain_count, chain_up, solve};
+use crate::retarget::ik::{chain_count, solve};
 use crate::retarget::plan::apply_bone;
 
 /// One instance of the library's batch: its chains run on its `locals`, when it has an IK
-/// layer and the library has chains.
+/// layer with a weight and the library has chains.
 pub(super) fn run_instance(
     lib: &AnimLibrary,
     entries: &[Entry],
@@ -29,51 +34,68 @@ pub(super) fn run_instance(
     let Some(weights) = batch::ik_weights(entries, head) else {
         return;
     };
+    if weights.feet <= ZERO_WEIGHT && weights.hands <= ZERO_WEIGHT {
+        return;
+    }
     let Some(Some(base)) = batch::layers(entries, head).next() else {
         return;
     };
     debug_assert_eq!(base.kind, LayerKind::Base);
-    let samples: Vec<ClipSample> = base.samples().collect();
-    let sample_weights: Vec<f32> = samples.iter().map(|s| s.weight).collect();
     let bones = lib.bone_count() as u32;
     let mut pose: Vec<Transform> = locals.iter().map(|&x| x.into()).collect();
     // Bone 0 as the pose has it (IK never turns it): an in-place sample's goals follow it.
-    let root_now = pose.first().copied().unwrap_or(Transform::IDENTITY);
-    solve(&data.ik, &mut pose, weights, &sample_weights, |chain, k| {
-        let s = &samples[k];
-        let c = &data.clips[s.clip as usize];
-        if c.flags & CLIP_PLAN == 0 {
-            return None;
-        }
-        let record = |b: u32| -> &BonePlan { data.record(c.retarget_base + b * PLAN_WORDS) };
-        let r = record(bones + chain as u32);
-        if r.modes & PLAN_NO_GOAL != 0 {
-            return None;
-        }
-        let t = map_time(s.time, c.duration, s.looping);
-        let run = |r: &BonePlan| {
-            let mut search = super::KeySearch::default();
-            apply_bone(
-                r,
-                |i| data.path_entry(i),
-                |source| super::clip::source_local(lib, c, r, source, t, &mut search),
-            )
-        };
-        let goal = run(r);
-        // A component-space goal of an in-place sample: where the clip puts it relative to its
-        // own (unlocked) bone 0, carried onto bone 0 as the lock left it, at the height the
-        // clip gives it (the floor does not move with the lock: feet stay on it).
-        Some(match chain_up(&data.ik, chain) {
-            Some(up) if s.root_lock.is_some() => {
-                let mut g =
-                    Transform::compose(&Transform::relative(&goal, &run(record(0))), &root_now);
-                g.translation += up * (goal.translation.dot(up) - g.translation.dot(up));
-                g
+    let root_now = pose[0];
+    let sample_weights = base
+        .samples
+        .iter()
+        .map(|e| ClipSample::from_entry(e).weight);
+    solve(
+        &data.ik,
+        &mut pose,
+        weights,
+        sample_weights,
+        |i, chain, k| {
+            let s = ClipSample::from_entry(&base.samples[k]);
+            let c = &data.clips[s.clip as usize];
+            if c.flags & CLIP_PLAN == 0 {
+                return None;
             }
-            _ => goal,
-        })
-    });
+            let record = |b: u32| -> &BonePlan { data.record(c.retarget_base + b * PLAN_WORDS) };
+            let r = record(bones + i as u32);
+            if r.modes & PLAN_NO_GOAL != 0 {
+                return None;
+            }
+            let t = map_time(s.time, c.duration, s.looping);
+            let run = |r: &BonePlan| {
+                let mut search = super::KeySearch::default();
+                apply_bone(
+                    r,
+                    |i| data.path_entry(i),
+                    |source| super::clip::source_local(lib, c, r, source, t, &mut search),
+                )
+            };
+            let goal = run(r);
+            // A component-space goal of an in-place sample: where the clip puts it relative to its
+            // own (unlocked) bone 0, carried onto bone 0 as the lock left it, at the height the
+            // clip gives it (the floor does not move with the lock: feet stay on it).
+            if s.root_lock.is_none() || chain.goal_parent != IK_NO_BONE {
+                return Some(goal);
+            }
+            let up = Vec3::from_array(chain.up);
+            let mut g = Transform::compose(&Transform::relative(&goal, &run(record(0))), &root_now);
+            g.translation += up * (goal.translation.dot(up) - g.translation.dot(up));
+            Some(g)
+        },
+    );
     for (x, p) in locals.iter_mut().zip(&pose) {
         *x = (*p).into();
+    }
+}
+
+/// The stage for every instance of `batch` (instance-major `locals`).
+pub(super) fn run(lib: &AnimLibrary, batch: &PoseBatch, locals: &mut [Xform]) {
+    let bones = lib.bone_count();
+    for (h, l) in batch.heads.iter().zip(locals.chunks_exact_mut(bones)) {
+        run_instance(lib, &batch.entries, h, l);
     }
 }

@@ -91,10 +91,7 @@ impl<'a> CpuEvaluator<'a> {
         let mut deltas = vec![Xform::default(); batch.slot_count() as usize * bones];
         sample::run(self.lib, batch, &mut out.locals, &mut deltas);
         layers::run(self.lib, batch, &mut out.locals, &mut deltas);
-        let bones = bones.max(1);
-        for (head, l) in batch.heads.iter().zip(out.locals.chunks_exact_mut(bones)) {
-            ik::run_instance(self.lib, &batch.entries, head, l);
-        }
+        ik::run(self.lib, batch, &mut out.locals);
         hierarchy::run(self.lib, &out.locals, &mut out.component, &mut out.skinning);
         Ok(())
     }

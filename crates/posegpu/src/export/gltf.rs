@@ -305,7 +305,7 @@ impl Doc {
             let mut channels = Vec::new();
             for (bone, track) in clip.tracks().iter().enumerate() {
                 for channel in channels_of(track) {
-                    check_times(channel.times).map_err(|m| {
+                    crate::import::check_gltf_times(channel.times).map_err(|m| {
                         format!(
                             "clip '{}', bone '{}', {}: {m}",
                             clip.name(),
@@ -445,24 +445,6 @@ fn channels_of(track: &BoneTrack) -> Vec<ChannelKeys<'_>> {
         });
     }
     out
-}
-
-/// glTF's rule for sampler inputs: `t[0] ≥ 0` and `t[n + 1] > t[n]`.
-fn check_times(times: &[f32]) -> Result<(), String> {
-    if let Some(&first) = times.first() {
-        if first < 0.0 {
-            return Err(format!("key time {first} is negative, which glTF forbids"));
-        }
-    }
-    match times.windows(2).position(|w| w[1] <= w[0]) {
-        Some(i) => Err(format!(
-            "key times must strictly increase in glTF (key {}: {} then {})",
-            i + 1,
-            times[i],
-            times[i + 1]
-        )),
-        None => Ok(()),
-    }
 }
 
 /// Accessors of animation keys, all in one buffer view that is appended last.

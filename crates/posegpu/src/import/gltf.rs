@@ -307,12 +307,13 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
                 .read_outputs()
                 .ok_or_else(|| format!("{}: key values unreadable", what()))?;
             let track = &mut tracks[bone];
-            let bake = |values: Vec<Vec4>, unit: bool| -> Result<(Vec<f32>, Vec<Vec4>), String> {
+            // Called once, by the one property the channel has: it takes the times over.
+            let bake = move |values: Vec<Vec4>, unit: bool| -> Result<_, String> {
                 if cubic {
                     super::cubic::bake(&times, &values, unit)
                         .map_err(|e| format!("{}: {e}", what()))
                 } else {
-                    Ok((times.clone(), values))
+                    Ok((times, values))
                 }
             };
             match (target.property(), outputs) {
@@ -399,23 +400,25 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
 /// quaternions; exporters round.
 pub const UNIT_TOLERANCE: f32 = 1e-3;
 
-/// Key times as glTF requires them: finite, not negative, strictly increasing.
-fn check_times(times: &[f32]) -> Result<(), String> {
-    for (k, &t) in times.iter().enumerate() {
-        if !t.is_finite() || t < 0.0 {
-            return Err(format!(
-                "key time {k} is {t}: times are finite seconds from 0"
-            ));
-        }
-        if k > 0 && t <= times[k - 1] {
-            return Err(format!(
-                "key times must increase strictly (key {}: {}, key {k}: {t})",
-                k - 1,
-                times[k - 1]
-            ));
-        }
+/// glTF's rule for sampler inputs, on import and export: finite, `t[0] ≥ 0` and
+/// `t[n + 1] > t[n]`.
+pub(crate) fn check_times(times: &[f32]) -> Result<(), String> {
+    if let Some(k) = times.iter().position(|t| !t.is_finite() || *t < 0.0) {
+        return Err(format!(
+            "key time {k} is {}: glTF times are finite seconds, never negative",
+            times[k]
+        ));
     }
-    Ok(())
+    match times.windows(2).position(|w| w[1] <= w[0]) {
+        Some(i) => Err(format!(
+            "key times must increase strictly, as glTF has them strictly increase (key {}: {} \
+             then {})",
+            i + 1,
+            times[i],
+            times[i + 1]
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The bones of a file without a skin (an animation library: a node hierarchy and clips):

@@ -65,6 +65,11 @@ pub(crate) fn prepare(bytes: &[u8]) -> Result<Prepared, String> {
     })
 }
 
+/// The items of a JSON array field (none where it is absent or not an array).
+fn each(v: Option<&Value>) -> impl Iterator<Item = &Value> {
+    v.and_then(Value::as_array).into_iter().flatten()
+}
+
 fn array_mut<'a>(
     map: &'a mut Map<String, Value>,
     key: &str,
@@ -79,10 +84,7 @@ fn array_mut<'a>(
 /// (and the nodes' references to them) and the extension; returns its name.
 fn drop_compressed_meshes(map: &mut Map<String, Value>) -> Option<String> {
     let listed = |key: &str| -> Vec<String> {
-        map.get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
+        each(map.get(key))
             .filter_map(Value::as_str)
             .filter(|e| MESH_COMPRESSION.contains(e))
             .map(str::to_string)
@@ -157,10 +159,7 @@ fn drop_compressed_accessors(map: &mut Map<String, Value>) {
 fn check_indices(map: &Map<String, Value>) -> Result<(), String> {
     let len = |key: &str| map.get(key).and_then(Value::as_array).map_or(0, Vec::len);
     let items = |key: &'static str| {
-        map.get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
+        each(map.get(key))
             .enumerate()
             .map(move |(i, v)| (format!("{key}[{i}]"), v))
     };
@@ -180,13 +179,7 @@ fn check_indices(map: &Map<String, Value>) -> Result<(), String> {
         }
     };
     let list = |obj: &Value, at: &str, key: &str, array: &str| -> Result<(), String> {
-        for (i, v) in obj
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
+        for (i, v) in each(obj.get(key)).enumerate() {
             check(&format!("{at}.{key}[{i}]"), v, array)?;
         }
         Ok(())
@@ -209,13 +202,7 @@ fn check_indices(map: &Map<String, Value>) -> Result<(), String> {
         field(s, &at, "inverseBindMatrices", "accessors")?;
     }
     for (at, m) in items("meshes") {
-        for (i, p) in m
-            .get("primitives")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
+        for (i, p) in each(m.get("primitives")).enumerate() {
             let at = format!("{at}.primitives[{i}]");
             for (name, v) in p
                 .get("attributes")
@@ -227,13 +214,7 @@ fn check_indices(map: &Map<String, Value>) -> Result<(), String> {
             }
             field(p, &at, "indices", "accessors")?;
             field(p, &at, "material", "materials")?;
-            for (t, target) in p
-                .get("targets")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .enumerate()
-            {
+            for (t, target) in each(p.get("targets")).enumerate() {
                 for (name, v) in target.as_object().into_iter().flatten() {
                     check(&format!("{at}.targets[{t}].{name}"), v, "accessors")?;
                 }
@@ -245,24 +226,12 @@ fn check_indices(map: &Map<String, Value>) -> Result<(), String> {
             .get("samplers")
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
-        for (i, s) in a
-            .get("samplers")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
+        for (i, s) in each(a.get("samplers")).enumerate() {
             let at = format!("{at}.samplers[{i}]");
             field(s, &at, "input", "accessors")?;
             field(s, &at, "output", "accessors")?;
         }
-        for (i, c) in a
-            .get("channels")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
+        for (i, c) in each(a.get("channels")).enumerate() {
             let at = format!("{at}.channels[{i}]");
             match c.get("sampler").and_then(Value::as_u64) {
                 Some(s) if (s as usize) < samplers => {}
@@ -360,13 +329,7 @@ fn check_accessor_uses(map: &Map<String, Value>) -> Result<(), String> {
                 ))
             }
         };
-    for (s, skin) in map
-        .get("skins")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    for (s, skin) in each(map.get("skins")).enumerate() {
         let at = format!("skins[{s}].inverseBindMatrices");
         expect(
             &at,
@@ -376,22 +339,10 @@ fn check_accessor_uses(map: &Map<String, Value>) -> Result<(), String> {
             false,
         )?;
     }
-    for (a, anim) in map
-        .get("animations")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    for (a, anim) in each(map.get("animations")).enumerate() {
         let samplers = anim.get("samplers").and_then(Value::as_array);
         let mut seen = std::collections::HashSet::new();
-        for (c, channel) in anim
-            .get("channels")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
+        for (c, channel) in each(anim.get("channels")).enumerate() {
             let at = format!("animations[{a}].channels[{c}]");
             let target = channel.get("target");
             let path = target
@@ -477,13 +428,7 @@ fn check_byte_ranges(map: &Map<String, Value>) -> Result<(), String> {
             ));
         }
     }
-    for (i, a) in map
-        .get("accessors")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    for (i, a) in each(map.get("accessors")).enumerate() {
         let Some(view) = get(a, "bufferView").and_then(|v| views?.get(v as usize)) else {
             continue;
         };

@@ -21,9 +21,11 @@ pub use self::bvh::{load_bvh, parse_bvh};
 #[cfg(feature = "gltf")]
 pub use self::cubic::CUBIC_TOLERANCE;
 #[cfg(feature = "gltf")]
-pub use self::gltf::{load_gltf, UNIT_TOLERANCE};
+pub(crate) use self::gltf::{
+    check_times as check_gltf_times, read_file as read_gltf_file, GltfFile,
+};
 #[cfg(feature = "gltf")]
-pub(crate) use self::gltf::{read_file as read_gltf_file, GltfFile};
+pub use self::gltf::{load_gltf, UNIT_TOLERANCE};
 #[cfg(all(feature = "gltf", feature = "render"))]
 pub use self::mesh::load_gltf_mesh;
 

@@ -143,11 +143,8 @@ pub(crate) fn chains(skeleton: &Skeleton, character: &Character) -> Vec<ChainDef
 /// The IK table of `chains` (layout: [`IkChain`]).
 pub(crate) fn table(skeleton: &Skeleton, chains: &[ChainDef]) -> Vec<Entry> {
     let tree = Tree::new(skeleton);
-    let down = |bone: usize| {
-        let mut up: Vec<u32> = tree.ancestors(bone).map(|b| b as u32).collect();
-        up.reverse();
-        up
-    };
+    let down =
+        |bone: usize| -> Vec<u32> { tree.top_down(bone).into_iter().map(|b| b as u32).collect() };
     let header = 1 + chains.len() * size_of::<IkChain>() / 16;
     let mut paths: Vec<u32> = Vec::new();
     let mut records = Vec::with_capacity(chains.len());

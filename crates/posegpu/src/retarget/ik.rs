@@ -15,16 +15,21 @@ pub(crate) fn chain_count(table: &[Entry]) -> usize {
     Chains(table).count()
 }
 
-/// Chain `i`'s up direction when its goal is in component space (a leg's); `None` when the
-/// goal is relative to a bone (the left arm's).
-pub(crate) fn chain_up(table: &[Entry], i: usize) -> Option<Vec3> {
-    let c = Chains(table).chain(i);
-    (c.goal_parent == IK_NO_BONE).then(|| Vec3::from_array(c.up))
-}
-
 /// An IK table (layout: [`IkChain`]) read word by word.
 #[derive(Clone, Copy)]
 struct Chains<'a>(&'a [Entry]);
+
+/// Component-space transforms met on the walk down a chain's path: the root's, the mid's and
+/// the end's, each with its parent's (`ChainPose` in `ik.wgsl`).
+#[derive(Clone, Copy)]
+struct ChainPose {
+    par_root: Transform,
+    root: Transform,
+    par_mid: Transform,
+    mid: Transform,
+    par_end: Transform,
+    end: Transform,
+}
 
 impl Chains<'_> {
     fn count(&self) -> usize {
@@ -42,21 +47,52 @@ impl Chains<'_> {
         self.0[i as usize / 4][i as usize % 4] as usize
     }
 
-    /// Each bone of the path `start .. start + len` (root first) with its component-space
-    /// transform.
-    fn walk(&self, locals: &[Transform], start: u32, len: u32) -> Vec<(usize, Transform)> {
-        let mut out = Vec::with_capacity(len as usize);
-        let mut x = Transform::IDENTITY;
-        for k in 0..len {
-            let b = self.entry(start + k);
-            x = if k == 0 {
+    /// The bones of `c`'s path composed root first, capturing its root, mid and end
+    /// (`walk_chain` in `ik.wgsl`).
+    fn walk_chain(&self, locals: &[Transform], c: &IkChain) -> ChainPose {
+        let id = Transform::IDENTITY;
+        let mut out = ChainPose {
+            par_root: id,
+            root: id,
+            par_mid: id,
+            mid: id,
+            par_end: id,
+            end: id,
+        };
+        let mut x = id;
+        for k in 0..c.path_len {
+            let b = self.entry(c.path_start + k);
+            let cur = if k == 0 {
                 locals[b]
             } else {
                 Transform::compose(&locals[b], &x)
             };
-            out.push((b, x));
+            let b = b as u32;
+            if b == c.root {
+                (out.par_root, out.root) = (x, cur);
+            }
+            if b == c.mid {
+                (out.par_mid, out.mid) = (x, cur);
+            }
+            if b == c.end {
+                (out.par_end, out.end) = (x, cur);
+            }
+            x = cur;
         }
         out
+    }
+
+    /// The component-space transform of the last bone of the path `start .. start + len`
+    /// (`walk_to` in `ik.wgsl`).
+    fn walk_to(&self, locals: &[Transform], start: u32, len: u32) -> Transform {
+        (0..len).fold(Transform::IDENTITY, |x, k| {
+            let l = locals[self.entry(start + k)];
+            if k == 0 {
+                l
+            } else {
+                Transform::compose(&l, &x)
+            }
+        })
     }
 }
 
@@ -83,19 +119,19 @@ fn smoothstep(lo: f32, hi: f32, x: f32) -> f32 {
     t * t * (3.0 - 2.0 * t)
 }
 
-/// Runs every chain of `chains` on one pose, in table order. `sample_weights` are the base
+/// Runs every chain of `table` on one pose, in table order. `sample_weights` are the base
 /// samples' weights (the blend rule's: those at or below `ZERO_WEIGHT` dropped, the rest
-/// renormalized), `goal(chain, sample)` that sample's goal in the chain's goal frame (`None`:
-/// the end where it is).
+/// renormalized), `goal(chain, record, sample)` that sample's goal for chain `chain` (whose
+/// record is given) in the chain's goal frame (`None`: the end where it is).
 pub(crate) fn solve(
     table: &[Entry],
     locals: &mut [Transform],
     weights: IkWeights,
-    sample_weights: &[f32],
-    mut goal: impl FnMut(usize, usize) -> Option<Transform>,
+    sample_weights: impl Iterator<Item = f32> + Clone,
+    mut goal: impl FnMut(usize, &IkChain, usize) -> Option<Transform>,
 ) {
     let chains = Chains(table);
-    let sum: f32 = sample_weights.iter().filter(|&&w| w > ZERO_WEIGHT).sum();
+    let sum: f32 = sample_weights.clone().filter(|&w| w > ZERO_WEIGHT).sum();
     for i in 0..chains.count() {
         let c = chains.chain(i);
         let hand = c.flags & IK_HAND != 0;
@@ -104,42 +140,21 @@ pub(crate) fn solve(
         if !(w > ZERO_WEIGHT && (carried || sum > 0.0)) {
             continue;
         }
-        // The chain's bones in component space, and their parents'.
-        let walk = chains.walk(locals, c.path_start, c.path_len);
-        let at = |bone: u32| {
-            let k = walk
-                .iter()
-                .position(|&(b, _)| b == bone as usize)
-                .unwrap_or(0);
-            let parent = if k == 0 {
-                Transform::IDENTITY
-            } else {
-                walk[k - 1].1
-            };
-            (parent, walk[k].1)
-        };
-        let ((par_root, root), (par_mid, mid)) = (at(c.root), at(c.mid));
-        let (par_end, end) = if carried {
+        let mut p = chains.walk_chain(locals, &c);
+        if carried {
             let tip = Transform {
                 translation: Vec3::from_array(c.tip),
                 ..Transform::IDENTITY
             };
-            (mid, Transform::compose(&tip, &mid))
-        } else {
-            at(c.end)
-        };
-        let frame = if c.goal_parent == IK_NO_BONE {
-            None
-        } else {
-            chains
-                .walk(locals, c.goal_path_start, c.goal_path_len)
-                .last()
-                .map(|&(_, x)| x)
-        };
+            (p.par_end, p.end) = (p.mid, Transform::compose(&tip, &p.mid));
+        }
+        let end = p.end;
+        let frame = (c.goal_parent != IK_NO_BONE)
+            .then(|| chains.walk_to(locals, c.goal_path_start, c.goal_path_len));
         let (goal_t, goal_r) = match frame {
             // A carried chain's goal is its foot bone, wherever the pose put it.
             Some(foot) if carried => (foot.translation, Vec4::from(end.rotation)),
-            _ => blend_goal(sample_weights, sum, end, frame, |k| goal(i, k)),
+            _ => blend_goal(sample_weights.clone(), sum, end, frame, |k| goal(i, &c, k)),
         };
         // A leg moves its end's height to the goal's always, and across the ground only as
         // far as the goal is in contact: a swinging foot keeps the retargeted stride.
@@ -162,20 +177,20 @@ pub(crate) fn solve(
             end.rotation
         };
         let Some((da, db)) = two_bone(
-            root.translation,
-            mid.translation,
+            p.root.translation,
+            p.mid.translation,
             end.translation,
             target,
-            root.rotation * Vec3::from_array(c.bend),
+            p.root.rotation * Vec3::from_array(c.bend),
         ) else {
             continue;
         };
         let dba = db * da;
         let rot = |parent: Quat, cs: Quat| (parent.conjugate() * cs).normalize();
-        locals[c.root as usize].rotation = rot(par_root.rotation, da * root.rotation);
-        locals[c.mid as usize].rotation = rot(da * par_mid.rotation, dba * mid.rotation);
+        locals[c.root as usize].rotation = rot(p.par_root.rotation, da * p.root.rotation);
+        locals[c.mid as usize].rotation = rot(da * p.par_mid.rotation, dba * p.mid.rotation);
         if !carried {
-            locals[c.end as usize].rotation = rot(dba * par_end.rotation, end_rotation);
+            locals[c.end as usize].rotation = rot(dba * p.par_end.rotation, end_rotation);
         }
     }
 }
@@ -183,14 +198,14 @@ pub(crate) fn solve(
 /// The blend of the base samples' goals (component space; a sample without one gives `end`):
 /// positions weighted, rotations summed in one hemisphere (normalized by the caller).
 fn blend_goal(
-    sample_weights: &[f32],
+    sample_weights: impl Iterator<Item = f32>,
     sum: f32,
     end: Transform,
     frame: Option<Transform>,
     mut goal: impl FnMut(usize) -> Option<Transform>,
 ) -> (Vec3, Vec4) {
     let (mut acc_t, mut acc_r) = (Vec3::ZERO, Vec4::ZERO);
-    for (k, &sw) in sample_weights.iter().enumerate() {
+    for (k, sw) in sample_weights.enumerate() {
         if sw <= ZERO_WEIGHT {
             continue;
         }

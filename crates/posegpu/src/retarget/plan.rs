@@ -278,7 +278,13 @@ impl RetargetPlan {
     pub fn apply_with_ik(&self, source_locals: &[Transform], weights: IkWeights) -> Vec<Transform> {
         let mut out = self.apply(source_locals);
         let goals = self.goals(source_locals);
-        super::ik::solve(&self.ik_table, &mut out, weights, &[1.0], |c, _| goals[c]);
+        super::ik::solve(
+            &self.ik_table,
+            &mut out,
+            weights,
+            [1.0].into_iter(),
+            |c, _, _| goals[c],
+        );
         out
     }
 
@@ -532,12 +538,7 @@ impl<'a> Builder<'a> {
         let a = self.map[c].unwrap_or(0);
         match self.mapped_anc[c].and_then(|p| self.map[p]) {
             Some(a_p) => self.s.tree.path(a_p, a),
-            None => {
-                let mut up: Vec<(usize, bool)> =
-                    self.s.tree.ancestors(a).map(|x| (x, false)).collect();
-                up.reverse();
-                up
-            }
+            None => from_top(&self.s.tree, a),
         }
     }
 
@@ -834,12 +835,7 @@ impl Builder<'_> {
             return none;
         };
         let path = match c.goal_parent {
-            None => {
-                let mut up: Vec<(usize, bool)> =
-                    self.s.tree.ancestors(a).map(|x| (x, false)).collect();
-                up.reverse();
-                up
-            }
+            None => from_top(&self.s.tree, a),
             Some(g) => match self.map[g] {
                 Some(a_g) => self.s.tree.path(a_g, a),
                 None => return none,
@@ -873,7 +869,6 @@ impl Builder<'_> {
                 rec.modes |= PLAN_MAPPED;
                 rec.t_rot = qg.inverse().to_array();
                 rec.t_k = self.k * mean(self.s.cs[a_g].scale) / mean(self.t_cs[g].scale).max(1e-12);
-                rec.t_const = [0.0; 3];
             }
         }
         rec
@@ -899,6 +894,11 @@ fn reference_record(reference: &Transform) -> BonePlan {
         t_par_inv: identity,
         ..BonePlan::default()
     }
+}
+
+/// The path from the source's top down to `a` (each local as it is).
+fn from_top(tree: &Tree, a: usize) -> Vec<(usize, bool)> {
+    tree.top_down(a).into_iter().map(|x| (x, false)).collect()
 }
 
 /// Path entries: source bone indices, [`PATH_INVERSE`] where the local is inverted.

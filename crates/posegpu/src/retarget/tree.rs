@@ -44,6 +44,13 @@ impl Tree {
         std::iter::successors(Some(from), |&b| self.parent[b])
     }
 
+    /// `to` and its ancestors, from the skeleton's top down.
+    pub(crate) fn top_down(&self, to: usize) -> Vec<usize> {
+        let mut down: Vec<usize> = self.ancestors(to).collect();
+        down.reverse();
+        down
+    }
+
     /// The deepest bone that is an ancestor of both (`None` across two roots).
     pub(crate) fn lca(&self, a: usize, b: usize) -> Option<usize> {
         let (mut a, mut b) = (a, b);
