@@ -127,6 +127,15 @@ fn bone_plan(w: u32) -> BonePlan {
         bitcast<vec3<f32>>(w16.xyz), w16.w);
 }
 
+// The weight of `bone` in the bone mask at word `mask` of the retarget table, four weights a
+// word; 1 for mask 0 (none). As LibraryData::mask_weight in src/library.rs.
+fn mask_weight(mask: u32, bone: u32) -> f32 {
+    if (mask == 0u) {
+        return 1.0;
+    }
+    return bitcast<f32>(retarget[mask + bone / 4u][bone % 4u]);
+}
+
 // The target's reference local of `bone`: the library's own table comes first.
 fn target_reference(bone: u32) -> Xform {
     return bone_retarget(bone * RETARGET_WORDS).target_ref;

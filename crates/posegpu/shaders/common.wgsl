@@ -121,12 +121,14 @@ struct Head {
     slots: u32,
 }
 
-// A layer: kind (LAYER_*) | sample count << 8, and its weight.
+// A layer: kind (LAYER_*) | sample count << 8, its weight, a word of its kind's own (an IK
+// layer's hands weight), and its bone mask (the retarget-table word its weights start at; 0:
+// none).
 struct LayerEntry {
     kind_and_samples: u32,
     weight: f32,
-    _pad0: u32,
-    _pad1: u32,
+    extra: u32,
+    mask: u32,
 }
 
 // A clip at a time: clip | INSTANCE_LOOP, seconds, weight in its layer, root-lock code.
@@ -161,6 +163,10 @@ const LAYER_DYNAMIC_MESH: u32 = 4u;
 // The instance's IK weights (feet in the weight, hands in the third word): its last layer, no
 // samples, read by the IK stage only.
 const LAYER_IK: u32 = 5u;
+// UE's Layered blend per bone: the blend of the layer's samples replaces the pose by the layer's
+// weight times its mask's, rotations blended in local or (by the layer stage) mesh space.
+const LAYER_BLEND_LOCAL: u32 = 6u;
+const LAYER_BLEND_MESH: u32 = 7u;
 const INSTANCE_LOOP: u32 = 0x80000000u;
 
 fn layer_kind(layer: LayerEntry) -> u32 {
@@ -172,7 +178,7 @@ fn layer_samples(layer: LayerEntry) -> u32 {
 }
 
 fn layer_is_mesh(kind: u32) -> bool {
-    return kind == LAYER_MESH || kind == LAYER_DYNAMIC_MESH;
+    return kind == LAYER_MESH || kind == LAYER_DYNAMIC_MESH || kind == LAYER_BLEND_MESH;
 }
 
 // Delta slots a layer takes once it is deferred to the layer stage.
@@ -219,6 +225,21 @@ fn blend_add(acc: ptr<function, Blend>, x: Xform, w: f32) {
 
 fn blend_result(acc: Blend) -> Xform {
     return Xform(normalize_quat(acc.r), vec4<f32>(acc.t, 0.0), vec4<f32>(acc.s, 0.0));
+}
+
+// a blended toward b by w: a at or below ZERO_WEIGHT, b at or above 1 - ZERO_WEIGHT, else the
+// blend rule over the two (blend_two in src/blend/pose.rs).
+fn blend_two(a: Xform, b: Xform, w: f32) -> Xform {
+    if (w <= ZERO_WEIGHT) {
+        return a;
+    }
+    if (w >= 1.0 - ZERO_WEIGHT) {
+        return b;
+    }
+    var acc = BLEND_EMPTY;
+    blend_add(&acc, a, 1.0 - w);
+    blend_add(&acc, b, w);
+    return blend_result(acc);
 }
 const IDENTITY = Xform(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), vec4<f32>(1.0, 1.0, 1.0, 0.0));
 const NO_ROTATION: f32 = 1e-10;

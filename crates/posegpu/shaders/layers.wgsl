@@ -2,7 +2,9 @@
 // reading the delta slots the sampling stage wrote. A mesh-space layer walks the bones parents
 // first: rotations to mesh space, the delta applied, back to local, normalized, in one forward
 // loop. Each bone's mesh-space rotations before and after the delta replace its used slot,
-// where its children read them. CPU twin: src/cpu/layers.rs.
+// where its children read them. A layer whose weight differs per bone (a mask, a layered blend)
+// finds it in its slot's translation w, written by the sampling stage. CPU twin:
+// src/cpu/layers.rs.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> frame: array<vec4<u32>>;
@@ -49,12 +51,13 @@ fn apply_mesh_layer(base: u32, s: u32, bones: u32) {
 
 // Slot s holds the pose, slot s + bones the base; after bone i they hold its mesh-space pose
 // and base rotations, and (pose slot) the instance's rotations before and after the delta.
-fn apply_dynamic_mesh_layer(base: u32, s: u32, bones: u32, weight: f32) {
+fn apply_dynamic_mesh_layer(base: u32, s: u32, bones: u32) {
     let b = s + bones;
     for (var i = 0u; i < bones; i++) {
         let p = parents[i];
         var pose = deltas[s + i];
         var base_pose = deltas[b + i];
+        let w = pose.t.w;
         var before = vec4<f32>(0.0);
         var after = before;
         if (p >= 0) {
@@ -64,11 +67,39 @@ fn apply_dynamic_mesh_layer(base: u32, s: u32, bones: u32, weight: f32) {
             before = deltas[s + q].t;
             after = deltas[s + q].s;
         }
-        let d = weighted_delta(make_delta(pose, base_pose), weight);
+        var d = IDENTITY_DELTA;
+        if (w > ZERO_WEIGHT) {
+            d = weighted_delta(make_delta(pose, base_pose), w);
+        }
         let m = apply_mesh_delta(locals[base + i], d, p >= 0, before, after);
         locals[base + i] = m.local;
         deltas[s + i] = Xform(pose.r, m.before, m.after);
         deltas[b + i].r = base_pose.r;
+    }
+}
+
+// A layered blend with rotations in mesh space: slot s holds the layer's pose and its weight per
+// bone; after bone i it holds the layer's mesh-space rotation, the pose's, and the blend's
+// (blend_two_mesh in src/blend/pose.rs).
+fn apply_mesh_blend_layer(base: u32, s: u32, bones: u32) {
+    for (var i = 0u; i < bones; i++) {
+        let p = parents[i];
+        let x = deltas[s + i];
+        let local = locals[base + i];
+        var pose_mesh = local.r;
+        var layer_mesh = x.r;
+        if (p >= 0) {
+            let q = deltas[s + u32(p)];
+            pose_mesh = quat_mul(q.t, local.r);
+            layer_mesh = quat_mul(q.r, x.r);
+        }
+        let b = blend_two(Xform(pose_mesh, local.t, local.s), Xform(layer_mesh, x.t, x.s), x.t.w);
+        var r = b.r;
+        if (p >= 0) {
+            r = normalize_quat(quat_mul(quat_conj(deltas[s + u32(p)].s), b.r));
+        }
+        locals[base + i] = Xform(r, vec4<f32>(b.t.xyz, 0.0), b.s);
+        deltas[s + i] = Xform(layer_mesh, pose_mesh, b.r);
     }
 }
 
@@ -105,7 +136,16 @@ fn main(
         if (kind == LAYER_MESH) {
             apply_mesh_layer(base, s, bones);
         } else if (kind == LAYER_DYNAMIC_MESH) {
-            apply_dynamic_mesh_layer(base, s, bones, weight);
+            apply_dynamic_mesh_layer(base, s, bones);
+        } else if (kind == LAYER_BLEND_MESH) {
+            apply_mesh_blend_layer(base, s, bones);
+        } else if (kind == LAYER_BLEND_LOCAL) {
+            for (var i = 0u; i < bones; i++) {
+                let x = deltas[s + i];
+                var y = blend_two(locals[base + i], x, x.t.w);
+                y.t.w = 0.0;
+                locals[base + i] = y;
+            }
         } else {
             for (var i = 0u; i < bones; i++) {
                 locals[base + i] = apply_delta(locals[base + i], deltas[s + i]);

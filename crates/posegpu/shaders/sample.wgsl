@@ -1,7 +1,8 @@
 // Stage 1, one invocation per (instance, bone): the instance's base pose at this bone (clips
-// sampled, retargeted when authored on another skeleton, blended), then its additive layers:
-// applied here up to the instance's first mesh-space layer, written to delta slots for the
-// layer stage from there on. CPU twin: src/cpu/sample.rs. Clip sampling: clip.wgsl.
+// sampled, retargeted when authored on another skeleton, blended), then its layers (additives
+// and layered blends, each weighted at this bone by its mask): applied here up to the
+// instance's first mesh-space layer, written to delta slots for the layer stage from there on.
+// CPU twin: src/cpu/sample.rs. Clip sampling: clip.wgsl.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> frame: array<vec4<u32>>;
@@ -64,8 +65,9 @@ fn main(
                 kept += 1u;
             }
         }
+        let blend = kind == LAYER_BLEND_LOCAL || kind == LAYER_BLEND_MESH;
         var x0 = IDENTITY_DELTA;
-        if (kind == LAYER_BASE) {
+        if (kind == LAYER_BASE || blend) {
             x0 = target_reference(bone);
         }
         var x1 = x0;
@@ -94,7 +96,20 @@ fn main(
             pose = x0;
             continue;
         }
+        // The layer's weight at this bone; deferred layers that apply it in the layer stage
+        // find it in their slot's translation w.
+        let w = weight * mask_weight(layer.mask, bone);
+        if (blend) {
+            if (deferred) {
+                x0.t.w = w;
+                deltas[at] = x0;
+            } else {
+                pose = blend_two(pose, x0, w);
+            }
+            continue;
+        }
         if (kind == LAYER_DYNAMIC_MESH) {
+            x0.t.w = w;
             deltas[at] = x0;
             deltas[at + bones] = x1;
             continue;
@@ -103,7 +118,13 @@ fn main(
         if (kind == LAYER_DYNAMIC_LOCAL) {
             delta = make_delta(x0, x1);
         }
-        let d = weighted_delta(delta, weight);
+        // A bone the mask leaves out gets the identity (the slot must not keep old data).
+        var d = IDENTITY_DELTA;
+        if (w > ZERO_WEIGHT) {
+            d = weighted_delta(delta, w);
+        } else if (!deferred) {
+            continue;
+        }
         if (deferred) {
             deltas[at] = d;
         } else {

@@ -13,10 +13,11 @@
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::error::{Error, Result};
 use crate::layout::{
-    Entry, Head, INSTANCE_LOOP, LAYER_BASE, LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_IK,
-    LAYER_LOCAL, LAYER_MESH, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE, ROOT_LOCK_ZERO,
+    Entry, Head, INSTANCE_LOOP, LAYER_BASE, LAYER_BLEND_LOCAL, LAYER_BLEND_MESH,
+    LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_IK, LAYER_LOCAL, LAYER_MESH,
+    ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE, ROOT_LOCK_ZERO,
 };
-use crate::library::AnimLibrary;
+use crate::library::{AnimLibrary, MaskId};
 use crate::model::AdditiveSpace;
 use crate::retarget::IkWeights;
 
@@ -96,6 +97,12 @@ pub enum LayerKind {
     /// The instance's IK weights ([`InstanceLayers::ik`]): no samples, always the last layer,
     /// read by the IK stage after the others.
     Ik,
+    /// UE's Layered blend per bone: the blend of its samples (clips that are not additive)
+    /// replaces the pose by the layer's weight times its mask's weight at each bone
+    /// ([`InstanceLayers::with_mask`]); rotations blended in local space, or in mesh space
+    /// (UE's `bMeshSpaceRotationBlend`: a branch keeps its orientation in the character's
+    /// space whatever the bones above it do).
+    Blend(AdditiveSpace),
 }
 
 impl LayerKind {
@@ -107,6 +114,8 @@ impl LayerKind {
             Self::Dynamic(AdditiveSpace::Local) => LAYER_DYNAMIC_LOCAL,
             Self::Dynamic(AdditiveSpace::Mesh) => LAYER_DYNAMIC_MESH,
             Self::Ik => LAYER_IK,
+            Self::Blend(AdditiveSpace::Local) => LAYER_BLEND_LOCAL,
+            Self::Blend(AdditiveSpace::Mesh) => LAYER_BLEND_MESH,
         }
     }
 
@@ -118,6 +127,8 @@ impl LayerKind {
             LAYER_DYNAMIC_LOCAL => Self::Dynamic(AdditiveSpace::Local),
             LAYER_DYNAMIC_MESH => Self::Dynamic(AdditiveSpace::Mesh),
             LAYER_IK => Self::Ik,
+            LAYER_BLEND_LOCAL => Self::Blend(AdditiveSpace::Local),
+            LAYER_BLEND_MESH => Self::Blend(AdditiveSpace::Mesh),
             _ => return None,
         })
     }
@@ -126,7 +137,9 @@ impl LayerKind {
     pub fn is_mesh(self) -> bool {
         matches!(
             self,
-            Self::Additive(AdditiveSpace::Mesh) | Self::Dynamic(AdditiveSpace::Mesh)
+            Self::Additive(AdditiveSpace::Mesh)
+                | Self::Dynamic(AdditiveSpace::Mesh)
+                | Self::Blend(AdditiveSpace::Mesh)
         )
     }
 
@@ -152,7 +165,8 @@ pub struct Layer<'a> {
     /// This layer's first delta slot, counted from the instance's first (when `deferred`).
     pub slot: u32,
     pub(crate) samples: &'a [Entry],
-    /// The layer's header word (an IK layer keeps its hands weight in the third word).
+    /// The layer's header word (an IK layer keeps its hands weight in the third word, any
+    /// layer its mask in the fourth).
     header: &'a Entry,
 }
 
@@ -160,6 +174,16 @@ impl Layer<'_> {
     /// The layer's clip samples, in order (for a dynamic layer: the pose, then the base).
     pub fn samples(&self) -> impl ExactSizeIterator<Item = ClipSample> + '_ {
         self.samples.iter().map(ClipSample::from_entry)
+    }
+
+    /// The layer's bone mask ([`InstanceLayers::with_mask`]); `None` weights every bone alike.
+    pub fn mask(&self) -> Option<MaskId> {
+        (self.header[3] != 0).then_some(MaskId(self.header[3]))
+    }
+
+    /// The mask word as the stages read it (0: no mask).
+    pub(crate) fn mask_word(&self) -> u32 {
+        self.header[3]
     }
 
     /// An IK layer's weights ([`InstanceLayers::ik`]); `None` for other layers.
@@ -244,6 +268,7 @@ impl PoseBatch {
         let mut instance = InstanceLayers {
             batch: self,
             deferred: false,
+            last: 0,
         };
         instance.push(LayerKind::Base, 1.0, samples);
         instance
@@ -323,6 +348,23 @@ impl PoseBatch {
                     let w = format!("weight {} is not finite", layer.weight);
                     return Err(bad(instance, what(&w)));
                 }
+                if matches!(layer.kind, LayerKind::Blend(_)) && !(0.0..=1.0).contains(&layer.weight)
+                {
+                    let w = format!("weight {} is outside 0..=1", layer.weight);
+                    return Err(bad(instance, what(&w)));
+                }
+                if let Some(mask) = layer.mask() {
+                    let w = if layer.kind == LayerKind::Base {
+                        "the base takes no mask (mask a layer over it)".to_string()
+                    } else if lib.mask_entry(mask).is_none() {
+                        format!("its mask (word {}) is not a mask of this library", mask.0)
+                    } else {
+                        String::new()
+                    };
+                    if !w.is_empty() {
+                        return Err(bad(instance, what(&w)));
+                    }
+                }
                 let count = layer.samples().len();
                 match layer.kind {
                     LayerKind::Dynamic(_) if count != 2 => {
@@ -334,7 +376,10 @@ impl PoseBatch {
                 }
                 let wanted = match layer.kind {
                     LayerKind::Additive(space) => Some(space),
-                    LayerKind::Base | LayerKind::Dynamic(_) | LayerKind::Ik => None,
+                    LayerKind::Base
+                    | LayerKind::Dynamic(_)
+                    | LayerKind::Blend(_)
+                    | LayerKind::Ik => None,
                 };
                 for (k, sample) in layer.samples().enumerate() {
                     let c = sample.clip as usize;
@@ -413,10 +458,12 @@ pub(crate) fn ik_weights(entries: &[Entry], head: &Head) -> Option<IkWeights> {
     layers(entries, head).last()??.ik_weights()
 }
 
-/// The instance last pushed, to add additive layers to in order.
+/// The instance last pushed, to add layers to in order.
 pub struct InstanceLayers<'a> {
     batch: &'a mut PoseBatch,
     deferred: bool,
+    /// The entry of the last layer's header.
+    last: usize,
 }
 
 impl InstanceLayers<'_> {
@@ -441,6 +488,22 @@ impl InstanceLayers<'_> {
         self
     }
 
+    /// Adds a layered blend per bone (UE's node): the blend of `samples` (clips that are not
+    /// additive) over the pose so far, by `weight` (0 to 1) times the layer's mask at each bone
+    /// ([`Self::with_mask`]; without one, every bone); rotations blended in `space`.
+    pub fn blend(mut self, space: AdditiveSpace, weight: f32, samples: &[ClipSample]) -> Self {
+        self.push(LayerKind::Blend(space), weight, samples);
+        self
+    }
+
+    /// Weights the layer added last by `mask` per bone ([`crate::LibraryBuilder::add_mask`]):
+    /// an upper-body wave over a walk, an aim offset on the spine only. Any layer but the base
+    /// and the IK weights takes a mask ([`PoseBatch::validate`] refuses the others).
+    pub fn with_mask(self, mask: MaskId) -> Self {
+        self.batch.entries[self.last][3] = mask.0;
+        self
+    }
+
     /// Adds the instance's IK weights, its last layer: after retargeting through a plan, the
     /// legs (`weights.feet`) and the left arm (`weights.hands`) reach their goals
     /// ([`IkWeights`]). Without it an instance gets no IK. A later layer is refused by
@@ -456,6 +519,7 @@ impl InstanceLayers<'_> {
 
     fn push_word(&mut self, kind: LayerKind, weight: f32, third: u32, samples: &[ClipSample]) {
         let b = &mut *self.batch;
+        self.last = b.entries.len();
         b.entries.push([
             kind.code() | (samples.len() as u32) << 8,
             weight.to_bits(),

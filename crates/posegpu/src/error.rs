@@ -243,6 +243,15 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
+    /// A bone mask cannot be made as asked (no branches, a name already taken) or is used
+    /// where it does not belong.
+    #[error("bone mask '{mask}': {what}")]
+    Mask {
+        /// The mask's name.
+        mask: String,
+        /// What is wrong.
+        what: String,
+    },
     /// An additive clip cannot be made as asked (a clip of another skeleton, a clip already
     /// additive, a base frame past the clip's end).
     #[error("additive '{clip}': {what}")]

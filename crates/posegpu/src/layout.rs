@@ -86,15 +86,16 @@ pub(crate) struct Head {
     pub slots: u32,
 }
 
-/// A layer's header: its kind (`LAYER_*`) in the low byte and its sample count above, and its
-/// weight.
+/// A layer's header: its kind (`LAYER_*`) in the low byte and its sample count above, its
+/// weight, a word of the kind's own (an IK layer's hands weight), and its bone mask: the word of
+/// the retarget table its weights start at, 0 for none (`MaskId`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub(crate) struct LayerEntry {
     pub kind_and_samples: u32,
     pub weight: f32,
-    pub _pad0: u32,
-    pub _pad1: u32,
+    pub extra: u32,
+    pub mask: u32,
 }
 
 /// One clip at one time: the clip index with [`INSTANCE_LOOP`] set when it loops, the time in
@@ -114,8 +115,13 @@ pub(crate) const LAYER_MESH: u32 = 2;
 pub(crate) const LAYER_DYNAMIC_LOCAL: u32 = 3;
 pub(crate) const LAYER_DYNAMIC_MESH: u32 = 4;
 /// The instance's IK weights, its last layer: no samples; the feet weight in `weight`, the
-/// hands weight's bits in `_pad0`. Read by the IK stage only.
+/// hands weight's bits in `extra`. Read by the IK stage only.
 pub(crate) const LAYER_IK: u32 = 5;
+/// UE's Layered blend per bone: the blend of the layer's samples replaces the pose by the
+/// layer's weight times its mask's, rotations blended in local space...
+pub(crate) const LAYER_BLEND_LOCAL: u32 = 6;
+/// ... or in mesh space (UE's `bMeshSpaceRotationBlend`), by the layer stage.
+pub(crate) const LAYER_BLEND_MESH: u32 = 7;
 /// [`SampleEntry::clip_and_flags`]: the clip loops.
 pub(crate) const INSTANCE_LOOP: u32 = 1 << 31;
 pub(crate) const ROOT_LOCK_REF_POSE: u32 = 1;
@@ -519,8 +525,8 @@ mod tests {
         layout!(LayerEntry {
             kind_and_samples: kind_and_samples,
             weight: weight,
-            _pad0: _pad0,
-            _pad1: _pad1
+            extra: extra,
+            mask: mask
         }),
         layout!(SampleEntry {
             clip_and_flags: clip_and_flags,
@@ -682,6 +688,8 @@ mod tests {
             ("LAYER_DYNAMIC_LOCAL", U32(LAYER_DYNAMIC_LOCAL)),
             ("LAYER_DYNAMIC_MESH", U32(LAYER_DYNAMIC_MESH)),
             ("LAYER_IK", U32(LAYER_IK)),
+            ("LAYER_BLEND_LOCAL", U32(LAYER_BLEND_LOCAL)),
+            ("LAYER_BLEND_MESH", U32(LAYER_BLEND_MESH)),
             ("PLAN_NO_GOAL", U32(PLAN_NO_GOAL)),
             ("IK_HAND", U32(IK_HAND)),
             ("IK_CARRIED", U32(IK_CARRIED)),

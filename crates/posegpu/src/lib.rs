@@ -45,12 +45,13 @@ pub mod retarget;
 pub use additive::{make_additive, AdditiveBase};
 pub use batch::{ClipSample, Instance, LayerKind, PoseBatch, RootLock};
 pub use blend::clips::{AimOffset, ClipBlendSpace};
+pub use blend::mask::MaskBranch;
 pub use blend::space::BlendSpace;
 pub use cpu::{CpuEvaluator, Crowd};
 pub use error::{Error, Result};
 pub use gpu::{CrowdTimes, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk, PassTimes};
 pub use layout::{Mat3x4, Xform};
-pub use library::{AnimLibrary, LibraryBuilder, RetargetSource, SourceId};
+pub use library::{AnimLibrary, LibraryBuilder, MaskId, RetargetSource, SourceId};
 pub use math::Transform;
 pub use model::{
     AdditiveSpace, Asset, AssetFrame, Bone, BoneTrack, Channel, Clip, Interpolation, ReferencePose,

@@ -9,6 +9,7 @@ use glam::{Mat4, Vec3, Vec4};
 
 use bytemuck::Pod;
 
+use crate::blend::mask::{mask_weights, MaskBranch};
 use crate::error::{Error, Result};
 use crate::layout::{
     BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CHANNEL_STEP, CLIP_ADDITIVE,
@@ -33,6 +34,20 @@ impl SourceId {
     pub fn index(self) -> usize {
         self.0
     }
+}
+
+/// A bone mask of a library ([`LibraryBuilder::add_mask`]), which a layer of an instance
+/// references ([`crate::batch::InstanceLayers::with_mask`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MaskId(pub(crate) u32);
+
+/// A bone mask as the library keeps it: its weights are also in the retarget table, four per
+/// word, from word `id.0` (word 0 is the target's own table, never a mask: 0 means no mask).
+#[derive(Clone, Debug)]
+pub(crate) struct Mask {
+    pub(crate) name: String,
+    pub(crate) id: MaskId,
+    pub(crate) weights: Vec<f32>,
 }
 
 /// One retarget source of a library and how its bones drive the target's.
@@ -84,6 +99,8 @@ pub(crate) struct LibraryData {
     /// The IK table (`IkChain` in `src/layout.rs`): the chains of the target, from its first
     /// character source's plan; empty (no chains) until then.
     pub(crate) ik: Vec<Entry>,
+    /// The bone masks, in the order they were added.
+    pub(crate) masks: Vec<Mask>,
 }
 
 /// Builds an [`AnimLibrary`]: sources and clips in, one packed library out.
@@ -131,6 +148,7 @@ impl AnimLibrary {
                 retarget: words(&retarget),
                 source_tables: vec![0],
                 ik: Vec::new(),
+                masks: Vec::new(),
             },
             shared_times: HashMap::new(),
         }
@@ -240,6 +258,38 @@ impl LibraryBuilder {
         )
     }
 
+    /// Adds a bone mask named `name` (UE's Layered blend per bone branch filters): its weight
+    /// per target bone is resolved here, once ([`mask_weights`] gives the rule), and a layer of
+    /// any instance may then use it ([`crate::batch::InstanceLayers::with_mask`]).
+    pub fn add_mask(&mut self, name: &str, branches: &[MaskBranch]) -> Result<MaskId> {
+        if self.lib.masks.iter().any(|m| m.name == name) {
+            return Err(Error::Mask {
+                mask: name.to_string(),
+                what: "the library already has a mask of this name".to_string(),
+            });
+        }
+        let weights = mask_weights(&self.lib.skeleton, name, branches)?;
+        let id = MaskId(to_u32(self.lib.retarget.len(), "retarget table")?);
+        let table: Vec<Entry> = weights
+            .chunks(4)
+            .map(|c| {
+                let mut word = [0; 4];
+                for (w, x) in word.iter_mut().zip(c) {
+                    *w = x.to_bits();
+                }
+                word
+            })
+            .collect();
+        to_u32(self.lib.retarget.len() + table.len(), "retarget table")?;
+        self.lib.retarget.extend(table);
+        self.lib.masks.push(Mask {
+            name: name.to_string(),
+            id,
+            weights,
+        });
+        Ok(id)
+    }
+
     /// Appends a source and its table.
     fn push_source(&mut self, source: RetargetSource, table: Vec<Entry>) -> Result<SourceId> {
         let base = to_u32(self.lib.retarget.len(), "retarget table")?;
@@ -328,6 +378,15 @@ impl LibraryData {
         self.record::<BoneRetarget>(bone as u32 * RETARGET_WORDS)
             .target_ref
             .into()
+    }
+
+    /// The weight of `bone` in the mask at word `mask` of the retarget table (a layer's mask
+    /// word); 1 for 0, no mask. As `mask_weight` in `shaders/clip.wgsl`.
+    pub(crate) fn mask_weight(&self, mask: u32, bone: usize) -> f32 {
+        if mask == 0 {
+            return 1.0;
+        }
+        f32::from_bits(self.retarget[mask as usize + bone / 4][bone % 4])
     }
 
     /// Path entry `i` of the retarget table (four per word).
@@ -425,6 +484,24 @@ impl AnimLibrary {
         (0..self.bone_count() as u32)
             .map(|b| BoneCache::from(self.data.record::<BoneRetarget>(base + b * RETARGET_WORDS)))
             .collect()
+    }
+
+    /// The bone mask named `name` ([`LibraryBuilder::add_mask`]).
+    pub fn mask(&self, name: &str) -> Option<MaskId> {
+        self.data
+            .masks
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| m.id)
+    }
+
+    /// A mask's weight per target bone; `None` for a mask of another library.
+    pub fn mask_weights(&self, mask: MaskId) -> Option<&[f32]> {
+        self.mask_entry(mask).map(|m| m.weights.as_slice())
+    }
+
+    pub(crate) fn mask_entry(&self, mask: MaskId) -> Option<&Mask> {
+        self.data.masks.iter().find(|m| m.id == mask)
     }
 
     /// Finds a clip by name, or by index when `name` is a number.

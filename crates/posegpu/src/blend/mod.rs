@@ -1,5 +1,7 @@
-//! Blending full poses, and the blend spaces that give the weights.
+//! Blending full poses, the blend spaces that give the weights, and the bone masks that weight
+//! a layer per bone.
 
 pub mod clips;
+pub mod mask;
 pub mod pose;
 pub mod space;

@@ -2,7 +2,7 @@
 //! blended from several clips and for the samples of a blend-space additive layer. Spec:
 //! `docs/pose-math.md`, "Blending and blend spaces".
 
-use glam::{Vec3, Vec4};
+use glam::{Quat, Vec3, Vec4};
 
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::math::{normalize_quat, Transform};
@@ -83,4 +83,57 @@ pub fn blend_with(
         acc.add(&pose(k), w / sum);
     }
     acc.finish()
+}
+
+/// `a` blended toward `b` by `w` (a layered blend per bone at one bone): `a` at or below
+/// [`ZERO_WEIGHT`], `b` at or above `1 − ZERO_WEIGHT`, else the blend rule over `(a, 1 − w)`
+/// and `(b, w)`.
+pub fn blend_two(a: &Transform, b: &Transform, w: f32) -> Transform {
+    if w <= ZERO_WEIGHT {
+        return *a;
+    }
+    if w >= 1.0 - ZERO_WEIGHT {
+        return *b;
+    }
+    let mut acc = BlendAccumulator::default();
+    acc.add(a, 1.0 - w);
+    acc.add(b, w);
+    acc.finish()
+}
+
+/// One bone of a mesh-space layered blend (UE's `bMeshSpaceRotationBlend`): `local` (the pose
+/// so far, whose rotation in mesh space is `pose_mesh`) blended toward `layer` (the layer's
+/// pose, `layer_mesh` in mesh space) by `w`: translation and scale in local space, the rotation
+/// in mesh space, then brought back under the parent's blended mesh rotation `parent` (`None`
+/// at a root). Returns the bone's new local transform and its blended mesh rotation, which its
+/// children take as `parent`.
+pub(crate) fn blend_two_mesh(
+    local: &Transform,
+    layer: &Transform,
+    w: f32,
+    pose_mesh: Quat,
+    layer_mesh: Quat,
+    parent: Option<Quat>,
+) -> (Transform, Quat) {
+    let a = Transform {
+        rotation: pose_mesh,
+        ..*local
+    };
+    let b = Transform {
+        rotation: layer_mesh,
+        ..*layer
+    };
+    let blended = blend_two(&a, &b, w);
+    let mesh = blended.rotation;
+    let rotation = match parent {
+        Some(p) => normalize_quat(Vec4::from(p.conjugate() * mesh)),
+        None => mesh,
+    };
+    (
+        Transform {
+            rotation,
+            ..blended
+        },
+        mesh,
+    )
 }

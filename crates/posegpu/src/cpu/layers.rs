@@ -1,15 +1,18 @@
 //! CPU twin of `shaders/layers.wgsl`: per instance, the layers from its first mesh-space layer
 //! on, in order. Mesh-space layers walk the bones parents first: rotations to mesh space, the
 //! delta applied, back to local, in one forward loop. Each bone's mesh-space rotations before
-//! and after the delta replace its used delta slot, where its children read them.
+//! and after the delta replace its used delta slot, where its children read them. A layer whose
+//! weight differs per bone (a mask, a layered blend) finds it in its slot's translation w,
+//! written by the sampling stage.
 
 use glam::Quat;
 
 use crate::additive::delta::{
-    apply_delta, apply_mesh_delta, make_delta, weighted_delta, ZERO_WEIGHT,
+    apply_delta, apply_mesh_delta, make_delta, weighted_delta, IDENTITY_DELTA, ZERO_WEIGHT,
 };
 use crate::additive::AdditiveSpace;
 use crate::batch::{self, LayerKind, PoseBatch};
+use crate::blend::pose::{blend_two, blend_two_mesh};
 use crate::layout::{Entry, Head, Xform};
 use crate::library::AnimLibrary;
 use crate::math::Transform;
@@ -65,8 +68,9 @@ pub(super) fn run_instance(
                         base_pose.rotation =
                             quat(deltas[base_slot + p].rotation) * base_pose.rotation;
                     }
+                    let w = deltas[pose_slot + i].translation[3];
                     let delta = make_delta(&pose, &base_pose);
-                    let d = weighted_delta(&delta, layer.weight).expect("weight checked above");
+                    let d = weighted_delta(&delta, w).unwrap_or(IDENTITY_DELTA);
                     let parent = p.map(|p| {
                         let s = &deltas[pose_slot + p];
                         (quat(s.translation), quat(s.scale))
@@ -79,6 +83,42 @@ pub(super) fn run_instance(
                         scale: after.to_array(),
                     };
                     deltas[base_slot + i].rotation = base_pose.rotation.to_array();
+                }
+            }
+            LayerKind::Blend(AdditiveSpace::Local) => {
+                for (x, s) in locals.iter_mut().zip(&deltas[base..base + bones]) {
+                    *x = blend_two(&(*x).into(), &(*s).into(), s.translation[3]).into();
+                }
+            }
+            LayerKind::Blend(AdditiveSpace::Mesh) => {
+                // Slot i holds the layer's pose at bone i and its weight; after bone i it holds
+                // the layer's mesh-space rotation, the pose's, and the blend's.
+                for i in 0..bones {
+                    let s = deltas[base + i];
+                    let (local, layer_pose): (Transform, Transform) = (locals[i].into(), s.into());
+                    let p = usize::try_from(parents[i]).ok().map(|p| &deltas[base + p]);
+                    let (pose_mesh, layer_mesh) = match p {
+                        Some(p) => (
+                            quat(p.translation) * local.rotation,
+                            quat(p.rotation) * layer_pose.rotation,
+                        ),
+                        None => (local.rotation, layer_pose.rotation),
+                    };
+                    let parent = p.map(|p| quat(p.scale));
+                    let (out, mesh) = blend_two_mesh(
+                        &local,
+                        &layer_pose,
+                        s.translation[3],
+                        pose_mesh,
+                        layer_mesh,
+                        parent,
+                    );
+                    locals[i] = out.into();
+                    deltas[base + i] = Xform {
+                        rotation: layer_mesh.to_array(),
+                        translation: pose_mesh.to_array(),
+                        scale: mesh.to_array(),
+                    };
                 }
             }
             LayerKind::Base | LayerKind::Ik => {}

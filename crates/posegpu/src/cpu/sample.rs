@@ -8,7 +8,7 @@ use crate::additive::delta::{
 };
 use crate::additive::AdditiveSpace;
 use crate::batch::{self, ClipSample, LayerKind, PoseBatch};
-use crate::blend::pose::blend_with;
+use crate::blend::pose::{blend_two, blend_with};
 use crate::layout::Entry;
 use crate::layout::Xform;
 use crate::library::AnimLibrary;
@@ -88,12 +88,25 @@ pub(crate) fn sample_instance(
             continue;
         }
         let slot = layer.slot as usize * bones;
+        let mask = layer.mask_word();
         for (bone, o) in out.iter_mut().enumerate() {
+            // The layer's weight at this bone; deferred layers that apply it in the layer stage
+            // find it in their slot's translation w.
+            let w = layer.weight * lib.data().mask_weight(mask, bone);
             let delta = match layer.kind {
+                LayerKind::Blend(_) => {
+                    let x = scratch.blend(lib, bone, lib.data().target_reference(bone));
+                    if layer.deferred {
+                        deltas[slot + bone] = with_weight(x, w);
+                    } else {
+                        *o = blend_two(&(*o).into(), &x, w).into();
+                    }
+                    continue;
+                }
                 LayerKind::Dynamic(space) => {
                     let (p, b) = (scratch.sample(lib, 0, bone), scratch.sample(lib, 1, bone));
                     if space == AdditiveSpace::Mesh {
-                        deltas[slot + bone] = p.into();
+                        deltas[slot + bone] = with_weight(p, w);
                         deltas[slot + bones + bone] = b.into();
                         continue;
                     }
@@ -101,16 +114,23 @@ pub(crate) fn sample_instance(
                 }
                 _ => scratch.blend(lib, bone, IDENTITY_DELTA),
             };
-            let Some(d) = weighted_delta(&delta, layer.weight) else {
-                continue;
-            };
+            // A bone the mask leaves out gets the identity (the slot must not keep old data).
+            let d = weighted_delta(&delta, w);
             if layer.deferred {
-                deltas[slot + bone] = d.into();
-            } else {
+                deltas[slot + bone] = d.unwrap_or(IDENTITY_DELTA).into();
+            } else if let Some(d) = d {
                 *o = apply_delta(&(*o).into(), &d).into();
             }
         }
     }
+}
+
+/// `x` as a slot holds it for the layer stage, with the layer's weight at its bone in the
+/// translation's w.
+fn with_weight(x: Transform, w: f32) -> Xform {
+    let mut x: Xform = x.into();
+    x.translation[3] = w;
+    x
 }
 
 /// The stage: local transforms of every instance, instance-major (`locals[i * bones + b]`),
