@@ -14,6 +14,7 @@ use posegpu::{
 };
 use serde::Serialize;
 
+use crate::layer::LayerArgs;
 use crate::method::{IkArgs, Runtime};
 use crate::Backend;
 
@@ -101,6 +102,8 @@ pub struct EvalArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     #[command(flatten)]
+    layers: LayerArgs,
+    #[command(flatten)]
     ik: IkArgs,
 }
 
@@ -187,7 +190,9 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
         None => find(&own, args.animation.as_deref())?,
     };
 
-    let layer = if args.additive.is_some() || args.aim.is_some() {
+    let additive = args.additive.is_some() || args.aim.is_some();
+    let layered = args.layers.add(&mut builder, &own, additive)?;
+    let layer = if additive {
         Some(add_layer(args, &model, &mut builder, clip_count)?)
     } else {
         None
@@ -202,17 +207,18 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
     let mut batch = PoseBatch::with_capacity(args.times.len(), 4);
     for &t in &args.times {
         let mut instance = batch.push_clip(base as u32, t, args.looping);
+        instance = layered.push(&args.layers, instance, t, args.looping);
         match &layer {
             None => {}
             Some(Layer::Additive { clip, space }) => {
                 let time = args.additive_time.unwrap_or(t);
                 let sample = ClipSample::new(*clip, time, args.looping);
-                instance = instance.additive(*space, args.alpha, &[sample]);
+                instance = layered.masked(instance.additive(*space, args.alpha, &[sample]));
             }
             Some(Layer::Aim(..)) => {
                 if let Some((aim, at)) = &aim {
                     let time = args.additive_time.unwrap_or(0.0);
-                    instance = instance.aim(aim, *at, time, args.alpha);
+                    instance = layered.masked(instance.aim(aim, *at, time, args.alpha));
                 }
             }
         }

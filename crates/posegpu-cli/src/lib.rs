@@ -7,6 +7,7 @@ pub mod bench;
 pub mod demo;
 pub mod eval;
 pub mod info;
+pub mod layer;
 pub mod method;
 pub mod picture;
 pub mod plot;

@@ -12,6 +12,7 @@ use posegpu::{
     AnimLibrary, Clip, ClipSample, Error, GpuEvaluator, GpuOptions, PoseBatch, RootLock,
 };
 
+use crate::layer::LayerArgs;
 use crate::method::{IkArgs, Runtime};
 use crate::util::open_gpu;
 
@@ -57,6 +58,8 @@ pub struct RenderArgs {
     /// right, at hip height: feet against the floor, strides in profile).
     #[arg(long, value_enum, default_value = "front")]
     view: View,
+    #[command(flatten)]
+    layers: LayerArgs,
     #[command(flatten)]
     ik: IkArgs,
 }
@@ -115,6 +118,7 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
         .map(|name| Clip::find(played, name))
         .transpose()?;
     let played_count = played.len();
+    let layered = args.layers.add(&mut builder, &clips, false)?;
     let lib = builder.build();
     let count = args.instances;
     let ctx = open_gpu()?.ok_or(Error::NoAdapter)?;
@@ -154,7 +158,7 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
             // children: it moves as the source does.
             let lock = args.animation_from.is_none().then_some(RootLock::RefPose);
             let sample = ClipSample::new(clip, t, true).with_root_lock(lock);
-            let instance = batch.push_blend(&[sample]);
+            let instance = layered.push(&args.layers, batch.push_blend(&[sample]), t, true);
             if args.animation_from.is_some() {
                 instance.ik(args.ik.weights());
             }

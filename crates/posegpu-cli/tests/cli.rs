@@ -1083,3 +1083,56 @@ fn eval_runs_feet_ik_on_retargeted_clips_unless_told_not_to() {
         "{stderr}"
     );
 }
+
+#[test]
+fn eval_blends_a_masked_layer_per_bone() {
+    // The humanoid walking, waving from the spine up: the legs keep the walk, the arms wave;
+    // the same on both backends; a mask with nothing to weight and an unknown bone are errors.
+    let args = |extra: &[&str]| {
+        let mut a = vec!["eval", "humanoid", "--animation", "walk", "--times", "0.3"];
+        a.extend_from_slice(extra);
+        eval_json(&a)
+    };
+    let walk = args(&[]);
+    let layered = args(&["--layer", "wave", "--mask", "spine_01:2,neck_01:-1"]);
+    let gpu = args(&[
+        "--layer",
+        "wave",
+        "--mask",
+        "spine_01:2,neck_01:-1",
+        "--backend",
+        "gpu",
+    ]);
+    let bones: Vec<&str> = walk["bones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_str().unwrap())
+        .collect();
+    let bone = |name: &str| bones.iter().position(|b| *b == name).unwrap();
+    let local = |json: &Value, b: usize| json["frames"][0]["local"][b].clone();
+    for leg in ["thigh_l", "calf_r", "foot_l", "neck_01"] {
+        assert_eq!(local(&layered, bone(leg)), local(&walk, bone(leg)), "{leg}");
+    }
+    let arm = bone("upperarm_r");
+    let d = max_abs_diff(
+        &Value::Array(vec![local(&layered, arm)]),
+        &Value::Array(vec![local(&walk, arm)]),
+    );
+    assert!(d > 1e-2, "the wave did not reach the arm ({d})");
+    let frame = |json: &Value| json["frames"][0]["component"].clone();
+    assert!(max_abs_diff(&frame(&layered), &frame(&gpu)) < 1e-4);
+
+    let fails = |extra: &[&str], needle: &str| {
+        let mut a = vec!["eval", "humanoid", "--times", "0.3"];
+        a.extend_from_slice(extra);
+        let out = posegpu(&a);
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{stderr}");
+    };
+    fails(&["--mask", "spine_01"], "no layer to weight");
+    fails(&["--layer", "wave", "--mask", "spine_9"], "'spine_9'");
+    fails(&["--layer", "wave", "--layer-weight", "2"], "from 0 to 1");
+    fails(&["--layer", "dance"], "dance");
+}

@@ -45,7 +45,6 @@ pub mod retarget;
 pub use additive::{make_additive, AdditiveBase};
 pub use batch::{ClipSample, Instance, LayerKind, PoseBatch, RootLock};
 pub use blend::clips::{AimOffset, ClipBlendSpace};
-pub use blend::mask::MaskBranch;
 pub use blend::space::BlendSpace;
 pub use cpu::{CpuEvaluator, Crowd};
 pub use error::{Error, Result};
@@ -54,8 +53,8 @@ pub use layout::{Mat3x4, Xform};
 pub use library::{AnimLibrary, LibraryBuilder, MaskId, RetargetSource, SourceId};
 pub use math::Transform;
 pub use model::{
-    AdditiveSpace, Asset, AssetFrame, Bone, BoneTrack, Channel, Clip, Interpolation, ReferencePose,
-    Skeleton,
+    AdditiveSpace, Asset, AssetFrame, Bone, BoneTrack, Channel, Clip, Interpolation, MaskBranch,
+    ReferencePose, Skeleton,
 };
 pub use playback::{Agent, Montage, PlayRate, Player, Segment, TrackId};
 pub use pose::{Deviation, Poses};

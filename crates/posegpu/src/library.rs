@@ -9,14 +9,16 @@ use glam::{Mat4, Vec3, Vec4};
 
 use bytemuck::Pod;
 
-use crate::blend::mask::{mask_weights, MaskBranch};
 use crate::error::{Error, Result};
 use crate::layout::{
     BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CHANNEL_STEP, CLIP_ADDITIVE,
     CLIP_MESH_SPACE, CLIP_PLAN, PLAN_WORDS, RETARGET_WORDS,
 };
 use crate::math::{affine_rows, Transform};
-use crate::model::{find_named, AdditiveSpace, Asset, Channel, Clip, Interpolation, Skeleton};
+use crate::model::{
+    find_named, mask_weights, AdditiveSpace, Asset, Channel, Clip, Interpolation, MaskBranch,
+    Skeleton,
+};
 use crate::retarget::{
     build_retarget_table, BoneCache, BoneMapping, RetargetPlan, Rig, TranslationMode,
 };

@@ -1,7 +1,5 @@
-//! Blending full poses, the blend spaces that give the weights, and the bone masks that weight
-//! a layer per bone.
+//! Blending full poses, and the blend spaces that give the weights.
 
 pub mod clips;
-pub mod mask;
 pub mod pose;
 pub mod space;

@@ -1,14 +1,16 @@
 //! The data model, which knows nothing of how poses are evaluated: skeletons, clips and their
-//! keys, and the time mapping every sampler follows. Everything else builds on these.
+//! keys, bone masks, and the time mapping every sampler follows. Everything else builds on these.
 
 mod asset;
 mod clip;
 mod keys;
+mod mask;
 mod skeleton;
 
 pub use asset::{Asset, AssetFrame};
 pub use clip::{AdditiveSpace, BoneTrack, Channel, Clip, Interpolation};
 pub use keys::{find_keys, map_time};
+pub use mask::{mask_weights, MaskBranch};
 pub use skeleton::{component_space, Bone, ReferencePose, Skeleton};
 
 use crate::error::{Error, Result};
