@@ -1,7 +1,9 @@
 //! The cost of additive layers per layer per bone, local against mesh space, on the CPU twin
 //! and the GPU: the procedural humanoid (67 bones) walking or idling, with 0, 1 or 2 layers of
 //! its aim poses as additives (weight 0.7, the partial-weight path), all in local space or all
-//! in mesh space.
+//! in mesh space. Then one layer with a bone mask (the upper body, from `spine_01` over two
+//! bones) against the same layer unmasked, and layered blends per bone of the wave clip
+//! (weight 0.7), local and mesh, masked and not.
 //!
 //! The whole frame is timed (sampling, the layer stage when there are mesh-space layers, the
 //! hierarchy): CPU twin on one core (`CpuEvaluator::evaluate_single_thread`), GPU time from
@@ -14,11 +16,15 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use posegpu::procedural::{humanoid_aim_poses, humanoid_asset};
 use posegpu::{
     make_additive, AdditiveBase, AdditiveSpace, AnimLibrary, ClipSample, CpuEvaluator, GpuContext,
-    GpuEvaluator, GpuOptions, PoseBatch, Poses,
+    GpuEvaluator, GpuOptions, MaskBranch, MaskId, PoseBatch, Poses,
 };
 
-/// The humanoid's clips, then two aim poses as local additives, then the same as mesh ones.
-fn library() -> (AnimLibrary, u32) {
+/// The humanoid's wave clip, blended over the walk by the blend rows.
+const WAVE: u32 = 3;
+
+/// The humanoid's clips, then two aim poses as local additives, then the same as mesh ones;
+/// the upper-body mask.
+fn library() -> (AnimLibrary, u32, MaskId) {
     let asset = humanoid_asset();
     let skeleton = &asset.skeleton;
     let poses = humanoid_aim_poses(skeleton).unwrap();
@@ -30,26 +36,47 @@ fn library() -> (AnimLibrary, u32) {
             clips.push(make_additive(pose.name(), skeleton, pose, base, space).unwrap());
         }
     }
-    (AnimLibrary::new(skeleton, &clips).unwrap(), first)
+    let mut builder = AnimLibrary::builder(skeleton);
+    builder.add_clips(&clips).unwrap();
+    let upper = builder
+        .add_mask("upper", &[MaskBranch::new("spine_01", 2)])
+        .unwrap();
+    (builder.build(), first, upper)
 }
 
-/// `n` instances on the first two clips, each with `layers` additive layers in `space` of
-/// weight `w`.
-fn batch(n: usize, first: u32, (layers, space, w): Config, t: f32) -> PoseBatch {
+/// What a row's layers are.
+#[derive(Clone, Copy)]
+enum Form {
+    Additive,
+    Blend,
+}
+
+/// Layers per instance, their form, space and weight, and whether they are masked.
+type Config = (usize, Form, AdditiveSpace, f32, bool);
+
+/// `n` instances on the first two clips, each with the layers `config` says.
+fn batch(n: usize, first: u32, upper: MaskId, config: Config, t: f32) -> PoseBatch {
+    let (layers, form, space, w, masked) = config;
     let mut batch = PoseBatch::with_capacity(n, 2 + 2 * layers);
     let offset = first + if space == AdditiveSpace::Mesh { 2 } else { 0 };
     for i in 0..n {
-        let mut instance = batch.push_clip((i % 2) as u32, t + i as f32 * 0.37, true);
+        let t = t + i as f32 * 0.37;
+        let mut instance = batch.push_clip((i % 2) as u32, t, true);
         for k in 0..layers {
-            let sample = ClipSample::new(offset + k as u32, 0.0, false);
-            instance = instance.additive(space, w, &[sample]);
+            instance = match form {
+                Form::Additive => {
+                    let sample = ClipSample::new(offset + k as u32, 0.0, false);
+                    instance.additive(space, w, &[sample])
+                }
+                Form::Blend => instance.blend(space, w, &[ClipSample::new(WAVE, t, true)]),
+            };
+            if masked {
+                instance = instance.with_mask(upper);
+            }
         }
     }
     batch
 }
-
-/// Layers per instance, their space and weight.
-type Config = (usize, AdditiveSpace, f32);
 
 fn sizes() -> Vec<usize> {
     std::env::var("POSEGPU_BENCH_SIZES")
@@ -64,15 +91,23 @@ fn additive(c: &mut Criterion) {
         Some(ctx) => eprintln!("adapter: {}", ctx.describe()),
         None => eprintln!("no adapter: CPU only"),
     }
-    let (lib, first) = library();
+    let (lib, first, upper) = library();
     // The "none" row has one layer of weight 0: it keeps the general sampling pipeline of the
     // layered rows, and is skipped before any clip is sampled.
-    let configs: [(&str, Config); 5] = [
-        ("none", (1, AdditiveSpace::Local, 0.0)),
-        ("local_x1", (1, AdditiveSpace::Local, 0.7)),
-        ("local_x2", (2, AdditiveSpace::Local, 0.7)),
-        ("mesh_x1", (1, AdditiveSpace::Mesh, 0.7)),
-        ("mesh_x2", (2, AdditiveSpace::Mesh, 0.7)),
+    let (add, blend) = (Form::Additive, Form::Blend);
+    let (local, mesh) = (AdditiveSpace::Local, AdditiveSpace::Mesh);
+    let configs: [(&str, Config); 11] = [
+        ("none", (1, add, local, 0.0, false)),
+        ("local_x1", (1, add, local, 0.7, false)),
+        ("local_x2", (2, add, local, 0.7, false)),
+        ("mesh_x1", (1, add, mesh, 0.7, false)),
+        ("mesh_x2", (2, add, mesh, 0.7, false)),
+        ("local_x1_masked", (1, add, local, 0.7, true)),
+        ("mesh_x1_masked", (1, add, mesh, 0.7, true)),
+        ("blend_local", (1, blend, local, 0.7, false)),
+        ("blend_local_masked", (1, blend, local, 0.7, true)),
+        ("blend_mesh", (1, blend, mesh, 0.7, false)),
+        ("blend_mesh_masked", (1, blend, mesh, 0.7, true)),
     ];
     for n in sizes() {
         let mut group = c.benchmark_group(format!("additive/{n}"));
@@ -85,7 +120,7 @@ fn additive(c: &mut Criterion) {
             .as_ref()
             .map(|ctx| GpuEvaluator::new(ctx, &lib, n, &GpuOptions::default()).unwrap());
         for (label, config) in configs {
-            let frame = |t: f32| batch(n, first, config, t);
+            let frame = |t: f32| batch(n, first, upper, config, t);
             let cpu = CpuEvaluator::new(&lib);
             let mut poses = Poses::default();
             let fixed = frame(0.5);

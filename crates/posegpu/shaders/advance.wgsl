@@ -1,12 +1,91 @@
 // Crowd stage 1, one invocation per instance: steps its players by dt (followers of a synced
 // instance take their leader's phase), writes each player's clip sample into the frame buffer
-// the sampling stage reads, and lists the instance when a non-looping player reached its end.
-// CPU twin: src/cpu/advance.rs.
+// the sampling stage reads, lists the instance when a non-looping player reached its end, and
+// lists what each player's step passed: notifies, loops, montage segments. CPU twin:
+// src/cpu/advance.rs.
 
 @group(0) @binding(2) var<storage, read_write> players: array<PlayerData>;
 @group(0) @binding(3) var<storage, read_write> frame: array<vec4<u32>>;
 // events[0]: how many instances finished in this step; events[1..]: which (in any order).
 @group(0) @binding(4) var<storage, read_write> events: array<atomic<u32>>;
+// The library's notify table: per clip [first word, count], then per notify [time bits, id].
+@group(0) @binding(5) var<storage, read> notify_table: array<vec4<u32>>;
+// passed[0]: how many markers were passed in this step; from word 4, 16-byte records
+// [instance, player, EVENT_*, payload] (in any order; those past the list's end are counted but
+// not written).
+@group(0) @binding(6) var<storage, read_write> passed: array<atomic<u32>>;
+
+const EVENT_NOTIFY: u32 = 0u;
+const EVENT_LOOPED: u32 = 1u;
+const EVENT_SEGMENT: u32 = 2u;
+const MAX_EVENT_LAPS: u32 = 64u;
+
+// One player's step, for the markers it passes.
+struct Crossing {
+    instance: u32,
+    player: u32,
+    begin: f32,
+    end: f32,
+    length: f32,
+    lap_lo: i32,
+    lap_hi: i32,
+}
+
+fn record(c: Crossing, kind: u32, payload: u32) {
+    let n = atomicAdd(&passed[0], 1u);
+    let at = 4u + 4u * n;
+    if (at + 3u < arrayLength(&passed)) {
+        atomicStore(&passed[at], c.instance);
+        atomicStore(&passed[at + 1u], c.player);
+        atomicStore(&passed[at + 2u], kind);
+        atomicStore(&passed[at + 3u], payload);
+    }
+}
+
+// The marker at track position x (and x + k·length for every lap k of the step) passed?
+fn marker(c: Crossing, x: f32, kind: u32, payload: u32) {
+    for (var k = c.lap_lo; k <= c.lap_hi; k++) {
+        let at = x + f32(k) * c.length;
+        var crossed = c.end <= at && at < c.begin;
+        if (c.end > c.begin) {
+            crossed = c.begin < at && at <= c.end;
+        }
+        if (crossed) {
+            record(c, kind, payload);
+        }
+    }
+}
+
+// Every marker a player's step passes, as crossings in src/cpu/advance.rs.
+fn emit_crossings(instance: u32, player: u32, p: PlayerData, s: Step) {
+    let length = track_length(p.track);
+    if (s.travel == 0.0 || length <= 0.0) {
+        return;
+    }
+    let end = s.start + s.travel;
+    var c = Crossing(instance, player, s.start, end, length, 0, 0);
+    let looping = player_loops(p);
+    if (looping) {
+        c.lap_lo = i32(floor(min(s.start, end) / length)) - 1;
+        c.lap_hi = min(i32(floor(max(s.start, end) / length)) + 1, c.lap_lo + i32(MAX_EVENT_LAPS) + 1);
+        marker(c, 0.0, EVENT_LOOPED, 0u);
+    }
+    let t = track_at(p.track);
+    for (var j = 0u; j < t.segment_count; j++) {
+        let seg = track_segment(t, j);
+        if (j > 0u) {
+            marker(c, seg.track_start, EVENT_SEGMENT, select(j - 1u, j, end > s.start));
+        }
+        let range = notify_table[seg.clip];
+        for (var n = 0u; n < range.y; n++) {
+            let w = notify_table[range.x + n];
+            let time = bitcast<f32>(w.x);
+            if (time >= seg.clip_start && time <= seg.clip_start + seg.length) {
+                marker(c, seg.track_start + (time - seg.clip_start), EVENT_NOTIFY, w.y);
+            }
+        }
+    }
+}
 
 const TINY: f32 = 1e-8;
 
@@ -109,6 +188,9 @@ fn main(
         p.step_travel = s.travel;
         players[first + k] = p;
         frame[p.entry] = sample_word(locate(p.track, s.to, p.weight, lock));
+        if (p.weight > ZERO_WEIGHT) {
+            emit_crossings(g.instance, k, p, s);
+        }
     }
     if (finished) {
         let n = atomicAdd(&events[0], 1u);

@@ -243,6 +243,15 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
+    /// A notify cannot be placed as asked (a time past the clip's end, a sidecar file naming
+    /// a clip or a field that does not exist).
+    #[error("clip '{clip}': {what}")]
+    Notify {
+        /// The clip (or the sidecar file and clip).
+        clip: String,
+        /// What is wrong.
+        what: String,
+    },
     /// A bone mask cannot be made as asked (no branches, a name already taken) or is used
     /// where it does not belong.
     #[error("bone mask '{mask}': {what}")]

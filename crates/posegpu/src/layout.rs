@@ -394,6 +394,14 @@ pub(crate) struct GroupData {
 pub(crate) const GROUP_SYNC: u32 = 1;
 /// [`GroupData::flags`]: the instance extracts root motion.
 pub(crate) const GROUP_ROOT_MOTION: u32 = 2;
+/// An event record's kind (`[instance, player, kind, payload]`): a notify passed (payload: its
+/// id), a looping track wrapped, a montage segment entered (payload: the segment).
+pub(crate) const EVENT_NOTIFY: u32 = 0;
+pub(crate) const EVENT_LOOPED: u32 = 1;
+pub(crate) const EVENT_SEGMENT: u32 = 2;
+/// The most laps of a looping track one step's events cover (a step longer than that reports
+/// the crossings of its first laps only).
+pub(crate) const MAX_EVENT_LAPS: u32 = 64;
 
 /// A track: its segments and its length in seconds.
 #[repr(C)]
@@ -728,6 +736,10 @@ mod tests {
             ("PLAYER_LOOP", U32(PLAYER_LOOP)),
             ("GROUP_SYNC", U32(GROUP_SYNC)),
             ("GROUP_ROOT_MOTION", U32(GROUP_ROOT_MOTION)),
+            ("EVENT_NOTIFY", U32(EVENT_NOTIFY)),
+            ("EVENT_LOOPED", U32(EVENT_LOOPED)),
+            ("EVENT_SEGMENT", U32(EVENT_SEGMENT)),
+            ("MAX_EVENT_LAPS", U32(MAX_EVENT_LAPS)),
             ("ZERO_WEIGHT", F32(ZERO_WEIGHT)),
             ("NO_ROTATION", F32(NO_ROTATION)),
             ("TINY", F32(TINY)),

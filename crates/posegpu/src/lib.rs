@@ -50,13 +50,13 @@ pub use cpu::{CpuEvaluator, Crowd};
 pub use error::{Error, Result};
 pub use gpu::{CrowdTimes, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk, PassTimes};
 pub use layout::{Mat3x4, Xform};
-pub use library::{AnimLibrary, LibraryBuilder, MaskId, RetargetSource, SourceId};
+pub use library::{AnimLibrary, LibraryBuilder, MaskId, NotifyInfo, RetargetSource, SourceId};
 pub use math::Transform;
 pub use model::{
     AdditiveSpace, Asset, AssetFrame, Bone, BoneTrack, Channel, Clip, Interpolation, MaskBranch,
-    ReferencePose, Skeleton,
+    Notify, ReferencePose, Skeleton,
 };
-pub use playback::{Agent, Montage, PlayRate, Player, Segment, TrackId};
+pub use playback::{Agent, Event, EventKind, Montage, PlayRate, Player, Segment, TrackId};
 pub use pose::{Deviation, Poses};
 pub use retarget::{BoneMapping, IkWeights, Rig, TranslationMode};
 

@@ -103,6 +103,26 @@ pub(crate) struct LibraryData {
     pub(crate) ik: Vec<Entry>,
     /// The bone masks, in the order they were added.
     pub(crate) masks: Vec<Mask>,
+    /// Every clip's notifies, clip after clip, each clip's in time order; a notify's index
+    /// here is its id in events.
+    pub(crate) notifies: Vec<NotifyInfo>,
+    /// Per clip, its first notify and how many it has.
+    pub(crate) clip_notifies: Vec<[u32; 2]>,
+    /// The notify table the advance stage reads (16-byte words): per clip `[first, count]`,
+    /// then per notify `[time bits, id]` (from word `clip count`); made by
+    /// [`LibraryBuilder::build`], one zero word when there is nothing in it.
+    pub(crate) notify_table: Vec<Entry>,
+}
+
+/// A notify of a library's clip ([`AnimLibrary::notify`]): events name it by its index.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NotifyInfo {
+    /// The clip it belongs to.
+    pub clip: u32,
+    /// Its name.
+    pub name: String,
+    /// Seconds into the clip.
+    pub time: f32,
 }
 
 /// Builds an [`AnimLibrary`]: sources and clips in, one packed library out.
@@ -151,6 +171,9 @@ impl AnimLibrary {
                 source_tables: vec![0],
                 ik: Vec::new(),
                 masks: Vec::new(),
+                notifies: Vec::new(),
+                clip_notifies: Vec::new(),
+                notify_table: Vec::new(),
             },
             shared_times: HashMap::new(),
         }
@@ -332,6 +355,16 @@ impl LibraryBuilder {
         }
         let lib = &mut self.lib;
         for clip in clips {
+            let c = to_u32(lib.clips.len(), "clip table")?;
+            let first = to_u32(lib.notifies.len(), "notify table")?;
+            lib.clip_notifies
+                .push([first, to_u32(clip.notifies().len(), "notify table")?]);
+            lib.notifies
+                .extend(clip.notifies().iter().map(|n| NotifyInfo {
+                    clip: c,
+                    name: n.name.clone(),
+                    time: n.time,
+                }));
             lib.clip_names.push(clip.name().to_string());
             lib.clip_sources.push(source);
             lib.clips.push(ClipData {
@@ -360,7 +393,23 @@ impl LibraryBuilder {
     }
 
     /// The library, packed and immutable.
-    pub fn build(self) -> AnimLibrary {
+    pub fn build(mut self) -> AnimLibrary {
+        let lib = &mut self.lib;
+        let clips = lib.clip_notifies.len() as u32;
+        lib.notify_table = lib
+            .clip_notifies
+            .iter()
+            .map(|&[first, count]| [clips + first, count, 0, 0])
+            .chain(
+                lib.notifies
+                    .iter()
+                    .enumerate()
+                    .map(|(id, n)| [n.time.to_bits(), id as u32, 0, 0]),
+            )
+            .collect();
+        if lib.notify_table.is_empty() {
+            lib.notify_table.push([0; 4]);
+        }
         AnimLibrary {
             data: Arc::new(self.lib),
         }
@@ -486,6 +535,22 @@ impl AnimLibrary {
         (0..self.bone_count() as u32)
             .map(|b| BoneCache::from(self.data.record::<BoneRetarget>(base + b * RETARGET_WORDS)))
             .collect()
+    }
+
+    /// Every notify of every clip; an event's notify id indexes this.
+    pub fn notifies(&self) -> &[NotifyInfo] {
+        &self.data.notifies
+    }
+
+    /// Notify `id` (from an event).
+    pub fn notify(&self, id: u32) -> Option<&NotifyInfo> {
+        self.data.notifies.get(id as usize)
+    }
+
+    /// The notifies of `clip`, in time order, with their ids.
+    pub fn clip_notifies(&self, clip: usize) -> impl Iterator<Item = (u32, &NotifyInfo)> + '_ {
+        let [first, count] = self.data.clip_notifies[clip];
+        (first..first + count).map(|id| (id, &self.data.notifies[id as usize]))
     }
 
     /// The bone mask named `name` ([`LibraryBuilder::add_mask`]).

@@ -62,6 +62,7 @@ fn work_past_the_limits_is_split_not_refused() {
         // 37 instances per buffer, and at most 3 x 3 workgroups per dispatch.
         max_binding_size: Some(per_instance * 37 + 5),
         max_workgroups_per_dimension: Some(3),
+        ..Default::default()
     };
     let mut gpu = GpuEvaluator::new(&ctx, &lib, 10, &options).unwrap();
     gpu.evaluate(&instances).unwrap();

@@ -1,10 +1,11 @@
 //! CPU twin of `shaders/advance.wgsl`: each instance's players stepped by `dt` (followers of a
 //! synced instance take their leader's phase), wrapped when looping, stopped at either end
-//! otherwise.
+//! otherwise; and the markers each step passes (notifies, loops, montage segments).
 
-use crate::layout::GROUP_SYNC;
+use crate::layout::{GROUP_SYNC, MAX_EVENT_LAPS};
+use crate::library::AnimLibrary;
 use crate::model::map_time;
-use crate::playback::{Player, Timeline};
+use crate::playback::{EventKind, Player, Timeline};
 
 /// One step of a player: where it was, how far it went (signed), where it is now, and whether
 /// it reached the end of a non-looping track in this step.
@@ -95,4 +96,66 @@ pub(crate) fn leader(players: &[Player]) -> usize {
         }
     }
     best
+}
+
+/// Calls `emit` for every marker a player's step passes, on a track that loops or not: the
+/// notifies of each segment's clip range, each segment boundary, and (looping) each wrap; a
+/// marker at track position `x` (and `x + k·length` for a looping track) is passed when
+/// `from < x <= end` playing forward, `end <= x < from` backward, `end = from + travel`. As
+/// `emit_crossings` in `shaders/advance.wgsl`, marker for marker.
+pub(crate) fn crossings(
+    lib: &AnimLibrary,
+    timeline: &Timeline,
+    player: &Player,
+    step: &Step,
+    mut emit: impl FnMut(EventKind),
+) {
+    let length = timeline.length(player.track);
+    if step.travel == 0.0 || length <= 0.0 {
+        return;
+    }
+    let (from, end) = (step.from, step.from + step.travel);
+    let laps = if player.looping {
+        lap_range(from, end, length)
+    } else {
+        (0, 0)
+    };
+    let mut marker = |x: f32, kind: EventKind| {
+        for k in laps.0..=laps.1 {
+            let at = x + k as f32 * length;
+            let passed = if end > from {
+                from < at && at <= end
+            } else {
+                end <= at && at < from
+            };
+            if passed {
+                emit(kind);
+            }
+        }
+    };
+    if player.looping {
+        marker(0.0, EventKind::Looped);
+    }
+    for (j, s) in timeline.segments(player.track).iter().enumerate() {
+        if j > 0 {
+            let entered = if end > from { j } else { j - 1 };
+            marker(s.track_start, EventKind::Segment(entered as u32));
+        }
+        for (id, n) in lib.clip_notifies(s.clip as usize) {
+            if n.time >= s.clip_start && n.time <= s.clip_start + s.length {
+                marker(
+                    s.track_start + (n.time - s.clip_start),
+                    EventKind::Notify(id),
+                );
+            }
+        }
+    }
+}
+
+/// The laps `k` whose markers `x + k·length` a step from `from` to `end` may pass: one more on
+/// each side than the division says (the comparisons decide), at most [`MAX_EVENT_LAPS`].
+fn lap_range(from: f32, end: f32, length: f32) -> (i32, i32) {
+    let lo = (from.min(end) / length).floor() as i32 - 1;
+    let hi = (from.max(end) / length).floor() as i32 + 1;
+    (lo, hi.min(lo + MAX_EVENT_LAPS as i32 + 1))
 }

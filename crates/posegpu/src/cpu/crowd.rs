@@ -2,7 +2,7 @@
 //! start from, and the CPU twin of the GPU's advance and root-motion passes
 //! ([`crate::GpuCrowd`]).
 
-use super::advance::advance_group;
+use super::advance::{advance_group, crossings};
 use super::root_motion::step_motion;
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{ClipSample, PoseBatch, RootLock};
@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::layout::{GROUP_ROOT_MOTION, GROUP_SYNC};
 use crate::library::AnimLibrary;
 use crate::math::Transform;
-use crate::playback::{Agent, Montage, Player, Timeline, TrackId};
+use crate::playback::{Agent, Event, Montage, Player, Timeline, TrackId};
 use crate::retarget::IkWeights;
 
 /// An instance's players: `first .. first + count` of the crowd's players.
@@ -45,6 +45,7 @@ pub struct Crowd {
     motion: Vec<Transform>,
     placements: Vec<Transform>,
     finished: Vec<u32>,
+    events: Vec<Event>,
 }
 
 impl Crowd {
@@ -57,6 +58,7 @@ impl Crowd {
             motion: Vec::new(),
             placements: Vec::new(),
             finished: Vec::new(),
+            events: Vec::new(),
         }
     }
 
@@ -257,6 +259,12 @@ impl Crowd {
         &self.finished
     }
 
+    /// What the players of weight over 1e-5 passed in the last step (notifies, loops, montage
+    /// segments), sorted by instance, player and kind: each crossing once.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
     /// What every instance plays now: a base blending its players' clips at their positions.
     pub fn batch(&self) -> PoseBatch {
         let mut batch =
@@ -286,12 +294,24 @@ impl Crowd {
         check_dt(dt)?;
         self.check_library(lib)?;
         self.finished.clear();
+        self.events.clear();
         let mut steps = Vec::new();
         for (i, g) in self.groups.iter().enumerate() {
             let players = &mut self.players[g.players()];
             advance_group(&self.timeline, players, g.flags, dt, &mut steps);
             if steps.iter().any(|s| s.finished) {
                 self.finished.push(i as u32);
+            }
+            for (k, (p, s)) in players.iter().zip(&steps).enumerate() {
+                if p.weight > ZERO_WEIGHT {
+                    crossings(lib, &self.timeline, p, s, |kind| {
+                        self.events.push(Event {
+                            instance: i as u32,
+                            player: k as u32,
+                            kind,
+                        })
+                    });
+                }
             }
             if g.flags & GROUP_ROOT_MOTION == 0 {
                 self.motion[i] = Transform::IDENTITY;
@@ -309,6 +329,7 @@ impl Crowd {
             self.motion[i] = motion;
             self.placements[i] = Transform::compose(&motion, &self.placements[i]);
         }
+        self.events.sort_unstable();
         Ok(())
     }
 }

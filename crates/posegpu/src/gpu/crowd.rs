@@ -19,7 +19,7 @@ use crate::layout::{
 };
 use crate::library::AnimLibrary;
 use crate::math::Transform;
-use crate::playback::{PlayRate, Player, TrackId};
+use crate::playback::{Event, EventKind, PlayRate, Player, TrackId};
 
 const PLAYER_BYTES: u64 = std::mem::size_of::<PlayerData>() as u64;
 const MOTION_BYTES: u64 = std::mem::size_of::<RootMotionData>() as u64;
@@ -120,6 +120,11 @@ pub struct GpuCrowd {
     pipelines: [StagePipeline; 2],
     /// `[count, instances...]` of the last step.
     events: wgpu::Buffer,
+    /// `[count, _, _, _]`, then `[instance, player, kind, payload]` records: what the last
+    /// step's players passed.
+    passed: wgpu::Buffer,
+    /// Records `passed` has room for.
+    passed_capacity: u32,
     chunks: Vec<CrowdChunk>,
     /// Each player's clip sample in its chunk's frame buffer.
     entries: Vec<u32>,
@@ -150,6 +155,15 @@ impl GpuCrowd {
         too_large(
             "the finished-events list".into(),
             4 * (1 + crowd.len() as u64),
+        )?;
+        let passed_capacity = options
+            .event_capacity
+            .unwrap_or_else(|| (4 * crowd.players.len() + 64).min(u32::MAX as usize) as u32);
+        let passed_bytes = 16 * (1 + u64::from(passed_capacity));
+        too_large("the event list".into(), passed_bytes)?;
+        too_large(
+            "the notify table".into(),
+            16 * lib.data().notify_table.len() as u64,
         )?;
 
         // Every chunk's structure: its groups (players counted from the chunk's first), then
@@ -256,6 +270,14 @@ impl GpuCrowd {
                 | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        let passed = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("events"),
+            size: passed_bytes,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let init = |label: &str, contents: &[u8], usage: wgpu::BufferUsages| {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
@@ -263,6 +285,11 @@ impl GpuCrowd {
                 usage,
             })
         };
+        let notify_table = init(
+            "notify table",
+            bytemuck::cast_slice(&lib.data().notify_table),
+            wgpu::BufferUsages::STORAGE,
+        );
         let storage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_SRC
             | wgpu::BufferUsages::COPY_DST;
@@ -280,7 +307,18 @@ impl GpuCrowd {
             let motion = init("root motion", bytemuck::cast_slice(&plan.motion), storage);
             let frame = &eval.chunks()[plan.index].frame;
             let groups = [
-                pipelines[0].bind(&device, &[&params, &structure, &players, frame, &events]),
+                pipelines[0].bind(
+                    &device,
+                    &[
+                        &params,
+                        &structure,
+                        &players,
+                        frame,
+                        &events,
+                        &notify_table,
+                        &passed,
+                    ],
+                ),
                 pipelines[1].bind(
                     &device,
                     &[
@@ -319,6 +357,8 @@ impl GpuCrowd {
             host: crowd.clone(),
             pipelines,
             events,
+            passed,
+            passed_capacity,
             chunks,
             entries,
             timer,
@@ -397,6 +437,7 @@ impl GpuCrowd {
 
     fn encode_passes(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) {
         encoder.clear_buffer(&self.events, 0, Some(4));
+        encoder.clear_buffer(&self.passed, 0, Some(4));
         for (k, (label, pipeline)) in ["advance", "root motion"]
             .into_iter()
             .zip(&self.pipelines)
@@ -429,6 +470,44 @@ impl GpuCrowd {
         }
         let bytes = self.read(&self.events, 4, 4 * u64::from(count))?;
         let mut list: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+        list.sort_unstable();
+        Ok(list)
+    }
+
+    /// What the players of weight over 1e-5 passed in the last step (notifies, loops, montage
+    /// segments), sorted by instance, player and kind as [`Crowd::events`] lists them: reads
+    /// back their count, then only that many records. More events than the list holds
+    /// ([`GpuOptions::event_capacity`]) is an [`Error::Playback`] naming both numbers.
+    pub fn events(&self) -> Result<Vec<Event>> {
+        let count: u32 = bytemuck::pod_read_unaligned(&self.read(&self.passed, 0, 4)?);
+        if count > self.passed_capacity {
+            return Err(Error::Playback {
+                what: format!(
+                    "{count} events in the last step, over the event list's {} \
+                     (GpuOptions::event_capacity)",
+                    self.passed_capacity
+                ),
+            });
+        }
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let bytes = self.read(&self.passed, 16, 16 * u64::from(count))?;
+        let records: Vec<[u32; 4]> = bytemuck::pod_collect_to_vec(&bytes);
+        let mut list = records
+            .iter()
+            .map(|&[instance, player, kind, payload]| {
+                let kind = EventKind::from_code([kind, payload]).ok_or_else(|| Error::Gpu {
+                    what: format!("event record of unknown kind {kind}"),
+                    source: None,
+                })?;
+                Ok(Event {
+                    instance,
+                    player,
+                    kind,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
         list.sort_unstable();
         Ok(list)
     }

@@ -28,6 +28,9 @@ pub struct GpuOptions {
     pub max_binding_size: Option<u64>,
     /// At most this many workgroups per dispatch dimension.
     pub max_workgroups_per_dimension: Option<u32>,
+    /// Room in a [`crate::GpuCrowd`]'s event list for this many events per step (notifies,
+    /// loops, montage segments); default four per player plus 64.
+    pub event_capacity: Option<u32>,
 }
 
 /// GPU time of each pass, from timestamp queries.

@@ -94,8 +94,16 @@ pub(crate) const STAGES: &[Stage] = &[
         name: "advance",
         shared: &[PLAYBACK],
         body: include_str!("../../shaders/advance.wgsl"),
-        // crowd, structure, players, frame, events
-        bindings: &[(0, Uniform), (1, RO), (2, RW), (3, RW), (4, RW)],
+        // crowd, structure, players, frame, finished, notify table, events
+        bindings: &[
+            (0, Uniform),
+            (1, RO),
+            (2, RW),
+            (3, RW),
+            (4, RW),
+            (5, RO),
+            (6, RW),
+        ],
         visibility: COMPUTE,
     },
     Stage {

@@ -171,6 +171,17 @@ pub struct Clip {
     key_count: usize,
     tracks: Vec<BoneTrack>,
     additive: Option<AdditiveSpace>,
+    notifies: Vec<Notify>,
+}
+
+/// A named time marker on a clip (UE's anim notify): a crowd reports it each time an
+/// instance's play position passes it ([`crate::playback::Event`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Notify {
+    /// What it marks (`footstep_l`, `hit`); several notifies may share a name.
+    pub name: String,
+    /// Seconds into the clip, within `[0, duration]`.
+    pub time: f32,
 }
 
 impl Clip {
@@ -257,6 +268,7 @@ impl Clip {
             key_count: times.len(),
             tracks,
             additive,
+            notifies: Vec::new(),
         })
     }
 
@@ -287,6 +299,29 @@ impl Clip {
     pub fn with_additive(mut self, space: AdditiveSpace) -> Self {
         self.additive = Some(space);
         self
+    }
+
+    /// The clip with a notify named `name` at `time` seconds (kept in time order); a time
+    /// outside the clip's range `[0, duration]`, or not finite, is an [`Error::Notify`].
+    pub fn with_notify(mut self, name: impl Into<String>, time: f32) -> Result<Self> {
+        let name = name.into();
+        if !(time.is_finite() && (0.0..=self.duration).contains(&time)) {
+            return Err(Error::Notify {
+                clip: self.name,
+                what: format!(
+                    "notify '{name}' at {time} s lies outside the clip's range [0, {}]",
+                    self.duration
+                ),
+            });
+        }
+        let at = self.notifies.partition_point(|n| n.time <= time);
+        self.notifies.insert(at, Notify { name, time });
+        Ok(self)
+    }
+
+    /// The clip's notifies, in time order.
+    pub fn notifies(&self) -> &[Notify] {
+        &self.notifies
     }
 
     /// True for an additive clip.

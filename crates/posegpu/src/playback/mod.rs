@@ -1,7 +1,8 @@
 //! Crowd playback: a sequence player per clip an instance plays (rate, basis, scale/bias/clamp,
 //! start position, looping), full-pose blends kept in step by normalized phase (UE's sync groups
-//! in their simplest form), montages of several clip segments, root motion per instance and
-//! events for instances that finished a non-looping clip.
+//! in their simplest form), montages of several clip segments, root motion per instance,
+//! events for instances that finished a non-looping clip, and the events a step crosses:
+//! notifies, loops and montage segments.
 //!
 //! This module holds the description ([`Agent`], [`Player`], [`Montage`]) and the packed
 //! tracks; [`crate::Crowd`] steps it on the CPU and [`crate::GpuCrowd`] keeps the same state on
@@ -15,6 +16,7 @@ pub(crate) use track::Timeline;
 pub use track::{Montage, Segment, TrackId};
 
 use crate::batch::RootLock;
+use crate::layout::{EVENT_LOOPED, EVENT_NOTIFY, EVENT_SEGMENT};
 use crate::retarget::IkWeights;
 
 /// What one instance plays: its players blended by weight, optionally kept in step.
@@ -75,5 +77,42 @@ impl Agent {
             in_place,
             ..self
         }
+    }
+}
+
+/// Something a player's step passed ([`crate::Crowd::events`], [`crate::GpuCrowd::events`]):
+/// a notify of its clip, the end of its looping track, or a boundary between montage segments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Event {
+    /// The instance, in the crowd.
+    pub instance: u32,
+    /// The player of the instance whose step it was.
+    pub player: u32,
+    /// What was passed.
+    pub kind: EventKind,
+}
+
+/// What an [`Event`] passed. Each crossing is reported once: forward play passes a marker at
+/// `x` when `from < x <= to`, backward play when `to <= x < from` (`to` unwrapped: a step of
+/// several laps passes a marker once per lap).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EventKind {
+    /// A notify: its id in the library ([`crate::AnimLibrary::notify`]).
+    Notify(u32),
+    /// A looping track wrapped around (once per lap).
+    Looped,
+    /// A montage entered segment `k` from the one before it (forward) or after it (backward).
+    Segment(u32),
+}
+
+impl EventKind {
+    /// The kind of an event record's code and payload (`EVENT_*` in `shaders/advance.wgsl`).
+    pub(crate) fn from_code([kind, payload]: [u32; 2]) -> Option<Self> {
+        Some(match kind {
+            EVENT_NOTIFY => Self::Notify(payload),
+            EVENT_LOOPED => Self::Looped,
+            EVENT_SEGMENT => Self::Segment(payload),
+            _ => return None,
+        })
     }
 }
