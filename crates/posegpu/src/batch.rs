@@ -335,10 +335,11 @@ impl PoseBatch {
                 }
                 if let Some(weights) = layer.ik_weights() {
                     let last = l + 1 == batch.heads[instance].layers as usize;
-                    if !last || !weights.is_valid() || !layer.samples.is_empty() {
+                    let bare = layer.samples.is_empty() && layer.mask().is_none();
+                    if !last || !weights.is_valid() || !bare {
                         let w = format!(
                             "IK weights {weights:?}: the IK layer must be the last, with weights \
-                             in 0..=1 and no samples"
+                             in 0..=1, no samples and no mask"
                         );
                         return Err(bad(instance, what(&w)));
                     }
@@ -353,17 +354,18 @@ impl PoseBatch {
                     let w = format!("weight {} is outside 0..=1", layer.weight);
                     return Err(bad(instance, what(&w)));
                 }
-                if let Some(mask) = layer.mask() {
-                    let w = if layer.kind == LayerKind::Base {
-                        "the base takes no mask (mask a layer over it)".to_string()
-                    } else if lib.mask_entry(mask).is_none() {
-                        format!("its mask (word {}) is not a mask of this library", mask.0)
-                    } else {
-                        String::new()
-                    };
-                    if !w.is_empty() {
-                        return Err(bad(instance, what(&w)));
+                let mask_problem = match layer.mask() {
+                    Some(_) if layer.kind == LayerKind::Base => {
+                        Some("the base takes no mask (mask a layer over it)".to_string())
                     }
+                    Some(mask) if lib.mask_entry(mask).is_none() => Some(format!(
+                        "its mask (word {}) is not a mask of this library",
+                        mask.0
+                    )),
+                    _ => None,
+                };
+                if let Some(w) = mask_problem {
+                    return Err(bad(instance, what(&w)));
                 }
                 let count = layer.samples().len();
                 match layer.kind {

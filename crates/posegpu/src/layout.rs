@@ -758,6 +758,7 @@ mod tests {
         "ChainPose",
         "TwoBone",
         "Step",
+        "Crossing",
         "MeshApplied",
         "VertexIn",
         "VertexOut",

@@ -304,3 +304,78 @@ fn events_on_the_gpu_match_the_cpu_twin() {
         "{e}"
     );
 }
+
+/// A scratch folder of this test process.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("posegpu-notifies-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn notifies_come_from_gltf_extras_and_sidecar_files() {
+    let source = common::anim_data().join("gltf/khronos/SimpleSkin.gltf");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&source).unwrap()).unwrap();
+    let write = |name: &str, extras: serde_json::Value| {
+        let mut json = json.clone();
+        json["animations"][0]["extras"] = extras;
+        let path = scratch(name);
+        std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
+        path
+    };
+    // Notifies in an animation's extras, beside keys of other tools.
+    let good = write(
+        "extras.gltf",
+        serde_json::json!({"notifies": [{"name": "tick", "time": 1.0}], "author": "someone"}),
+    );
+    let mut asset = posegpu::import::load(&good).unwrap();
+    let notifies = asset.clips[0].notifies().to_vec();
+    assert_eq!(notifies.len(), 1);
+    assert_eq!((notifies[0].name.as_str(), notifies[0].time), ("tick", 1.0));
+    // A time past the clip, or extras that are not notifies, are errors naming the file.
+    for (name, extras) in [
+        (
+            "late.gltf",
+            serde_json::json!({"notifies": [{"name": "late", "time": 1e6}]}),
+        ),
+        ("bad.gltf", serde_json::json!({"notifies": "tick"})),
+    ] {
+        let path = write(name, extras);
+        let e = posegpu::import::load(&path).unwrap_err().to_string();
+        assert!(e.contains(name), "{e}");
+    }
+
+    // A sidecar adds to the clips it names.
+    let clip = asset.clips[0].name().to_string();
+    let sidecar = scratch("notifies.json");
+    let body = serde_json::json!({ clip.as_str(): [{"name": "tock", "time": 0.5}] });
+    std::fs::write(&sidecar, body.to_string()).unwrap();
+    posegpu::import::apply_sidecar(&mut asset, &sidecar).unwrap();
+    let names: Vec<&str> = asset.clips[0]
+        .notifies()
+        .iter()
+        .map(|n| n.name.as_str())
+        .collect();
+    assert_eq!(names, ["tock", "tick"]);
+    // A clip it does not have, a bad time or malformed JSON: an error naming the file, and the
+    // asset as it was.
+    let before = asset.clone();
+    for (body, needle) in [
+        (r#"{"Nope": [{"name": "x", "time": 0}]}"#, "no such clip"),
+        (
+            &*format!(r#"{{"{clip}": [{{"name": "x", "time": -1}}]}}"#),
+            "outside the clip's range",
+        ),
+        (r#"{"a": [{"name": "x"}]}"#, "not a map from clip name"),
+    ] {
+        std::fs::write(&sidecar, body).unwrap();
+        let e = posegpu::import::apply_sidecar(&mut asset, &sidecar).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            matches!(e, Error::InFile { .. }) && text.contains("notifies.json"),
+            "{text}"
+        );
+        assert!(format!("{e:?}").contains(needle), "{e:?}");
+        assert_eq!(asset.clips, before.clips);
+    }
+}

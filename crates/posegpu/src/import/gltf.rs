@@ -366,7 +366,14 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
             .iter()
             .map(|&b| std::mem::take(&mut tracks[b]))
             .collect();
-        clips.push(Clip::new(name, &skeleton, tracks)?);
+        let clip = Clip::new(name, &skeleton, tracks)?;
+        // Notifies in the animation's extras (import/notifies.rs); other extras are left alone.
+        let extras: super::AnimationExtras = match animation.extras() {
+            Some(raw) => serde_json::from_str(raw.get())
+                .map_err(|e| format!("animation '{}': extras.notifies: {e}", clip.name()))?,
+            None => Default::default(),
+        };
+        clips.push(super::with_notifies(clip, &extras.notifies)?);
     }
     // Stored bone i was given as bone source_index[i], whose node is bone_nodes[that].
     let nodes: Vec<usize> = skeleton

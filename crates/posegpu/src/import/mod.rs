@@ -10,6 +10,7 @@ mod gltf;
 mod gltf_check;
 #[cfg(all(feature = "gltf", feature = "render"))]
 mod mesh;
+mod notifies;
 
 use std::path::Path;
 
@@ -28,6 +29,9 @@ pub(crate) use self::gltf::{
 pub use self::gltf::{load_gltf, UNIT_TOLERANCE};
 #[cfg(all(feature = "gltf", feature = "render"))]
 pub use self::mesh::load_gltf_mesh;
+pub use self::notifies::apply_sidecar;
+#[cfg(feature = "gltf")]
+pub(crate) use self::notifies::{with_notifies, AnimationExtras};
 
 /// The most bytes a file may have unless `POSEGPU_MAX_FILE_BYTES` says otherwise: 1 GiB, far
 /// above any character or mocap take, far below what would exhaust a worker's memory.
