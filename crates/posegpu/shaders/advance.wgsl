@@ -146,7 +146,9 @@ fn main(
     let first = g.first_player;
     let count = g.player_count;
     let sync = (g.flags & GROUP_SYNC) != 0u && count > 1u;
-    let lock = g.flags >> 8u;
+    // The root-lock code with its axis mask; none at all without a lock.
+    let code = g.flags >> 8u;
+    let lock = select(0u, code, (code & 0xffu) != 0u);
 
     // The leader: the highest weight, the first on a tie.
     var leader = 0u;
@@ -187,7 +189,8 @@ fn main(
         p.step_start = s.start;
         p.step_travel = s.travel;
         players[first + k] = p;
-        frame[p.entry] = sample_word(locate(p.track, s.to, p.weight, lock));
+        let player_lock = select(0u, lock, extracts(g, p.track));
+        frame[p.entry] = sample_word(locate(p.track, s.to, p.weight, player_lock));
         if (p.weight > ZERO_WEIGHT) {
             emit_crossings(g.instance, k, p, s);
         }

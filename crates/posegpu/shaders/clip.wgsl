@@ -83,6 +83,16 @@ const ORIENT_PRECISION: f32 = 1e-3;
 const ROOT_LOCK_REF_POSE: u32 = 1u;
 const ROOT_LOCK_FIRST_FRAME: u32 = 2u;
 const ROOT_LOCK_ZERO: u32 = 3u;
+const ROOT_TRANSLATION_SHIFT: u32 = 8u;
+const ROOT_ROTATION_SHIFT: u32 = 10u;
+const ROOT_AXES_ALL: u32 = 0u;
+const ROOT_AXES_PLANE: u32 = 1u;
+const ROOT_AXES_NONE: u32 = 2u;
+
+// The library's root-motion bone and its up (in the bone's parent's frame): each stage that
+// samples sets them from its uniform before it samples (Params, CrowdParams).
+var<private> root_bone: u32 = 0u;
+var<private> root_up: vec3<f32> = vec3<f32>(0.0, 1.0, 0.0);
 
 @group(0) @binding(2) var<storage, read> clips: array<ClipData>;
 @group(0) @binding(3) var<storage, read> channels: array<ChannelData>;
@@ -370,24 +380,79 @@ fn apply_plan(clip: ClipData, t: f32, bone: u32) -> Xform {
     return Xform(normalize_quat(rotation), vec4<f32>(translation, 0.0), vec4<f32>(r.scale, 0.0));
 }
 
+fn horizontal(v: vec3<f32>) -> vec3<f32> {
+    return v - root_up * dot(v, root_up);
+}
+
+// The parts of a root-motion bone's local transform that an axis mask (a root-lock code's
+// bits above the lock) extracts as root motion, as root_extract in src/cpu/clip.rs.
+fn root_extract(x: Xform, axes: u32) -> Xform {
+    if (axes == 0u) {
+        return x;
+    }
+    let tm = (axes >> ROOT_TRANSLATION_SHIFT) & 3u;
+    let rm = (axes >> ROOT_ROTATION_SHIFT) & 3u;
+    var t = x.t.xyz;
+    if (tm == ROOT_AXES_PLANE) {
+        t = horizontal(x.t.xyz);
+    } else if (tm == ROOT_AXES_NONE) {
+        t = vec3<f32>(0.0);
+    }
+    var r = x.r;
+    if (rm == ROOT_AXES_PLANE) {
+        r = twist(x.r, root_up);
+    } else if (rm == ROOT_AXES_NONE) {
+        r = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    }
+    return Xform(r, vec4<f32>(t, 0.0), vec4<f32>(1.0, 1.0, 1.0, 0.0));
+}
+
+// What an in-place sample's root-motion bone shows for a mask that extracts part of the
+// motion: E(held) ∘ E(x)⁻¹ ∘ x, E = root_extract, as root_locked in src/cpu/clip.rs.
+fn root_locked(x: Xform, held: Xform, axes: u32) -> Xform {
+    var out = compose(relative(x, root_extract(x, axes)), root_extract(held, axes));
+    out.r = normalize_quat(out.r);
+    return out;
+}
+
 // One clip sample's local transform of `bone`, as Prepared::bone in src/cpu/clip.rs: an
-// in-place sample's root (bone 0) shows its lock instead of its animation.
+// in-place sample's root-motion bone shows its lock instead of its animation, in the parts of
+// its motion the sample's axis mask takes out.
 fn sample_clip(sample: SampleEntry, bone: u32) -> Xform {
+    let lock = sample.root_lock & 0xffu;
+    let axes = sample.root_lock & ~0xffu;
+    let locked = bone == root_bone && lock != 0u;
+    var held = IDENTITY;
+    if (locked && lock == ROOT_LOCK_REF_POSE) {
+        held = target_reference(bone);
+        held.r = normalize_quat(held.r);
+    }
     let clip = clips[sample.clip_and_flags & ~INSTANCE_LOOP];
     let looping = (sample.clip_and_flags & INSTANCE_LOOP) != 0u;
-    var t = map_time(sample.time, clip.duration, looping);
+    let t = map_time(sample.time, clip.duration, looping);
+    if (locked && lock != ROOT_LOCK_FIRST_FRAME && axes == 0u) {
+        return held;
+    }
+    // The animation at t, and for a first-frame lock the clip at 0 (one call site in a loop:
+    // compilers that inline every call copy it once).
+    let first_frame = locked && lock == ROOT_LOCK_FIRST_FRAME;
+    let times = array<f32, 2>(select(t, 0.0, first_frame && axes == 0u), 0.0);
+    var xs: array<Xform, 2>;
+    for (var k = 0u; k < select(1u, 2u, first_frame && axes != 0u); k++) {
+        xs[k] = sample_clip_at(clip, times[k], bone);
+    }
+    if (!locked || (first_frame && axes == 0u)) {
+        return xs[0];
+    }
+    if (first_frame) {
+        held = xs[1];
+    }
+    return root_locked(xs[0], held, axes);
+}
+
+// `bone` of `clip` at `t` (mapped into its range): retargeted through the clip's source.
+fn sample_clip_at(clip: ClipData, t: f32, bone: u32) -> Xform {
     let additive = (clip.flags & CLIP_ADDITIVE) != 0u;
-    if (bone == 0u && sample.root_lock == ROOT_LOCK_REF_POSE) {
-        var out = target_reference(0u);
-        out.r = normalize_quat(out.r);
-        return out;
-    }
-    if (bone == 0u && sample.root_lock == ROOT_LOCK_ZERO) {
-        return IDENTITY;
-    }
-    if (bone == 0u && sample.root_lock == ROOT_LOCK_FIRST_FRAME) {
-        t = 0.0;
-    }
     if ((clip.flags & CLIP_PLAN) != 0u) {
         return apply_plan(clip, t, bone);
     }

@@ -16,12 +16,14 @@ struct Mat3x4 {
     r2: vec4<f32>,
 }
 
-// Per dispatch: the skeleton's bone count and this chunk's instance count.
+// Per dispatch: the skeleton's bone count, this chunk's instance count, and the library's
+// root-motion bone and its up (in its parent's frame) for in-place samples.
 struct Params {
     bone_count: u32,
     instance_count: u32,
+    root_bone: u32,
     _pad0: u32,
-    _pad1: u32,
+    root_up: vec4<f32>,
 }
 
 const WORKGROUP_SIZE: u32 = 64u;

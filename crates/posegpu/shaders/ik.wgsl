@@ -183,6 +183,8 @@ fn main(
     let bones = params.bone_count;
     let base = instance * bones;
     let head = as_head(frame[instance]);
+    root_bone = params.root_bone;
+    root_up = params.root_up.xyz;
     // The IK layer: the instance's last, when it has one.
     var e = head.first;
     var last = e;

@@ -10,6 +10,9 @@ struct CrowdParams {
     group_count: u32,
     tracks: u32,
     segments: u32,
+    root_up: vec3<f32>,
+    root_bone: u32,
+    root_parent: Xform,
 }
 
 // One sequence player. `entry` is its clip sample in the chunk's frame buffer; `step_start`
@@ -42,12 +45,12 @@ struct GroupData {
     instance: u32,
 }
 
-// A track: its segments and its length in seconds.
+// A track: its segments, its length in seconds, and TRACK_MONTAGE for a montage's.
 struct TrackData {
     first_segment: u32,
     segment_count: u32,
     length: f32,
-    _pad: u32,
+    flags: u32,
 }
 
 // A segment: its clip, where it starts on its track and in its clip, and its length (seconds).
@@ -61,6 +64,9 @@ struct SegmentData {
 const PLAYER_LOOP: u32 = 1u;
 const GROUP_SYNC: u32 = 1u;
 const GROUP_ROOT_MOTION: u32 = 2u;
+const GROUP_MONTAGES_ONLY: u32 = 4u;
+const GROUP_IGNORE_MOTION: u32 = 8u;
+const TRACK_MONTAGE: u32 = 1u;
 
 @group(0) @binding(0) var<uniform> crowd: CrowdParams;
 @group(0) @binding(1) var<storage, read> structure: array<vec4<u32>>;
@@ -83,6 +89,12 @@ fn track_at(track: u32) -> TrackData {
 fn track_segment(track: TrackData, k: u32) -> SegmentData {
     let w = structure[crowd.segments + track.first_segment + k];
     return SegmentData(w.x, bitcast<f32>(w.y), bitcast<f32>(w.z), bitcast<f32>(w.w));
+}
+
+// Whether a player on `track` is locked and gives root motion (montage players alone in
+// montages-only mode), as Group::extracts in src/cpu/crowd.rs.
+fn extracts(g: GroupData, track: u32) -> bool {
+    return (g.flags & GROUP_MONTAGES_ONLY) == 0u || (track_at(track).flags & TRACK_MONTAGE) != 0u;
 }
 
 fn track_length(track: u32) -> f32 {

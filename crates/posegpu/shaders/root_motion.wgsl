@@ -1,7 +1,8 @@
 // Crowd stage 2, one invocation per instance that extracts root motion: each kept player's
-// root motion over its last step (relative(Root(t1), Root(t0)), split where a looping track
-// wraps and at segment boundaries, accumulated in play order), blended by weight, then the
-// placement moved by it. CPU twin: src/cpu/root_motion.rs and Crowd::advance (src/cpu/crowd.rs).
+// root motion over its last step (relative(Root(t1), Root(t0)) of the root-motion bone's parts
+// the instance's axis mask extracts, split where a looping track wraps and at segment
+// boundaries, accumulated in play order), blended by weight (montage players only in
+// montages-only mode), then the placement moved by it (unless the motion is ignored). CPU twin: src/cpu/root_motion.rs and Crowd::advance (src/cpu/crowd.rs).
 
 struct RootMotionData {
     delta: Xform,
@@ -11,16 +12,17 @@ struct RootMotionData {
 @group(0) @binding(7) var<storage, read> players: array<PlayerData>;
 @group(0) @binding(8) var<storage, read_write> motion: array<RootMotionData>;
 
-// The root (bone 0) at track position `pos` within segment `s`, retargeted as the pose is.
-fn root_at(s: SegmentData, pos: f32) -> Xform {
+// The parts `axes` extract of the root-motion bone at track position `pos` within segment
+// `s`, retargeted as the pose is.
+fn root_at(s: SegmentData, pos: f32, axes: u32) -> Xform {
     let t = map_time(segment_clip_time(s, pos), clips[s.clip].duration, false);
-    return sample_clip(SampleEntry(s.clip, t, 1.0, 0u), 0u);
+    return root_extract(sample_clip(SampleEntry(s.clip, t, 1.0, 0u), root_bone), axes);
 }
 
 // The root's motion from a to b (backwards when b < a), one piece per segment crossed. Both
 // ends of a piece are sampled in one loop, and the ranges of a step in one loop below, so that
 // the clip sampling is inlined once where a compiler inlines every call (lavapipe).
-fn range_motion(track: u32, a: f32, b: f32) -> Xform {
+fn range_motion(track: u32, a: f32, b: f32, axes: u32) -> Xform {
     let t = track_at(track);
     let forward = b >= a;
     var acc = IDENTITY;
@@ -32,7 +34,7 @@ fn range_motion(track: u32, a: f32, b: f32) -> Xform {
             let ends = array<f32, 2>(select(hi, lo, forward), select(lo, hi, forward));
             var roots: array<Xform, 2>;
             for (var k = 0u; k < 2u; k++) {
-                roots[k] = root_at(s, ends[k]);
+                roots[k] = root_at(s, ends[k], axes);
             }
             acc = compose(relative(roots[1], roots[0]), acc);
         }
@@ -58,7 +60,7 @@ fn power(x: Xform, count: u32) -> Xform {
 // One player's root motion over its last step: to the end it crossed, whole laps (one lap
 // composed n − 1 times), then from the other end on; one range where it crossed none, or does
 // not loop. The first piece composed onto the identity is the piece itself.
-fn step_motion(p: PlayerData) -> Xform {
+fn step_motion(p: PlayerData, axes: u32) -> Xform {
     let length = track_length(p.track);
     if (p.step_travel == 0.0 || length <= 0.0) {
         return IDENTITY;
@@ -78,13 +80,19 @@ fn step_motion(p: PlayerData) -> Xform {
         if (k == 1u && n <= 1u) {
             continue;
         }
-        var piece = range_motion(p.track, starts[k], stops[k]);
+        var piece = range_motion(p.track, starts[k], stops[k], axes);
         if (k == 1u) {
             piece = power(piece, n - 1u);
         }
         acc = compose(piece, acc);
     }
     return acc;
+}
+
+// A player's weight in the root motion: 0 for a player that is not a montage's in
+// montages-only mode.
+fn motion_weight(g: GroupData, p: PlayerData) -> f32 {
+    return select(p.weight, 0.0, !extracts(g, p.track));
 }
 
 @compute @workgroup_size(64)
@@ -102,12 +110,15 @@ fn main(
         motion[i].delta = IDENTITY;
         return;
     }
+    root_bone = crowd.root_bone;
+    root_up = crowd.root_up;
+    let axes = (g.flags >> 8u) & ~0xffu;
     // The blend rule: weights at or below ZERO_WEIGHT dropped, the rest renormalized; one kept
-    // player's motion as it is.
+    // player's motion as it is. Players that give no root motion weigh nothing.
     var sum = 0.0;
     var kept = 0u;
     for (var k = 0u; k < g.player_count; k++) {
-        let w = players[g.first_player + k].weight;
+        let w = motion_weight(g, players[g.first_player + k]);
         if (w > ZERO_WEIGHT) {
             sum += w;
             kept += 1u;
@@ -117,19 +128,24 @@ fn main(
     var acc = BLEND_EMPTY;
     for (var k = 0u; k < g.player_count; k++) {
         let p = players[g.first_player + k];
-        if (p.weight <= ZERO_WEIGHT) {
+        let w = motion_weight(g, p);
+        if (w <= ZERO_WEIGHT) {
             continue;
         }
-        let x = step_motion(p);
+        let x = step_motion(p, axes);
         if (kept == 1u) {
             out = x;
         } else {
-            blend_add(&acc, x, p.weight / sum);
+            blend_add(&acc, x, w / sum);
         }
     }
     if (acc.started) {
         out = blend_result(acc);
     }
+    // Measured in the root-motion bone's parent's frame; moved into the character's.
+    out = compose(compose(inverse_xform(crowd.root_parent), out), crowd.root_parent);
     motion[i].delta = out;
-    motion[i].placement = compose(out, motion[i].placement);
+    if ((g.flags & GROUP_IGNORE_MOTION) == 0u) {
+        motion[i].placement = compose(out, motion[i].placement);
+    }
 }

@@ -27,6 +27,8 @@ fn main(
     }
     let head = as_head(frame[index / bones]);
     let bone = index % bones;
+    root_bone = params.root_bone;
+    root_up = params.root_up.xyz;
     if (SINGLE_CLIP) {
         locals[index] = sample_clip(as_sample(frame[head.first + 1u]), bone);
         return;

@@ -14,8 +14,9 @@ use crate::additive::delta::ZERO_WEIGHT;
 use crate::error::{Error, Result};
 use crate::layout::{
     Entry, Head, INSTANCE_LOOP, LAYER_BASE, LAYER_BLEND_LOCAL, LAYER_BLEND_MESH,
-    LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_IK, LAYER_LOCAL, LAYER_MESH,
-    ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE, ROOT_LOCK_ZERO,
+    LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_IK, LAYER_LOCAL, LAYER_MESH, ROOT_AXES_ALL,
+    ROOT_AXES_NONE, ROOT_AXES_PLANE, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE, ROOT_LOCK_ZERO,
+    ROOT_ROTATION_SHIFT, ROOT_TRANSLATION_SHIFT,
 };
 use crate::library::{AnimLibrary, MaskId};
 use crate::model::AdditiveSpace;
@@ -36,9 +37,11 @@ pub struct ClipSample {
     pub looping: bool,
     /// Weights at or below 1e-5 are dropped; the rest are renormalized to sum to 1.
     pub weight: f32,
-    /// In-place playback: what the root bone (bone 0) shows instead of its animation (a base
-    /// sample only).
+    /// In-place playback: what the library's root-motion bone shows instead of its animation
+    /// (a base sample only)...
     pub root_lock: Option<RootLock>,
+    /// ... in the parts of its motion these axes take out (the rest stays animated).
+    pub root_axes: RootMotionAxes,
 }
 
 impl ClipSample {
@@ -50,6 +53,7 @@ impl ClipSample {
             looping,
             weight: 1.0,
             root_lock: None,
+            root_axes: RootMotionAxes::EVERYTHING,
         }
     }
 
@@ -63,10 +67,21 @@ impl ClipSample {
         Self { root_lock, ..self }
     }
 
+    /// The same sample locking only `root_axes` of its root's motion.
+    pub fn with_root_axes(self, root_axes: RootMotionAxes) -> Self {
+        Self { root_axes, ..self }
+    }
+
     fn entry(&self) -> Entry {
         let clip = self.clip | if self.looping { INSTANCE_LOOP } else { 0 };
         let lock = RootLock::code(self.root_lock);
-        [clip, self.time.to_bits(), self.weight.to_bits(), lock]
+        let axes = if lock == 0 { 0 } else { self.root_axes.code() };
+        [
+            clip,
+            self.time.to_bits(),
+            self.weight.to_bits(),
+            lock | axes,
+        ]
     }
 
     /// The sample an entry holds; an unknown root-lock code reads as none (validation
@@ -77,7 +92,8 @@ impl ClipSample {
             time: f32::from_bits(e[1]),
             looping: e[0] & INSTANCE_LOOP != 0,
             weight: f32::from_bits(e[2]),
-            root_lock: RootLock::from_code(e[3]).flatten(),
+            root_lock: RootLock::from_code(e[3] & 0xff).flatten(),
+            root_axes: RootMotionAxes::from_code(e[3] & !0xff).unwrap_or_default(),
         }
     }
 }
@@ -395,8 +411,10 @@ impl PoseBatch {
                             "time {} or weight {} is not finite",
                             sample.time, sample.weight
                         )
-                    } else if layer.samples[k][3] > 3 {
-                        "its root lock is not a known code (0 to 3)".to_string()
+                    } else if RootLock::from_code(layer.samples[k][3] & 0xff).is_none()
+                        || RootMotionAxes::from_code(layer.samples[k][3] & !0xff).is_none()
+                    {
+                        "its root lock is not a known code (0 to 3, with an axis mask)".to_string()
                     } else if sample.root_lock.is_some() && layer.kind != LayerKind::Base {
                         "only a base sample may lock the root".to_string()
                     } else if lib.clip_additive_space(c) != wanted {
@@ -576,6 +594,85 @@ impl RootLock {
             ROOT_LOCK_FIRST_FRAME => Some(Self::FirstFrame),
             ROOT_LOCK_ZERO => Some(Self::Zero),
             _ => return None,
+        })
+    }
+}
+
+/// One part of the root's motion ([`RootMotionAxes`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RootPart {
+    /// All of it.
+    #[default]
+    All,
+    /// Translation: its part in the ground plane (perpendicular to the library's up); rotation:
+    /// its yaw, the turn about up (the rest, pitch and roll, stays in the pose).
+    Horizontal,
+    /// None of it: it stays in the pose.
+    None,
+}
+
+impl RootPart {
+    fn code(self) -> u32 {
+        match self {
+            Self::All => ROOT_AXES_ALL,
+            Self::Horizontal => ROOT_AXES_PLANE,
+            Self::None => ROOT_AXES_NONE,
+        }
+    }
+
+    fn from_code(code: u32) -> Option<Self> {
+        Some(match code {
+            ROOT_AXES_ALL => Self::All,
+            ROOT_AXES_PLANE => Self::Horizontal,
+            ROOT_AXES_NONE => Self::None,
+            _ => return None,
+        })
+    }
+}
+
+/// Which parts of the root bone's motion are extracted as root motion; an in-place instance
+/// takes exactly those parts out of its pose and keeps the rest (a walk's bob and sway stay in
+/// the pose, its travel and turn move the placement). Up is the library's
+/// ([`crate::LibraryBuilder::set_root_motion_bone`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RootMotionAxes {
+    /// Which part of the translation.
+    pub translation: RootPart,
+    /// Which part of the rotation.
+    pub rotation: RootPart,
+}
+
+impl RootMotionAxes {
+    /// All of the motion (UE's root motion; the default).
+    pub const EVERYTHING: Self = Self {
+        translation: RootPart::All,
+        rotation: RootPart::All,
+    };
+    /// Motion in the ground plane: the horizontal translation and the yaw.
+    pub const GROUND_PLANE: Self = Self {
+        translation: RootPart::Horizontal,
+        rotation: RootPart::Horizontal,
+    };
+    /// The yaw alone: the character turns; its travel stays in the pose.
+    pub const YAW_ONLY: Self = Self {
+        translation: RootPart::None,
+        rotation: RootPart::Horizontal,
+    };
+
+    /// The bits a root-lock code carries above the lock.
+    pub(crate) fn code(self) -> u32 {
+        self.translation.code() << ROOT_TRANSLATION_SHIFT
+            | self.rotation.code() << ROOT_ROTATION_SHIFT
+    }
+
+    /// The axes of a root-lock code; `None` for bits no mask has.
+    pub(crate) fn from_code(code: u32) -> Option<Self> {
+        if code >> (ROOT_ROTATION_SHIFT + 2) != 0 {
+            return None;
+        }
+        Some(Self {
+            translation: RootPart::from_code(code >> ROOT_TRANSLATION_SHIFT & 3)?,
+            rotation: RootPart::from_code(code >> ROOT_ROTATION_SHIFT & 3)?,
         })
     }
 }

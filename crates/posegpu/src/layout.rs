@@ -59,14 +59,17 @@ impl From<Xform> for Transform {
 /// `p = vec4(position, 1)`. WGSL: `struct Mat3x4 { r0, r1, r2 }`.
 pub type Mat3x4 = [f32; 12];
 
-/// Per dispatch of the pose stages: the skeleton's bone count and the chunk's instance count.
+/// Per dispatch of the pose stages: the skeleton's bone count, the chunk's instance count, and
+/// the library's root-motion bone and up axis (in that bone's parent's frame), which an
+/// in-place sample's lock and axis mask use.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub(crate) struct Params {
     pub bone_count: u32,
     pub instance_count: u32,
+    pub root_bone: u32,
     pub _pad0: u32,
-    pub _pad1: u32,
+    pub root_up: [f32; 4],
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -127,6 +130,17 @@ pub(crate) const INSTANCE_LOOP: u32 = 1 << 31;
 pub(crate) const ROOT_LOCK_REF_POSE: u32 = 1;
 pub(crate) const ROOT_LOCK_FIRST_FRAME: u32 = 2;
 pub(crate) const ROOT_LOCK_ZERO: u32 = 3;
+/// A root-lock code's axis mask ([`crate::playback::RootMotionAxes`]): translation in bits 8-9,
+/// rotation in bits 10-11, each `ROOT_AXES_*`.
+pub(crate) const ROOT_TRANSLATION_SHIFT: u32 = 8;
+pub(crate) const ROOT_ROTATION_SHIFT: u32 = 10;
+/// All of it (translation: every axis; rotation: the whole rotation).
+pub(crate) const ROOT_AXES_ALL: u32 = 0;
+/// Translation: its part in the ground plane (perpendicular to up); rotation: the yaw (its
+/// twist about up).
+pub(crate) const ROOT_AXES_PLANE: u32 = 1;
+/// None of it.
+pub(crate) const ROOT_AXES_NONE: u32 = 2;
 
 // ---------------------------------------------------------------------------------------------
 // The library: clips, channels, keys and retarget caches (src/library.rs packs them)
@@ -341,7 +355,8 @@ pub(crate) const IK_CHAIN_WORDS: u32 = (size_of::<IkChain>() / 16) as u32;
 // ---------------------------------------------------------------------------------------------
 // Crowd playback (src/playback/ describes it, src/gpu/crowd.rs keeps it on the GPU)
 
-/// Per crowd chunk and step.
+/// Per crowd chunk and step, and the library's root-motion bone and its up axis (as in
+/// [`Params`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub(crate) struct CrowdParams {
@@ -350,6 +365,11 @@ pub(crate) struct CrowdParams {
     /// Where the tracks and the segments start in the structure buffer (in 16-byte words).
     pub tracks: u32,
     pub segments: u32,
+    pub root_up: [f32; 3],
+    pub root_bone: u32,
+    /// The root-motion bone's parent at the reference pose, in component space: root motion
+    /// measured in its frame is turned into the character's (`P ∘ Δ ∘ P⁻¹`).
+    pub root_parent: Xform,
 }
 
 /// One sequence player (64 bytes). `entry` is its clip sample in the chunk's frame buffer;
@@ -379,8 +399,8 @@ pub(crate) struct PlayerData {
 /// [`PlayerData::flags`]: the player loops.
 pub(crate) const PLAYER_LOOP: u32 = 1;
 
-/// One instance's players in the structure buffer: the first, how many, [`GROUP_SYNC`] |
-/// [`GROUP_ROOT_MOTION`] | root-lock code << 8, and the instance's index in the crowd.
+/// One instance's players in the structure buffer: the first, how many, `GROUP_*` flags |
+/// root-lock code (with its axis mask) << 8, and the instance's index in the crowd.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub(crate) struct GroupData {
@@ -394,6 +414,12 @@ pub(crate) struct GroupData {
 pub(crate) const GROUP_SYNC: u32 = 1;
 /// [`GroupData::flags`]: the instance extracts root motion.
 pub(crate) const GROUP_ROOT_MOTION: u32 = 2;
+/// [`GroupData::flags`]: only montage players are locked and give root motion (UE's root
+/// motion from montages only).
+pub(crate) const GROUP_MONTAGES_ONLY: u32 = 4;
+/// [`GroupData::flags`]: the root motion is extracted and reported, but the placement does not
+/// move (UE's ignore root motion).
+pub(crate) const GROUP_IGNORE_MOTION: u32 = 8;
 /// An event record's kind (`[instance, player, kind, payload]`): a notify passed (payload: its
 /// id), a looping track wrapped, a montage segment entered (payload: the segment).
 pub(crate) const EVENT_NOTIFY: u32 = 0;
@@ -410,8 +436,12 @@ pub(crate) struct TrackData {
     pub first_segment: u32,
     pub segment_count: u32,
     pub length: f32,
-    pub _pad: u32,
+    /// [`TRACK_MONTAGE`].
+    pub flags: u32,
 }
+
+/// [`TrackData::flags`]: a montage's track (`Crowd::add_montage`), not a clip's.
+pub(crate) const TRACK_MONTAGE: u32 = 1;
 
 /// A segment: its clip, where it starts on its track, where in its clip, and its length (in
 /// seconds).
@@ -521,8 +551,9 @@ mod tests {
         layout!(Params {
             bone_count: bone_count,
             instance_count: instance_count,
+            root_bone: root_bone,
             _pad0: _pad0,
-            _pad1: _pad1
+            root_up: root_up
         }),
         layout!(Head {
             first: first,
@@ -618,7 +649,10 @@ mod tests {
             dt: dt,
             group_count: group_count,
             tracks: tracks,
-            segments: segments
+            segments: segments,
+            root_up: root_up,
+            root_bone: root_bone,
+            root_parent: root_parent
         }),
         layout!(PlayerData {
             track: track,
@@ -648,7 +682,7 @@ mod tests {
             first_segment: first_segment,
             segment_count: segment_count,
             length: length,
-            _pad: _pad
+            flags: flags
         }),
         layout!(SegmentData {
             clip: clip,
@@ -707,6 +741,11 @@ mod tests {
             ("ROOT_LOCK_REF_POSE", U32(ROOT_LOCK_REF_POSE)),
             ("ROOT_LOCK_FIRST_FRAME", U32(ROOT_LOCK_FIRST_FRAME)),
             ("ROOT_LOCK_ZERO", U32(ROOT_LOCK_ZERO)),
+            ("ROOT_TRANSLATION_SHIFT", U32(ROOT_TRANSLATION_SHIFT)),
+            ("ROOT_ROTATION_SHIFT", U32(ROOT_ROTATION_SHIFT)),
+            ("ROOT_AXES_ALL", U32(ROOT_AXES_ALL)),
+            ("ROOT_AXES_PLANE", U32(ROOT_AXES_PLANE)),
+            ("ROOT_AXES_NONE", U32(ROOT_AXES_NONE)),
             ("CLIP_ADDITIVE", U32(CLIP_ADDITIVE)),
             ("CHANNEL_STEP", U32(CHANNEL_STEP)),
             ("RETARGET_ORIENT", U32(RETARGET_ORIENT)),
@@ -736,6 +775,9 @@ mod tests {
             ("PLAYER_LOOP", U32(PLAYER_LOOP)),
             ("GROUP_SYNC", U32(GROUP_SYNC)),
             ("GROUP_ROOT_MOTION", U32(GROUP_ROOT_MOTION)),
+            ("GROUP_MONTAGES_ONLY", U32(GROUP_MONTAGES_ONLY)),
+            ("GROUP_IGNORE_MOTION", U32(GROUP_IGNORE_MOTION)),
+            ("TRACK_MONTAGE", U32(TRACK_MONTAGE)),
             ("EVENT_NOTIFY", U32(EVENT_NOTIFY)),
             ("EVENT_LOOPED", U32(EVENT_LOOPED)),
             ("EVENT_SEGMENT", U32(EVENT_SEGMENT)),

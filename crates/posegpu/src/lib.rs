@@ -43,7 +43,7 @@ pub mod render;
 pub mod retarget;
 
 pub use additive::{make_additive, AdditiveBase};
-pub use batch::{ClipSample, Instance, LayerKind, PoseBatch, RootLock};
+pub use batch::{ClipSample, Instance, LayerKind, PoseBatch, RootLock, RootMotionAxes, RootPart};
 pub use blend::clips::{AimOffset, ClipBlendSpace};
 pub use blend::space::BlendSpace;
 pub use cpu::{CpuEvaluator, Crowd};
@@ -56,7 +56,9 @@ pub use model::{
     AdditiveSpace, Asset, AssetFrame, Bone, BoneTrack, Channel, Clip, Interpolation, MaskBranch,
     Notify, ReferencePose, Skeleton,
 };
-pub use playback::{Agent, Event, EventKind, Montage, PlayRate, Player, Segment, TrackId};
+pub use playback::{
+    Agent, Event, EventKind, Montage, PlayRate, Player, RootMotionMode, Segment, TrackId,
+};
 pub use pose::{Deviation, Poses};
 pub use retarget::{BoneMapping, IkWeights, Rig, TranslationMode};
 

@@ -112,6 +112,15 @@ pub(crate) struct LibraryData {
     /// then per notify `[time bits, id]` (from word `clip count`); made by
     /// [`LibraryBuilder::build`], one zero word when there is nothing in it.
     pub(crate) notify_table: Vec<Entry>,
+    /// The bone root motion is taken from and in-place samples lock (bone 0 unless set).
+    pub(crate) root_bone: u32,
+    /// Up for root motion's axis masks, in component space, and in the root-motion bone's
+    /// parent's frame at the reference pose (where its local transform lives).
+    pub(crate) root_up: Vec3,
+    pub(crate) root_up_local: Vec3,
+    /// The root-motion bone's parent at the reference pose, in component space (the identity
+    /// for a root).
+    pub(crate) root_parent: Transform,
 }
 
 /// A notify of a library's clip ([`AnimLibrary::notify`]): events name it by its index.
@@ -174,6 +183,10 @@ impl AnimLibrary {
                 notifies: Vec::new(),
                 clip_notifies: Vec::new(),
                 notify_table: Vec::new(),
+                root_bone: 0,
+                root_up: Vec3::Y,
+                root_up_local: Vec3::Y,
+                root_parent: Transform::IDENTITY,
             },
             shared_times: HashMap::new(),
         }
@@ -313,6 +326,31 @@ impl LibraryBuilder {
             weights,
         });
         Ok(id)
+    }
+
+    /// Takes root motion from `bone` (a hips bone where the root does not move, say) instead of
+    /// bone 0, with `up` (in component space; glTF's +Y by default, +Z for a Z-up BVH) the up of
+    /// the axis masks ([`crate::RootMotionAxes`]). In-place samples lock this bone. Its
+    /// ancestors are taken at their reference pose: root motion is the bone's motion in its
+    /// parent's frame.
+    pub fn set_root_motion_bone(&mut self, bone: &str, up: Vec3) -> Result<&mut Self> {
+        let skeleton = &self.lib.skeleton;
+        let b = skeleton.find(bone).ok_or_else(|| Error::UnknownBone {
+            what: "root-motion bone".into(),
+            name: bone.to_string(),
+            skeleton: "target",
+        })?;
+        let up = up.try_normalize().ok_or_else(|| Error::Playback {
+            what: format!("root-motion up {up} is not a finite, non-zero direction"),
+        })?;
+        let parent = skeleton
+            .parent(b)
+            .map_or(Transform::IDENTITY, |p| skeleton.rest_component()[p]);
+        self.lib.root_bone = b as u32;
+        self.lib.root_up = up;
+        self.lib.root_up_local = (parent.rotation.conjugate() * up).normalize();
+        self.lib.root_parent = parent;
+        Ok(self)
     }
 
     /// Appends a source and its table.
@@ -535,6 +573,16 @@ impl AnimLibrary {
         (0..self.bone_count() as u32)
             .map(|b| BoneCache::from(self.data.record::<BoneRetarget>(base + b * RETARGET_WORDS)))
             .collect()
+    }
+
+    /// The bone root motion is taken from ([`LibraryBuilder::set_root_motion_bone`]).
+    pub fn root_motion_bone(&self) -> usize {
+        self.data.root_bone as usize
+    }
+
+    /// Up for root motion's axis masks, in component space.
+    pub fn root_motion_up(&self) -> Vec3 {
+        self.data.root_up
     }
 
     /// Every notify of every clip; an event's notify id indexes this.

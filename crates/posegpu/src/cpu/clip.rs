@@ -6,13 +6,14 @@
 use glam::{Quat, Vec3, Vec4};
 
 use crate::additive::delta::IDENTITY_DELTA;
-use crate::batch::RootLock;
+use crate::batch::RootPart;
+use crate::batch::{RootLock, RootMotionAxes};
 use crate::layout::{
     BonePlan, BoneRetarget, ChannelData, ClipData, Xform, CHANNEL_STEP, CLIP_ADDITIVE, CLIP_PLAN,
     PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS,
 };
 use crate::library::AnimLibrary;
-use crate::math::{lerp3, normalize_quat, Transform, ORIENT_PRECISION};
+use crate::math::{lerp3, normalize_quat, twist, Transform, ORIENT_PRECISION};
 use crate::model::find_keys;
 use crate::retarget::plan::apply_bone;
 use crate::retarget::TranslationMode;
@@ -205,23 +206,71 @@ pub(crate) struct Prepared {
     pub time: f32,
     pub weight: f32,
     pub root_lock: Option<RootLock>,
+    pub root_axes: RootMotionAxes,
 }
 
 impl Prepared {
-    /// `bone` of this sample; an in-place sample's root shows its lock instead.
+    /// `bone` of this sample; an in-place sample's root-motion bone shows its lock instead, in
+    /// the parts of its motion the sample's axes take out ([`root_locked`]).
     pub(crate) fn bone(&self, lib: &AnimLibrary, bone: usize, search: &mut KeySearch) -> Transform {
-        match (bone, self.root_lock) {
-            (0, Some(RootLock::RefPose)) => {
-                let mut out = lib.data().target_reference(0);
+        let data = lib.data();
+        let Some(lock) = self.root_lock.filter(|_| bone == data.root_bone as usize) else {
+            return sample_bone(lib, self.clip, bone, self.time, search);
+        };
+        // A search of its own: `search` carries this sample's time over to the next bones.
+        let held = match lock {
+            RootLock::RefPose => {
+                let mut out = data.target_reference(bone);
                 out.rotation = normalize_quat(Vec4::from(out.rotation));
                 out
             }
-            (0, Some(RootLock::Zero)) => Transform::IDENTITY,
-            // A search of its own: `search` carries this sample's time over to the next bones.
-            (0, Some(RootLock::FirstFrame)) => {
-                sample_bone(lib, self.clip, 0, 0.0, &mut KeySearch::default())
+            RootLock::Zero => Transform::IDENTITY,
+            RootLock::FirstFrame => {
+                sample_bone(lib, self.clip, bone, 0.0, &mut KeySearch::default())
             }
-            _ => sample_bone(lib, self.clip, bone, self.time, search),
+        };
+        if self.root_axes == RootMotionAxes::EVERYTHING {
+            return held;
         }
+        let x = sample_bone(lib, self.clip, bone, self.time, search);
+        root_locked(&x, &held, self.root_axes, data.root_up_local)
     }
+}
+
+/// The parts of a root-motion bone's local transform `x` that `axes` extract as root motion,
+/// with `up` in the bone's parent's frame: the translation whole, in the ground plane
+/// (`x.T − up·(x.T·up)`) or none; the rotation whole, its yaw (its twist about `up`) or none;
+/// the scale only when everything is extracted. As `root_extract` in `shaders/clip.wgsl`.
+pub(crate) fn root_extract(x: &Transform, axes: RootMotionAxes, up: Vec3) -> Transform {
+    if axes == RootMotionAxes::EVERYTHING {
+        return *x;
+    }
+    let translation = match axes.translation {
+        RootPart::All => x.translation,
+        RootPart::Horizontal => x.translation - up * x.translation.dot(up),
+        RootPart::None => Vec3::ZERO,
+    };
+    let rotation = match axes.rotation {
+        RootPart::All => x.rotation,
+        RootPart::Horizontal => twist(x.rotation, up),
+        RootPart::None => Quat::IDENTITY,
+    };
+    Transform::new(translation, rotation, Vec3::ONE)
+}
+
+/// What an in-place sample's root-motion bone shows for a mask that extracts part of the
+/// motion: what is left of the animation `x` once its extracted part is taken out, put on the
+/// lock's extracted part: `E(held) ∘ E(x)⁻¹ ∘ x` (`E` = [`root_extract`]). The placement, moved
+/// by `E`'s motion, carries the rest: a ground-plane mask keeps the bob and the pitch in the
+/// pose. As `root_locked` in `shaders/clip.wgsl`.
+pub(crate) fn root_locked(
+    x: &Transform,
+    held: &Transform,
+    axes: RootMotionAxes,
+    up: Vec3,
+) -> Transform {
+    let left = Transform::relative(x, &root_extract(x, axes, up));
+    let mut out = Transform::compose(&left, &root_extract(held, axes, up));
+    out.rotation = normalize_quat(Vec4::from(out.rotation));
+    out
 }

@@ -5,13 +5,13 @@
 use super::advance::{advance_group, crossings};
 use super::root_motion::step_motion;
 use crate::additive::delta::ZERO_WEIGHT;
-use crate::batch::{ClipSample, PoseBatch, RootLock};
+use crate::batch::{ClipSample, PoseBatch, RootLock, RootMotionAxes};
 use crate::blend::pose::{blend_with, kept_weights};
 use crate::error::{Error, Result};
-use crate::layout::{GROUP_ROOT_MOTION, GROUP_SYNC};
+use crate::layout::{GROUP_IGNORE_MOTION, GROUP_MONTAGES_ONLY, GROUP_ROOT_MOTION, GROUP_SYNC};
 use crate::library::AnimLibrary;
 use crate::math::Transform;
-use crate::playback::{Agent, Event, Montage, Player, Timeline, TrackId};
+use crate::playback::{Agent, Event, Montage, Player, RootMotionMode, Timeline, TrackId};
 use crate::retarget::IkWeights;
 
 /// An instance's players: `first .. first + count` of the crowd's players.
@@ -19,7 +19,7 @@ use crate::retarget::IkWeights;
 pub(crate) struct Group {
     pub first: u32,
     pub count: u32,
-    /// GROUP_SYNC | GROUP_ROOT_MOTION | lock code << 8.
+    /// `GROUP_*` | root-lock code (with its axis mask) << 8.
     pub flags: u32,
     /// The instance's IK weights, when it has them.
     pub ik: Option<IkWeights>,
@@ -27,7 +27,17 @@ pub(crate) struct Group {
 
 impl Group {
     pub(crate) fn lock(&self) -> Option<RootLock> {
-        RootLock::from_code(self.flags >> 8).flatten()
+        RootLock::from_code(self.flags >> 8 & 0xff).flatten()
+    }
+
+    pub(crate) fn axes(&self) -> RootMotionAxes {
+        RootMotionAxes::from_code(self.flags >> 8 & !0xff).unwrap_or_default()
+    }
+
+    /// Whether a player on `track` is locked and gives root motion (in montages-only mode,
+    /// montage players alone).
+    fn extracts(&self, timeline: &Timeline, track: TrackId) -> bool {
+        self.flags & GROUP_MONTAGES_ONLY == 0 || timeline.is_montage(track)
     }
 
     fn players(&self) -> std::ops::Range<usize> {
@@ -102,7 +112,15 @@ impl Crowd {
                 what: format!("no motion along track {} from {a} to {b}", track.0),
             });
         }
-        Ok(super::root_motion::range(lib, &self.timeline, track, a, b))
+        let axes = RootMotionAxes::EVERYTHING;
+        Ok(super::root_motion::range(
+            lib,
+            &self.timeline,
+            track,
+            a,
+            b,
+            axes,
+        ))
     }
 
     /// Adds an instance (its players checked first); returns its index. Its placement starts
@@ -122,9 +140,16 @@ impl Crowd {
                 format!("IK weights {w:?}: each must be within 0..=1"),
             ));
         }
+        let (lock, axes) = (RootLock::code(agent.in_place), agent.root_axes.code());
+        let mode = match agent.root_mode {
+            RootMotionMode::FromEverything => 0,
+            RootMotionMode::FromMontagesOnly => GROUP_MONTAGES_ONLY,
+            RootMotionMode::Ignore => GROUP_IGNORE_MOTION,
+        };
         let flags = (u32::from(agent.sync) * GROUP_SYNC)
             | (u32::from(agent.root_motion) * GROUP_ROOT_MOTION)
-            | (RootLock::code(agent.in_place) << 8);
+            | mode
+            | (lock | axes) << 8;
         self.groups.push(Group {
             first: self.players.len() as u32,
             count: agent.players.len() as u32,
@@ -274,9 +299,11 @@ impl Crowd {
             samples.clear();
             samples.extend(self.players[g.players()].iter().map(|p| {
                 let (clip, time) = self.timeline.locate(p.track, p.position);
+                let lock = g.lock().filter(|_| g.extracts(&self.timeline, p.track));
                 ClipSample::new(clip, time, false)
                     .with_weight(p.weight)
-                    .with_root_lock(g.lock())
+                    .with_root_lock(lock)
+                    .with_root_axes(g.axes())
             }));
             let instance = batch.push_blend(&samples);
             if let Some(w) = g.ik {
@@ -317,17 +344,26 @@ impl Crowd {
                 self.motion[i] = Transform::IDENTITY;
                 continue;
             }
-            let motion = blend_with(players.iter().map(|p| p.weight), Transform::IDENTITY, |k| {
-                step_motion(
-                    lib,
-                    &self.timeline,
-                    players[k].track,
-                    &steps[k],
-                    players[k].looping,
-                )
+            // Players that give no root motion (montages-only mode) weigh nothing here.
+            let weights = players.iter().map(|p| {
+                if g.extracts(&self.timeline, p.track) {
+                    p.weight
+                } else {
+                    0.0
+                }
             });
+            let motion = blend_with(weights, Transform::IDENTITY, |k| {
+                let p = &players[k];
+                step_motion(lib, &self.timeline, p.track, &steps[k], p.looping, g.axes())
+            });
+            // Measured in the root-motion bone's parent's frame; moved into the character's.
+            let parent = &lib.data().root_parent;
+            let motion =
+                Transform::compose(&Transform::compose(&parent.inverse(), &motion), parent);
             self.motion[i] = motion;
-            self.placements[i] = Transform::compose(&motion, &self.placements[i]);
+            if g.flags & GROUP_IGNORE_MOTION == 0 {
+                self.placements[i] = Transform::compose(&motion, &self.placements[i]);
+            }
         }
         self.events.sort_unstable();
         Ok(())

@@ -1,27 +1,36 @@
-//! Root motion: how the root bone (bone 0, as in UE) moved over a step of a player, as
-//! `relative(Root(t1), Root(t0))`, split where a looping track wraps and at montage segment
+//! Root motion: how the library's root-motion bone (bone 0 unless set, as in UE) moved over a
+//! step of a player, as `relative(Root(t1), Root(t0))` of the parts its axes extract, split where a looping track wraps and at montage segment
 //! boundaries, the pieces accumulated in the order they are played (`acc = compose(piece,
 //! acc)`), backwards for backwards play. CPU twin of `shaders/root_motion.wgsl`. Spec:
 //! `docs/pose-math.md`, "Root motion".
 
 use super::advance::Step;
-use super::clip::{sample_bone, KeySearch};
+use super::clip::{root_extract, sample_bone, KeySearch};
+use crate::batch::RootMotionAxes;
 use crate::layout::SegmentData;
 use crate::library::AnimLibrary;
 use crate::math::Transform;
 use crate::model::map_time;
 use crate::playback::{Timeline, TrackId};
 
-/// The root's local transform (retargeted, as the pose samples it) at track position `pos`
-/// within `segment`.
-pub(crate) fn root_at(lib: &AnimLibrary, segment: &SegmentData, pos: f32) -> Transform {
-    let clip = segment.clip as usize;
-    let t = map_time(
-        segment.clip_time(pos),
-        lib.data().clips[clip].duration,
-        false,
+/// The parts `axes` extract of the root-motion bone's local transform (retargeted, as the pose
+/// samples it) at track position `pos` within `segment`.
+pub(crate) fn root_at(
+    lib: &AnimLibrary,
+    segment: &SegmentData,
+    pos: f32,
+    axes: RootMotionAxes,
+) -> Transform {
+    let (clip, data) = (segment.clip as usize, lib.data());
+    let t = map_time(segment.clip_time(pos), data.clips[clip].duration, false);
+    let x = sample_bone(
+        lib,
+        clip,
+        data.root_bone as usize,
+        t,
+        &mut KeySearch::default(),
     );
-    sample_bone(lib, clip, 0, t, &mut KeySearch::default())
+    root_extract(&x, axes, data.root_up_local)
 }
 
 /// The root's motion from track position `a` to `b` (backwards when `b < a`), without
@@ -32,6 +41,7 @@ pub(crate) fn range(
     track: TrackId,
     a: f32,
     b: f32,
+    axes: RootMotionAxes,
 ) -> Transform {
     let segments = timeline.segments(track);
     let forward = b >= a;
@@ -42,7 +52,7 @@ pub(crate) fn range(
         let hi = a.max(b).min(s.track_end());
         if hi > lo {
             let (x0, x1) = if forward { (lo, hi) } else { (hi, lo) };
-            let piece = Transform::relative(&root_at(lib, s, x1), &root_at(lib, s, x0));
+            let piece = Transform::relative(&root_at(lib, s, x1, axes), &root_at(lib, s, x0, axes));
             acc = Transform::compose(&piece, &acc);
         }
     }
@@ -69,6 +79,7 @@ pub(crate) fn step_motion(
     track: TrackId,
     step: &Step,
     looping: bool,
+    axes: RootMotionAxes,
 ) -> Transform {
     let length = timeline.length(track);
     let (from, travel) = (step.from, step.travel);
@@ -83,7 +94,7 @@ pub(crate) fn step_motion(
         -(total / length).floor()
     };
     if !looping || crossed <= 0.0 {
-        return range(lib, timeline, track, from, total);
+        return range(lib, timeline, track, from, total, axes);
     }
     let n = crossed as u32;
     let (end, start) = if travel > 0.0 {
@@ -92,10 +103,10 @@ pub(crate) fn step_motion(
         (0.0, length)
     };
     let rest = (total - travel.signum() * crossed * length).clamp(0.0, length);
-    let mut acc = range(lib, timeline, track, from, end);
+    let mut acc = range(lib, timeline, track, from, end, axes);
     if n > 1 {
-        let lap = range(lib, timeline, track, start, end);
+        let lap = range(lib, timeline, track, start, end, axes);
         acc = Transform::compose(&power(&lap, n - 1), &acc);
     }
-    Transform::compose(&range(lib, timeline, track, start, rest), &acc)
+    Transform::compose(&range(lib, timeline, track, start, rest, axes), &acc)
 }

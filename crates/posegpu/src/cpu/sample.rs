@@ -35,6 +35,7 @@ impl Scratch {
                 time: map_time(s.time, lib.data().clips[clip].duration, s.looping),
                 weight: s.weight,
                 root_lock: s.root_lock,
+                root_axes: s.root_axes,
             }
         }));
         self.searches.clear();

@@ -244,6 +244,9 @@ impl GpuCrowd {
                 group_count: chunk.count as u32,
                 tracks,
                 segments,
+                root_up: lib.data().root_up_local.to_array(),
+                root_bone: lib.data().root_bone,
+                root_parent: lib.data().root_parent.into(),
             };
             planned.push(ChunkPlan {
                 index,

@@ -491,6 +491,8 @@ impl GpuEvaluator {
             let params = Params {
                 bone_count: bones as u32,
                 instance_count: chunk.count as u32,
+                root_bone: self.lib.data().root_bone,
+                root_up: self.lib.data().root_up_local.extend(0.0).to_array(),
                 ..Params::default()
             };
             self.queue

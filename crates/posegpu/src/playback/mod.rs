@@ -16,6 +16,7 @@ pub(crate) use track::Timeline;
 pub use track::{Montage, Segment, TrackId};
 
 use crate::batch::RootLock;
+use crate::batch::RootMotionAxes;
 use crate::layout::{EVENT_LOOPED, EVENT_NOTIFY, EVENT_SEGMENT};
 use crate::retarget::IkWeights;
 
@@ -37,6 +38,10 @@ pub struct Agent {
     /// IK after retargeting for this instance ([`crate::batch::InstanceLayers::ik`]); `None`:
     /// none.
     pub ik: Option<IkWeights>,
+    /// Which parts of the root's motion are extracted (and, in place, taken out of the pose).
+    pub root_axes: RootMotionAxes,
+    /// Where root motion comes from, and whether it moves the placement.
+    pub root_mode: RootMotionMode,
 }
 
 impl Agent {
@@ -53,6 +58,8 @@ impl Agent {
             root_motion: false,
             in_place: None,
             ik: None,
+            root_axes: RootMotionAxes::EVERYTHING,
+            root_mode: RootMotionMode::FromEverything,
         }
     }
 
@@ -67,6 +74,16 @@ impl Agent {
     /// The players kept in step by normalized phase (see [`Agent::sync`]).
     pub fn synced(self) -> Self {
         Self { sync: true, ..self }
+    }
+
+    /// Only these parts of the root's motion extracted (see [`RootMotionAxes`]).
+    pub fn with_root_axes(self, root_axes: RootMotionAxes) -> Self {
+        Self { root_axes, ..self }
+    }
+
+    /// Root motion from these players, applied or not (see [`RootMotionMode`]).
+    pub fn with_root_mode(self, root_mode: RootMotionMode) -> Self {
+        Self { root_mode, ..self }
     }
 
     /// Root motion extracted (and applied to the placement); with `in_place`, taken out of the
@@ -115,4 +132,19 @@ impl EventKind {
             _ => return None,
         })
     }
+}
+
+/// Where an instance's root motion comes from, as UE's root motion modes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RootMotionMode {
+    /// From every player (UE's root motion from everything; the default).
+    #[default]
+    FromEverything,
+    /// From the players of montage tracks only: they play in place and move the placement,
+    /// the other players keep their root motion in the pose (UE's root motion from montages
+    /// only). Their weights are renormalized among the montage players.
+    FromMontagesOnly,
+    /// Extracted and reported ([`crate::Crowd::root_motion`]), and taken out of the pose in
+    /// place, but the placement does not move (UE's ignore root motion).
+    Ignore,
 }

@@ -2,7 +2,7 @@
 //! a track of one segment (track `k` is clip `k`); a montage adds a track of several.
 
 use crate::error::{Error, Result};
-use crate::layout::{SegmentData, TrackData};
+use crate::layout::{SegmentData, TrackData, TRACK_MONTAGE};
 use crate::library::AnimLibrary;
 
 /// A track: clip `k` of the library for `k` below its clip count, montages after them.
@@ -77,23 +77,24 @@ impl Timeline {
     pub(crate) fn new(lib: &AnimLibrary) -> Self {
         let mut timeline = Self::default();
         for (c, clip) in lib.data().clips.iter().enumerate() {
-            timeline.push(&[SegmentData {
+            let whole = SegmentData {
                 clip: c as u32,
                 track_start: 0.0,
                 clip_start: 0.0,
                 length: clip.duration,
-            }]);
+            };
+            timeline.push(&[whole], 0);
         }
         timeline
     }
 
-    fn push(&mut self, segments: &[SegmentData]) -> TrackId {
+    fn push(&mut self, segments: &[SegmentData], flags: u32) -> TrackId {
         let id = TrackId(self.tracks.len() as u32);
         self.tracks.push(TrackData {
             first_segment: self.segments.len() as u32,
             segment_count: segments.len() as u32,
             length: segments.last().map_or(0.0, SegmentData::track_end),
-            _pad: 0,
+            flags,
         });
         self.segments.extend_from_slice(segments);
         id
@@ -142,7 +143,7 @@ impl Timeline {
             });
             at += s.end - s.start;
         }
-        Ok(self.push(&segments))
+        Ok(self.push(&segments, TRACK_MONTAGE))
     }
 
     pub(crate) fn get(&self, track: TrackId) -> Option<&TrackData> {
@@ -151,6 +152,11 @@ impl Timeline {
 
     pub(crate) fn length(&self, track: TrackId) -> f32 {
         self.tracks[track.0 as usize].length
+    }
+
+    /// True for a montage's track.
+    pub(crate) fn is_montage(&self, track: TrackId) -> bool {
+        self.tracks[track.0 as usize].flags & TRACK_MONTAGE != 0
     }
 
     pub(crate) fn segments(&self, track: TrackId) -> &[SegmentData] {
