@@ -24,6 +24,7 @@ struct Params {
     root_bone: u32,
     _pad0: u32,
     root_up: vec4<f32>,
+    root_parent: Xform,
 }
 
 const WORKGROUP_SIZE: u32 = 64u;

@@ -247,12 +247,12 @@ fn main(
                         let looping = (s.clip_and_flags & INSTANCE_LOOP) != 0u;
                         let t = map_time(s.time, clip.duration, looping);
                         // The goal, and for an in-place sample's component-space goal also the
-                        // clip's own (unlocked) bone 0: one call site, so that the sampling
-                        // code is inlined once.
+                        // clip's own (unlocked) root-motion bone: one call site, so that the
+                        // sampling code is inlined once.
                         let relock = s.root_lock != 0u && !has_frame;
                         var r0 = IDENTITY;
                         for (var q = 0u; q < select(1u, 2u, relock); q++) {
-                            let x = apply_plan(clip, t, select(record, 0u, q == 1u));
+                            let x = apply_plan(clip, t, select(record, root_bone, q == 1u));
                             if (q == 0u) {
                                 g = x;
                             } else {
@@ -265,7 +265,9 @@ fn main(
                             // At the height the clip gives it: the floor does not move with
                             // the lock.
                             let h = dot(g.t.xyz, c.up);
-                            g = compose(relative(g, r0), locals[base]);
+                            let root_then = compose(r0, params.root_parent);
+                            let root_now = compose(locals[base + root_bone], params.root_parent);
+                            g = compose(relative(g, root_then), root_now);
                             g.t = vec4<f32>(g.t.xyz + c.up * (h - dot(g.t.xyz, c.up)), 0.0);
                         }
                     }

@@ -70,6 +70,8 @@ pub(crate) struct Params {
     pub root_bone: u32,
     pub _pad0: u32,
     pub root_up: [f32; 4],
+    /// The root-motion bone's parent at the reference pose, in component space.
+    pub root_parent: Xform,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -553,7 +555,8 @@ mod tests {
             instance_count: instance_count,
             root_bone: root_bone,
             _pad0: _pad0,
-            root_up: root_up
+            root_up: root_up,
+            root_parent: root_parent
         }),
         layout!(Head {
             first: first,

@@ -43,8 +43,10 @@ pub(super) fn run_instance(
     debug_assert_eq!(base.kind, LayerKind::Base);
     let bones = lib.bone_count() as u32;
     let mut pose: Vec<Transform> = locals.iter().map(|&x| x.into()).collect();
-    // Bone 0 as the pose has it (IK never turns it): an in-place sample's goals follow it.
-    let root_now = pose[0];
+    // The root-motion bone in component space as the pose has it (IK never turns it; its
+    // ancestors at their reference pose): an in-place sample's goals follow it.
+    let (root, parent) = (data.root_bone, &data.root_parent);
+    let root_now = Transform::compose(&pose[root as usize], parent);
     let sample_weights = base
         .samples
         .iter()
@@ -76,13 +78,14 @@ pub(super) fn run_instance(
             };
             let goal = run(r);
             // A component-space goal of an in-place sample: where the clip puts it relative to its
-            // own (unlocked) bone 0, carried onto bone 0 as the lock left it, at the height the
-            // clip gives it (the floor does not move with the lock: feet stay on it).
+            // own (unlocked) root-motion bone, carried onto that bone as the lock left it, at the
+            // height the clip gives it (the floor does not move with the lock: feet stay on it).
             if s.root_lock.is_none() || chain.goal_parent != IK_NO_BONE {
                 return Some(goal);
             }
             let up = Vec3::from_array(chain.up);
-            let mut g = Transform::compose(&Transform::relative(&goal, &run(record(0))), &root_now);
+            let clip_root = Transform::compose(&run(record(root)), parent);
+            let mut g = Transform::compose(&Transform::relative(&goal, &clip_root), &root_now);
             g.translation += up * (goal.translation.dot(up) - g.translation.dot(up));
             Some(g)
         },

@@ -493,6 +493,7 @@ impl GpuEvaluator {
                 instance_count: chunk.count as u32,
                 root_bone: self.lib.data().root_bone,
                 root_up: self.lib.data().root_up_local.extend(0.0).to_array(),
+                root_parent: self.lib.data().root_parent.into(),
                 ..Params::default()
             };
             self.queue

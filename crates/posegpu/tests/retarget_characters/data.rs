@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use posegpu::retarget::quality::{self, QualityReport};
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 pub use posegpu::IkWeights;
-use posegpu::{AnimLibrary, Asset, Clip};
+use posegpu::{AnimLibrary, Asset, Clip, LibraryBuilder};
 
 use crate::common::anim_data;
 
@@ -82,6 +82,11 @@ pub fn run_pair(
 
 /// A library of `target` playing `clip` of `source` through the default plan (clip 0).
 pub fn plan_library(source: &str, clip_name: Option<&str>, target: &str) -> AnimLibrary {
+    plan_builder(source, clip_name, target).build()
+}
+
+/// [`plan_library`] before it is built (to set more on it).
+pub fn plan_builder(source: &str, clip_name: Option<&str>, target: &str) -> LibraryBuilder {
     let (s, t) = (asset(source), asset(target));
     let mut builder = AnimLibrary::builder(&t.skeleton);
     let id = builder
@@ -90,5 +95,5 @@ pub fn plan_library(source: &str, clip_name: Option<&str>, target: &str) -> Anim
     builder
         .add_clips_from(id, &[clip(&s, clip_name).clone()])
         .unwrap();
-    builder.build()
+    builder
 }

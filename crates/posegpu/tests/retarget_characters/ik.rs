@@ -8,7 +8,7 @@ use posegpu::model::component_space;
 use posegpu::retarget::quality;
 use posegpu::{
     AdditiveSpace, Agent, AnimLibrary, ClipSample, CpuEvaluator, Crowd, Deviation, Error, GpuCrowd,
-    GpuOptions, IkWeights, Player, PoseBatch, Poses, RootLock,
+    GpuOptions, IkWeights, Player, PoseBatch, Poses, RootLock, RootMotionAxes, Transform,
 };
 
 use crate::common::{self, assert_batch_gpu_matches_cpu};
@@ -320,6 +320,73 @@ fn a_crowd_with_ik_plays_the_same_on_gpu_and_cpu() {
         cpu_crowd.advance(&lib, 0.1).unwrap();
         gpu.advance(0.1).unwrap();
         let want = cpu(&lib, &cpu_crowd.batch());
+        let have = gpu.evaluator().read_back().unwrap();
+        let d = Deviation::between(&have, &want).relative(extent);
+        assert!(d <= common::TOLERANCE, "step {step}: poses differ by {d:e}");
+    }
+}
+
+#[test]
+fn in_place_goals_follow_a_root_motion_bone_other_than_bone_0() {
+    // The Knight's motion from its hips (bone 1, under a static root), a CMU walk in place in
+    // the ground plane: the goals follow the hips, so the feet stand at the travelling
+    // instance's heights; a crowd of such instances plays the same on the GPU.
+    let mut builder = plan_builder(CMU_WALK, None, KNIGHT);
+    builder.set_root_motion_bone("hips", glam::Vec3::Y).unwrap();
+    let lib = builder.build();
+    let (up, h) = {
+        let p = plan(CMU_WALK, KNIGHT);
+        (p.target().body.up, p.target().humanoid.clone())
+    };
+    let extent = lib.skeleton().extent();
+    for time in [0.2, 0.5, 0.9] {
+        let mut batch = PoseBatch::new();
+        let sample = ClipSample::new(0, time, true);
+        let locked = sample
+            .with_root_lock(Some(RootLock::FirstFrame))
+            .with_root_axes(RootMotionAxes::GROUND_PLANE);
+        batch.push_blend(&[sample]).ik(IkWeights::FEET);
+        batch.push_blend(&[locked]).ik(IkWeights::FEET);
+        let poses = cpu(&lib, &batch);
+        let height = |i: usize, b: usize| poses.component(i, b).translation.dot(up);
+        // In place, the whole body is the travelling one moved by the hips' ground-plane
+        // motion, IK'd feet included.
+        let hips = lib.root_motion_bone();
+        let moved = Transform::compose(
+            &poses.component(0, hips).inverse(),
+            &poses.component(1, hips),
+        );
+        for foot in [h.left.foot, h.right.foot] {
+            let (travelling, in_place) = (height(0, foot), height(1, foot));
+            assert!(
+                (travelling - in_place).abs() < 1e-3 * extent,
+                "{time}: foot {foot} at {in_place}, travelling {travelling}"
+            );
+            let want = Transform::compose(&poses.component(0, foot), &moved).translation;
+            let got = poses.component(1, foot).translation;
+            assert!(
+                got.distance(want) < 1e-3 * extent,
+                "{time}: foot {foot} at {got}, the travelling foot moved with the hips {want}"
+            );
+        }
+        if let Some(ctx) = common::gpu() {
+            assert_batch_gpu_matches_cpu(&ctx, &lib, &batch, "in place from the hips");
+        }
+    }
+    let mut crowd = Crowd::new(&lib);
+    for i in 0..4 {
+        let agent = Agent::new(Player::new(0u32).starting_at(0.2 * i as f32))
+            .with_root_motion(Some(RootLock::RefPose))
+            .with_root_axes(RootMotionAxes::GROUND_PLANE)
+            .with_ik(IkWeights::FEET);
+        crowd.add(&agent).unwrap();
+    }
+    let Some(ctx) = common::gpu() else { return };
+    let mut gpu = GpuCrowd::new(&ctx, &lib, &crowd, &GpuOptions::default()).unwrap();
+    for step in 0..3 {
+        crowd.advance(&lib, 0.1).unwrap();
+        gpu.advance(0.1).unwrap();
+        let want = cpu(&lib, &crowd.batch());
         let have = gpu.evaluator().read_back().unwrap();
         let d = Deviation::between(&have, &want).relative(extent);
         assert!(d <= common::TOLERANCE, "step {step}: poses differ by {d:e}");
