@@ -146,6 +146,18 @@ fn mask_weight(mask: u32, bone: u32) -> f32 {
     return bitcast<f32>(retarget[mask + bone / 4u][bone % 4u]);
 }
 
+// A curve channel's value at an already mapped time; 0 where the clip lacks the curve (as
+// sample_curve in src/cpu/clip.rs).
+fn sample_curve(ch: ChannelData, t: f32) -> f32 {
+    if (ch.count == 0u) {
+        return 0.0;
+    }
+    var search = KeySearch(0u, 0u, 0u, 0u, 0.0);
+    let k = channel_keys(&search, ch, t);
+    let a = values[k.a].x;
+    return a + (values[k.b].x - a) * k.alpha;
+}
+
 // The target's reference local of `bone`: the library's own table comes first.
 fn target_reference(bone: u32) -> Xform {
     return bone_retarget(bone * RETARGET_WORDS).target_ref;

@@ -22,7 +22,7 @@ struct Params {
     bone_count: u32,
     instance_count: u32,
     root_bone: u32,
-    _pad0: u32,
+    curve_count: u32,
     root_up: vec4<f32>,
     root_parent: Xform,
 }

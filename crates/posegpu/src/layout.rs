@@ -68,7 +68,8 @@ pub(crate) struct Params {
     pub bone_count: u32,
     pub instance_count: u32,
     pub root_bone: u32,
-    pub _pad0: u32,
+    /// The library's curves (the curve stage's invocations per instance).
+    pub curve_count: u32,
     pub root_up: [f32; 4],
     /// The root-motion bone's parent at the reference pose, in component space.
     pub root_parent: Xform,
@@ -554,7 +555,7 @@ mod tests {
             bone_count: bone_count,
             instance_count: instance_count,
             root_bone: root_bone,
-            _pad0: _pad0,
+            curve_count: curve_count,
             root_up: root_up,
             root_parent: root_parent
         }),

@@ -53,8 +53,8 @@ pub use layout::{Mat3x4, Xform};
 pub use library::{AnimLibrary, LibraryBuilder, MaskId, NotifyInfo, RetargetSource, SourceId};
 pub use math::Transform;
 pub use model::{
-    AdditiveSpace, Asset, AssetFrame, Bone, BoneTrack, Channel, Clip, Interpolation, MaskBranch,
-    Notify, ReferencePose, Skeleton,
+    AdditiveSpace, Asset, AssetFrame, Bone, BoneTrack, Channel, Clip, Curve, Interpolation,
+    MaskBranch, Notify, ReferencePose, Skeleton,
 };
 pub use playback::{
     Agent, Event, EventKind, Montage, PlayRate, Player, RootMotionMode, Segment, TrackId,

@@ -121,6 +121,14 @@ pub(crate) struct LibraryData {
     /// The root-motion bone's parent at the reference pose, in component space (the identity
     /// for a root).
     pub(crate) root_parent: Transform,
+    /// Every curve name of every clip, in the order first met; a curve's index is its place.
+    pub(crate) curve_names: Vec<String>,
+    /// Per clip, its curves' channels by curve index (the table is made from these).
+    clip_curves: Vec<Vec<(u32, ChannelData)>>,
+    /// The curve table the curve stage reads: per clip, one channel per library curve
+    /// (`clip * curve count + curve`; none, `count` 0, where the clip lacks the curve); made by
+    /// [`LibraryBuilder::build`], one empty channel when there is nothing in it.
+    pub(crate) curve_table: Vec<ChannelData>,
 }
 
 /// A notify of a library's clip ([`AnimLibrary::notify`]): events name it by its index.
@@ -187,6 +195,9 @@ impl AnimLibrary {
                 root_up: Vec3::Y,
                 root_up_local: Vec3::Y,
                 root_parent: Transform::IDENTITY,
+                curve_names: Vec::new(),
+                clip_curves: Vec::new(),
+                curve_table: Vec::new(),
             },
             shared_times: HashMap::new(),
         }
@@ -416,6 +427,20 @@ impl LibraryBuilder {
                         Some(AdditiveSpace::Mesh) => CLIP_ADDITIVE | CLIP_MESH_SPACE,
                     },
             });
+            let mut curves = Vec::with_capacity(clip.curves().len());
+            for curve in clip.curves() {
+                let index = match lib.curve_names.iter().position(|n| *n == curve.name) {
+                    Some(i) => i,
+                    None => {
+                        lib.curve_names.push(curve.name.clone());
+                        lib.curve_names.len() - 1
+                    }
+                };
+                let shared = &mut self.shared_times;
+                let ch = lib.push_channel(shared, Some(&curve.channel), |v| [*v, 0.0, 0.0, 0.0])?;
+                curves.push((to_u32(index, "curve table")?, ch));
+            }
+            lib.clip_curves.push(curves);
             for track in clip.tracks() {
                 let shared = &mut self.shared_times;
                 let t = lib.push_channel(shared, track.translation.as_ref(), |v| {
@@ -447,6 +472,13 @@ impl LibraryBuilder {
             .collect();
         if lib.notify_table.is_empty() {
             lib.notify_table.push([0; 4]);
+        }
+        let count = lib.curve_names.len();
+        lib.curve_table = vec![ChannelData::default(); (lib.clip_curves.len() * count).max(1)];
+        for (c, curves) in lib.clip_curves.iter().enumerate() {
+            for &(index, ch) in curves {
+                lib.curve_table[c * count + index as usize] = ch;
+            }
         }
         AnimLibrary {
             data: Arc::new(self.lib),
@@ -601,6 +633,17 @@ impl AnimLibrary {
         (first..first + count).map(|id| (id, &self.data.notifies[id as usize]))
     }
 
+    /// Every curve of every clip, by name; the curve stage writes one value per instance per
+    /// curve in this order ([`crate::Poses::curve`]).
+    pub fn curve_names(&self) -> &[String] {
+        &self.data.curve_names
+    }
+
+    /// The index of the curve named `name`.
+    pub fn find_curve(&self, name: &str) -> Option<usize> {
+        self.data.curve_names.iter().position(|n| n == name)
+    }
+
     /// The bone mask named `name` ([`LibraryBuilder::add_mask`]).
     pub fn mask(&self, name: &str) -> Option<MaskId> {
         self.data
@@ -634,11 +677,13 @@ impl AnimLibrary {
         }
     }
 
-    /// Bytes of the asset buffers (what is uploaded once).
+    /// Bytes of the asset buffers the pose stages read (uploaded once): the curve table and a
+    /// crowd's notify table are left out.
     pub fn asset_bytes(&self) -> u64 {
         (std::mem::size_of_val(self.data.parents.as_slice())
             + std::mem::size_of_val(self.data.retarget.as_slice())
             + std::mem::size_of_val(self.data.ik.as_slice())
+
             + std::mem::size_of_val(self.data.inverse_bind.as_slice())
             + std::mem::size_of_val(self.data.clips.as_slice())
             + std::mem::size_of_val(self.data.channels.as_slice())

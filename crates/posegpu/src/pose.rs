@@ -4,7 +4,8 @@ use crate::layout::{Mat3x4, Xform};
 use crate::math::Transform;
 
 /// Local transforms, component-space transforms and skinning matrices of many instances,
-/// instance-major (`[instance * bone_count + bone]`), the layout of the GPU output buffers.
+/// instance-major (`[instance * bone_count + bone]`), the layout of the GPU output buffers;
+/// and the library's curves per instance (`[instance * curve_count + curve]`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Poses {
     /// Bones per instance.
@@ -15,6 +16,10 @@ pub struct Poses {
     pub component: Vec<Xform>,
     /// Skinning matrices (component-space transform times inverse bind).
     pub skinning: Vec<Mat3x4>,
+    /// Curves per instance ([`crate::AnimLibrary::curve_names`]).
+    pub curve_count: usize,
+    /// Curve values (morph-target weights, parameters of the user's).
+    pub curves: Vec<f32>,
 }
 
 impl Poses {
@@ -23,12 +28,19 @@ impl Poses {
         self.locals.len().checked_div(self.bone_count).unwrap_or(0)
     }
 
-    pub(crate) fn resize(&mut self, bone_count: usize, instances: usize) {
+    pub(crate) fn resize(&mut self, bone_count: usize, curve_count: usize, instances: usize) {
         let n = bone_count * instances;
         self.bone_count = bone_count;
         self.locals.resize(n, Xform::default());
         self.component.resize(n, Xform::default());
         self.skinning.resize(n, [0.0; 12]);
+        self.curve_count = curve_count;
+        self.curves.resize(curve_count * instances, 0.0);
+    }
+
+    /// Curve `curve` of `instance`.
+    pub fn curve(&self, instance: usize, curve: usize) -> f32 {
+        self.curves[instance * self.curve_count + curve]
     }
 
     /// The local transform of `bone` in `instance`.
@@ -49,11 +61,15 @@ impl Poses {
     /// The poses of the chosen instances, in the order given.
     pub fn select(&self, instances: &[usize]) -> Poses {
         let b = self.bone_count;
+        let (b, k) = (b, self.curve_count);
         let mut out = Poses {
             bone_count: b,
+            curve_count: k,
             ..Default::default()
         };
         for &i in instances {
+            out.curves
+                .extend_from_slice(&self.curves[i * k..(i + 1) * k]);
             let r = i * b..(i + 1) * b;
             out.locals.extend_from_slice(&self.locals[r.clone()]);
             out.component.extend_from_slice(&self.component[r.clone()]);
@@ -78,6 +94,8 @@ pub struct Deviation {
     /// Largest difference of a skinning-matrix entry, divided by the larger of 1 and the first
     /// pose's largest absolute entry in that matrix.
     pub matrix: f32,
+    /// Largest difference of a curve value.
+    pub curve: f32,
 }
 
 impl Deviation {
@@ -92,6 +110,10 @@ impl Deviation {
             .chain(a.component.iter().zip(&b.component))
         {
             d.add_xform(x, y);
+        }
+        assert_eq!(a.curves.len(), b.curves.len(), "curve sets differ in size");
+        for (x, y) in a.curves.iter().zip(&b.curves) {
+            d.curve = d.curve.max((x - y).abs());
         }
         for (x, y) in a.skinning.iter().zip(&b.skinning) {
             let size = x.iter().fold(1.0f32, |m, v| m.max(v.abs()));
@@ -123,5 +145,6 @@ impl Deviation {
             .max(self.rotation)
             .max(self.scale)
             .max(self.matrix)
+            .max(self.curve)
     }
 }

@@ -61,6 +61,16 @@ fn sample_channel(
     ))
 }
 
+/// A curve channel's value at an already mapped time; 0 where the clip lacks the curve (as
+/// `sample_curve` in `shaders/clip.wgsl`).
+pub(crate) fn sample_curve(lib: &AnimLibrary, ch: &ChannelData, t: f32) -> f32 {
+    let Some((a, b, alpha)) = sample_channel(lib, ch, t, &mut KeySearch::default()) else {
+        return 0.0;
+    };
+    let (a, b) = (lib.value4(a).x, lib.value4(b).x);
+    a + (b - a) * alpha
+}
+
 /// The local transform of target bone `bone` in `clip` at an already mapped time. Through a
 /// character source's plan ([`sample_plan_bone`]), or: its source bone's channels sampled
 /// (channels the clip lacks take the retarget source's reference value), then retargeted; a

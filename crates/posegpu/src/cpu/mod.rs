@@ -3,12 +3,14 @@
 
 //!
 //! One file per stage, named as its shader: `clip.rs` ↔ `clip.wgsl`, `sample.rs` ↔
-//! `sample.wgsl`, `layers.rs`, `ik.rs`, `hierarchy.rs`, `advance.rs`, `root_motion.rs`, `skin.rs`, and
+//! `sample.wgsl`, `layers.rs`, `ik.rs`, `hierarchy.rs`, `curves.rs`, `advance.rs`,
+//! `root_motion.rs`, `skin.rs`, and
 //! the crowd that steps players on the CPU ([`Crowd`]).
 
 mod advance;
 mod clip;
 pub(crate) mod crowd;
+mod curves;
 mod hierarchy;
 mod ik;
 mod layers;
@@ -57,7 +59,8 @@ impl<'a> CpuEvaluator<'a> {
     pub fn evaluate_batch(&self, batch: &PoseBatch, out: &mut Poses) -> Result<()> {
         batch.validate(self.lib)?;
         let bones = self.lib.bone_count();
-        out.resize(bones, batch.len());
+        out.resize(bones, self.lib.curve_names().len(), batch.len());
+        curves::run(self.lib, batch, &mut out.curves);
         let chunk = INSTANCES_PER_TASK * bones;
         (0..batch.len())
             .into_par_iter()
@@ -87,8 +90,9 @@ impl<'a> CpuEvaluator<'a> {
     pub fn evaluate_single_thread(&self, batch: &PoseBatch, out: &mut Poses) -> Result<()> {
         batch.validate(self.lib)?;
         let bones = self.lib.bone_count();
-        out.resize(bones, batch.len());
+        out.resize(bones, self.lib.curve_names().len(), batch.len());
         let mut deltas = vec![Xform::default(); batch.slot_count() as usize * bones];
+        curves::run(self.lib, batch, &mut out.curves);
         sample::run(self.lib, batch, &mut out.locals, &mut deltas);
         layers::run(self.lib, batch, &mut out.locals, &mut deltas);
         ik::run(self.lib, batch, &mut out.locals);

@@ -1,6 +1,9 @@
 //! The GPU evaluator: assets uploaded once, a small frame buffer per frame (what each instance
-//! plays), three compute passes (sampling, the parent-ordered layer stage when some instance has
-//! a mesh-space layer, hierarchy) and output buffers a renderer binds directly.
+//! plays), up to five compute passes (sampling; the parent-ordered layer stage when some
+//! instance has a mesh-space layer; IK when some has IK weights; the hierarchy; the curves when
+//! the library has any) and output buffers a renderer binds directly.
+
+use std::ops::Range;
 
 use wgpu::util::DeviceExt;
 
@@ -18,7 +21,7 @@ const XFORM_BYTES: u64 = std::mem::size_of::<Xform>() as u64;
 const MAT_BYTES: u64 = std::mem::size_of::<Mat3x4>() as u64;
 const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
 /// The evaluator's passes (sample, layers, IK, hierarchy), each timed when timestamps exist.
-pub(crate) const EVAL_PASSES: u32 = 4;
+pub(crate) const EVAL_PASSES: u32 = 5;
 
 /// Limits below the device's, to force the splitting paths (tests use them), or to keep
 /// buffers small.
@@ -45,12 +48,14 @@ pub struct PassTimes {
     pub ik_ns: f64,
     /// The hierarchy pass, in nanoseconds.
     pub hierarchy_ns: f64,
+    /// The curve pass; 0 when the library has no curves (the pass did not run).
+    pub curves_ns: f64,
 }
 
 impl PassTimes {
     /// The sum of the passes, in nanoseconds.
     pub fn total_ns(&self) -> f64 {
-        self.sample_ns + self.layers_ns + self.ik_ns + self.hierarchy_ns
+        self.sample_ns + self.layers_ns + self.ik_ns + self.hierarchy_ns + self.curves_ns
     }
 }
 
@@ -73,13 +78,16 @@ pub struct OutputChunk {
     pub component: wgpu::Buffer,
     /// Skinning matrices, component-space transform times inverse bind ([`Mat3x4`] per bone).
     pub skinning: wgpu::Buffer,
+    /// The library's curves per instance (`f32`, `[(instance - first) * curves + curve]`;
+    /// morph-target weights a vertex stage binds); 16 bytes when the library has none.
+    pub curves: wgpu::Buffer,
     /// This frame's heads and entries (grown on demand).
     pub(crate) frame: wgpu::Buffer,
     /// Delta slots of deferred layers (grown on demand; 48 bytes when there are none).
     deltas: wgpu::Buffer,
     params: wgpu::Buffer,
     /// One per pipeline.
-    groups: [wgpu::BindGroup; 5],
+    groups: [wgpu::BindGroup; 6],
 }
 
 pub(crate) struct Assets {
@@ -91,6 +99,7 @@ pub(crate) struct Assets {
     parents: wgpu::Buffer,
     inverse_bind: wgpu::Buffer,
     ik: wgpu::Buffer,
+    curve_table: wgpu::Buffer,
 }
 
 /// Evaluates a crowd of instances of one [`AnimLibrary`] on the GPU.
@@ -99,8 +108,8 @@ pub struct GpuEvaluator {
     queue: wgpu::Queue,
     lib: AnimLibrary,
     assets: Assets,
-    /// sample (one clip per instance), sample, layers, ik, hierarchy.
-    pipelines: [StagePipeline; 5],
+    /// sample (one clip per instance), sample, layers, ik, hierarchy, curves.
+    pipelines: [StagePipeline; 6],
     chunks: Vec<OutputChunk>,
     instances_per_chunk: usize,
     max_binding: u64,
@@ -193,6 +202,7 @@ impl GpuEvaluator {
                 bytemuck::cast_slice(&lib.data().inverse_bind),
             )?,
             ik: storage("IK chains", bytemuck::cast_slice(&lib.data().ik))?,
+            curve_table: storage("curves", bytemuck::cast_slice(&lib.data().curve_table))?,
         };
         let pipeline =
             |stage: &str, constants: &[(&str, f64)]| StagePipeline::new(&device, stage, constants);
@@ -202,6 +212,7 @@ impl GpuEvaluator {
             pipeline("layers", &[]),
             pipeline("ik", &[]),
             pipeline("hierarchy", &[]),
+            pipeline("curves", &[]),
         ];
         let timer = device
             .features()
@@ -345,6 +356,7 @@ impl GpuEvaluator {
         let locals = output("locals", n * bones * XFORM_BYTES);
         let component = output("component", n * bones * XFORM_BYTES);
         let skinning = output("skinning", n * bones * MAT_BYTES);
+        let curves = output("curves", (n * self.curve_count() * 4).max(16));
         let params = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("params"),
             size: std::mem::size_of::<Params>() as u64,
@@ -354,7 +366,8 @@ impl GpuEvaluator {
         // Two entries per instance: a header and a clip, the most common frame.
         let frame = self.frame_buffer(n * 3 * ENTRY_BYTES);
         let deltas = self.frame_buffer(XFORM_BYTES);
-        let groups = self.bind_groups(&params, &frame, &deltas, [&locals, &component, &skinning]);
+        let outputs = [&locals, &component, &skinning, &curves];
+        let groups = self.bind_groups(&params, &frame, &deltas, outputs);
         OutputChunk {
             first,
             count: 0,
@@ -362,6 +375,7 @@ impl GpuEvaluator {
             locals,
             component,
             skinning,
+            curves,
             frame,
             deltas,
             params,
@@ -384,13 +398,13 @@ impl GpuEvaluator {
         params: &wgpu::Buffer,
         frame: &wgpu::Buffer,
         deltas: &wgpu::Buffer,
-        [locals, component, skinning]: [&wgpu::Buffer; 3],
-    ) -> [wgpu::BindGroup; 5] {
+        [locals, component, skinning, curves]: [&wgpu::Buffer; 4],
+    ) -> [wgpu::BindGroup; 6] {
         let a = &self.assets;
         let group = |pipeline: &StagePipeline, buffers: &[&wgpu::Buffer]| {
             pipeline.bind(&self.device, buffers)
         };
-        let [plain, sample, layers, ik, hierarchy] = &self.pipelines;
+        let [plain, sample, layers, ik, hierarchy, curve] = &self.pipelines;
         let sampling = [
             params,
             frame,
@@ -419,7 +433,14 @@ impl GpuEvaluator {
                     skinning,
                 ],
             ),
+            // The curve stage binds the library's tables as sampling does.
+            group(curve, &[&sampling[..7], &[&a.curve_table, curves]].concat()),
         ]
+    }
+
+    /// The library's curves: values per instance in the curve buffers.
+    fn curve_count(&self) -> u64 {
+        self.lib.curve_names().len() as u64
     }
 
     /// Uploads this frame's instances (validated first), growing the buffers if needed.
@@ -491,10 +512,10 @@ impl GpuEvaluator {
             let params = Params {
                 bone_count: bones as u32,
                 instance_count: chunk.count as u32,
+                curve_count: self.lib.curve_names().len() as u32,
                 root_bone: self.lib.data().root_bone,
                 root_up: self.lib.data().root_up_local.extend(0.0).to_array(),
                 root_parent: self.lib.data().root_parent.into(),
-                ..Params::default()
             };
             self.queue
                 .write_buffer(&chunk.params, 0, bytemuck::bytes_of(&params));
@@ -519,7 +540,12 @@ impl GpuEvaluator {
         }
         let frame = frame.as_ref().unwrap_or(&chunk.frame);
         let deltas = deltas.as_ref().unwrap_or(&chunk.deltas);
-        let outputs = [&chunk.locals, &chunk.component, &chunk.skinning];
+        let outputs = [
+            &chunk.locals,
+            &chunk.component,
+            &chunk.skinning,
+            &chunk.curves,
+        ];
         let groups = self.bind_groups(&chunk.params, frame, deltas, outputs);
         let (frame, deltas) = (frame.clone(), deltas.clone());
         let chunk = &mut self.chunks[k];
@@ -545,9 +571,10 @@ impl GpuEvaluator {
             ("layers", 1),
             ("ik", 1),
             ("hierarchy", 1),
+            ("curves", self.curve_count()),
         ];
         for (k, (label, per_instance)) in stages.into_iter().enumerate() {
-            if k == 1 && !self.layers_needed || k == 2 && !self.ik_needed {
+            if k == 1 && !self.layers_needed || k == 2 && !self.ik_needed || per_instance == 0 {
                 continue;
             }
             let timestamp_writes = timer.map(|(t, first)| t.writes(first + k as u32));
@@ -620,6 +647,11 @@ impl GpuEvaluator {
             layers_ns: if self.layers_needed { spans[1] } else { 0.0 },
             ik_ns: if self.ik_needed { spans[2] } else { 0.0 },
             hierarchy_ns: spans[3],
+            curves_ns: if self.curve_count() > 0 {
+                spans[4]
+            } else {
+                0.0
+            },
         }
     }
 
@@ -652,6 +684,7 @@ impl GpuEvaluator {
     /// Copies every chunk's outputs to mappable buffers, submits, and asks for their mapping.
     fn stage_outputs(&self) -> ReadBack {
         let bones = self.lib.bone_count();
+        let curves = self.lib.curve_names().len();
         let total: usize = self.chunks.iter().map(|c| c.count).sum();
         let mut encoder = self.device.create_command_encoder(&Default::default());
         let mut staged = Vec::new();
@@ -671,18 +704,22 @@ impl GpuEvaluator {
                 stage(&chunk.locals, n * XFORM_BYTES),
                 stage(&chunk.component, n * XFORM_BYTES),
                 stage(&chunk.skinning, n * MAT_BYTES),
+                // At least 4 bytes: a copy may not be empty.
+                stage(&chunk.curves, (chunk.count * curves * 4).max(4) as u64),
             ];
             staged.push((
                 chunk.first * bones..(chunk.first + chunk.count) * bones,
+                chunk.first * curves..(chunk.first + chunk.count) * curves,
                 buffers,
             ));
         }
         self.queue.submit([encoder.finish()]);
-        let buffers = staged.iter().flat_map(|(_, b)| b.iter());
+        let buffers = staged.iter().flat_map(|(_, _, b)| b.iter());
         ReadBack {
             mapped: MapAll::new(buffers),
             staged,
             bones,
+            curves,
             total,
         }
     }
@@ -691,8 +728,11 @@ impl GpuEvaluator {
 /// Staged output copies, resolving to [`Poses`] once every buffer is mapped.
 struct ReadBack {
     mapped: MapAll,
-    staged: Vec<(std::ops::Range<usize>, [wgpu::Buffer; 3])>,
+    /// Per chunk: its bones' range, its curves' range, and the staged locals, component
+    /// transforms, skinning matrices and curves.
+    staged: Vec<(Range<usize>, Range<usize>, [wgpu::Buffer; 4])>,
     bones: usize,
+    curves: usize,
     total: usize,
 }
 
@@ -710,18 +750,18 @@ impl std::future::Future for ReadBack {
             std::task::Poll::Ready(Ok(())) => {}
         }
         let mut poses = Poses::default();
-        poses.resize(this.bones, this.total);
+        poses.resize(this.bones, this.curves, this.total);
         // Cast the aligned destination to bytes: the mapped copy has no alignment promise.
         let copy = |dst: &mut [u8], buffer: &wgpu::Buffer| -> Result<()> {
             let view = buffer
                 .get_mapped_range(..)
                 .map_err(|e| Error::gpu("reading a mapped buffer", e))?;
-            dst.copy_from_slice(&view);
+            dst.copy_from_slice(&view[..dst.len()]);
             drop(view);
             buffer.unmap();
             Ok(())
         };
-        for (r, [locals, component, skinning]) in &this.staged {
+        for (r, rc, [locals, component, skinning, curves]) in &this.staged {
             let result = copy(
                 bytemuck::cast_slice_mut(&mut poses.locals[r.clone()]),
                 locals,
@@ -736,6 +776,12 @@ impl std::future::Future for ReadBack {
                 copy(
                     bytemuck::cast_slice_mut(&mut poses.skinning[r.clone()]),
                     skinning,
+                )
+            })
+            .and_then(|()| {
+                copy(
+                    bytemuck::cast_slice_mut(&mut poses.curves[rc.clone()]),
+                    curves,
                 )
             });
             if let Err(e) = result {

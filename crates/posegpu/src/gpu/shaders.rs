@@ -83,6 +83,24 @@ pub(crate) const STAGES: &[Stage] = &[
         visibility: COMPUTE,
     },
     Stage {
+        name: "curves",
+        shared: &[CLIP],
+        body: include_str!("../../shaders/curves.wgsl"),
+        // params, frame, clips, channels, times, values, retarget, curve table, curves
+        bindings: &[
+            (0, Uniform),
+            (1, RO),
+            (2, RO),
+            (3, RO),
+            (4, RO),
+            (5, RO),
+            (6, RO),
+            (7, RO),
+            (8, RW),
+        ],
+        visibility: COMPUTE,
+    },
+    Stage {
         name: "hierarchy",
         shared: &[],
         body: include_str!("../../shaders/hierarchy.wgsl"),

@@ -276,10 +276,15 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
             .name()
             .map_or_else(|| format!("animation_{index}"), str::to_string);
         let mut tracks = vec![BoneTrack::default(); bone_nodes.len()];
+        let mut curves: Vec<(String, Channel<f32>)> = Vec::new();
         let mut skipped = 0;
         for channel in animation.channels() {
             let target = channel.target();
             let node = target.node();
+            if target.property() == Property::MorphTargetWeights {
+                curves.extend(morph_curves(&name, &channel, get)?);
+                continue;
+            }
             let Some(&bone) = bone_of.get(&node.index()) else {
                 skipped += 1;
                 continue;
@@ -348,14 +353,22 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
                     let values = values.into_iter().map(Vec4::truncate).collect();
                     track.scale = Some(Channel::new(t, values, interpolation));
                 }
-                (Property::MorphTargetWeights, _) => skipped += 1,
                 _ => return Err(format!("{}: values of the wrong kind", what()).into()),
             }
         }
         if skipped > 0 {
             log::info!(
-                "animation '{name}': skipped {skipped} channels on nodes outside the skeleton or on morph weights"
+                "animation '{name}': skipped {skipped} channels on nodes outside the skeleton"
             );
+        }
+        if !tracks.iter().any(BoneTrack::is_animated) && !curves.is_empty() {
+            // Morph weights alone: the skeleton stands in its reference pose.
+            let mut clip = Clip::from_pose(name.clone(), &skeleton, skeleton.rest())?;
+            for (curve, channel) in curves {
+                clip = clip.with_curve(curve, channel)?;
+            }
+            clips.push(clip);
+            continue;
         }
         if !tracks.iter().any(BoneTrack::is_animated) {
             log::info!("animation '{name}': no channel targets the skeleton; skipped");
@@ -366,7 +379,10 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
             .iter()
             .map(|&b| std::mem::take(&mut tracks[b]))
             .collect();
-        let clip = Clip::new(name, &skeleton, tracks)?;
+        let mut clip = Clip::new(name, &skeleton, tracks)?;
+        for (curve, channel) in curves {
+            clip = clip.with_curve(curve, channel)?;
+        }
         // Notifies in the animation's extras (import/notifies.rs); other extras are left alone.
         let extras: super::AnimationExtras = match animation.extras() {
             Some(raw) => serde_json::from_str(raw.get())
@@ -430,17 +446,27 @@ pub(crate) fn check_times(times: &[f32]) -> Result<(), String> {
 
 /// The bones of a file without a skin (an animation library: a node hierarchy and clips):
 /// every node under the deepest node above all animated nodes (itself included), less the
-/// leaves that only carry a mesh or a camera. No animated node: no skeleton.
+/// leaves that only carry a mesh or a camera. A file whose only animation is morph weights
+/// gets the nodes those animate. No animated node: no skeleton.
 fn clip_only_nodes(
     document: &gltf::Document,
     parent_of: &[Option<usize>],
 ) -> Result<Vec<usize>, String> {
-    let animated: Vec<usize> = document
+    let channels: Vec<_> = document
         .animations()
         .flat_map(|a| a.channels().collect::<Vec<_>>())
-        .filter(|c| c.target().property() != Property::MorphTargetWeights)
-        .map(|c| c.target().node().index())
         .collect();
+    let nodes = |morph: bool| -> Vec<usize> {
+        channels
+            .iter()
+            .filter(|c| (c.target().property() == Property::MorphTargetWeights) == morph)
+            .map(|c| c.target().node().index())
+            .collect()
+    };
+    let mut animated = nodes(false);
+    if animated.is_empty() {
+        animated = nodes(true);
+    }
     let Some(&first) = animated.first() else {
         return Err("the file has no skin and no animated node, so no skeleton".to_string());
     };
@@ -506,4 +532,78 @@ fn skinned_bones(
         }
     }
     any_mesh.then(|| bone_nodes.iter().map(|&n| weighted_nodes[n]).collect())
+}
+
+/// A morph-weights channel as one curve per morph target: named by the mesh's
+/// `extras.targetNames` (what Blender and other exporters write) where it has them, else
+/// `NODE.morphK` (NODE the node's name, or `node N`). CUBICSPLINE keys are baked to LINEAR as
+/// the other channels are.
+fn morph_curves<'a, 's, F>(
+    animation: &str,
+    channel: &gltf::animation::Channel<'a>,
+    get: F,
+) -> Result<Vec<(String, Channel<f32>)>, String>
+where
+    F: Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
+{
+    let node = channel.target().node();
+    let label = node
+        .name()
+        .map_or_else(|| format!("node {}", node.index()), str::to_string);
+    let what = format!("animation '{animation}', node '{label}', morph weights");
+    let reader = channel.reader(get);
+    let times: Vec<f32> = reader
+        .read_inputs()
+        .ok_or_else(|| format!("{what}: key times unreadable"))?
+        .collect();
+    check_times(&times).map_err(|e| format!("{what}: {e}"))?;
+    let Some(ReadOutputs::MorphTargetWeights(weights)) = reader.read_outputs() else {
+        return Err(format!("{what}: values of the wrong kind"));
+    };
+    let weights: Vec<f32> = weights.into_f32().collect();
+    let cubic = channel.sampler().interpolation() == GltfInterpolation::CubicSpline;
+    let per_key = if cubic { 3 } else { 1 };
+    let keys = times.len() * per_key;
+    if keys == 0 || !weights.len().is_multiple_of(keys) {
+        return Err(format!(
+            "{what}: {} weights for {} keys (a whole number of targets per key)",
+            weights.len(),
+            times.len()
+        ));
+    }
+    let targets = weights.len() / keys;
+    let names: Vec<String> = node
+        .mesh()
+        .and_then(|m| m.extras().as_ref().map(|raw| raw.get().to_string()))
+        .and_then(|raw| serde_json::from_str::<MeshExtras>(&raw).ok())
+        .map(|e| e.target_names)
+        .filter(|n| n.len() == targets)
+        .unwrap_or_else(|| (0..targets).map(|k| format!("{label}.morph{k}")).collect());
+    let interpolation = match channel.sampler().interpolation() {
+        GltfInterpolation::Step => Interpolation::Step,
+        _ => Interpolation::Linear,
+    };
+    let mut out = Vec::with_capacity(targets);
+    for (k, name) in names.into_iter().enumerate() {
+        // Key i's value (and, cubic, its tangents) for target k: glTF stores every target's
+        // value of a key together.
+        let values: Vec<Vec4> = (0..keys)
+            .map(|i| Vec4::new(weights[i * targets + k], 0.0, 0.0, 0.0))
+            .collect();
+        let (t, values) = if cubic {
+            super::cubic::bake(&times, &values, false).map_err(|e| format!("{what}: {e}"))?
+        } else {
+            (times.clone(), values)
+        };
+        let values = values.into_iter().map(|v| v.x).collect();
+        out.push((name, Channel::new(t, values, interpolation)));
+    }
+    Ok(out)
+}
+
+/// A mesh's extras as exporters write them: the morph targets' names.
+#[derive(serde::Deserialize)]
+struct MeshExtras {
+    #[serde(rename = "targetNames")]
+    target_names: Vec<String>,
 }

@@ -1,4 +1,5 @@
-//! Animation clips: per-bone keyframe tracks of translation, rotation and scale.
+//! Animation clips: per-bone keyframe tracks of translation, rotation and scale, named float
+//! curves (morph-target weights, material parameters) and notifies.
 
 use glam::{Quat, Vec3};
 
@@ -172,6 +173,18 @@ pub struct Clip {
     tracks: Vec<BoneTrack>,
     additive: Option<AdditiveSpace>,
     notifies: Vec<Notify>,
+    curves: Vec<Curve>,
+}
+
+/// A named float track of a clip (UE's animation curve): a glTF morph-target weight, or a
+/// value of the user's. Sampled and blended per instance like the pose
+/// ([`crate::Poses::curve`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Curve {
+    /// Its name; curves of one name in different clips are one curve of the library.
+    pub name: String,
+    /// Its keys.
+    pub channel: Channel<f32>,
 }
 
 /// A named time marker on a clip (UE's anim notify): a crowd reports it each time an
@@ -269,6 +282,7 @@ impl Clip {
             tracks,
             additive,
             notifies: Vec::new(),
+            curves: Vec::new(),
         })
     }
 
@@ -317,6 +331,31 @@ impl Clip {
         let at = self.notifies.partition_point(|n| n.time <= time);
         self.notifies.insert(at, Notify { name, time });
         Ok(self)
+    }
+
+    /// The clip with a curve named `name` (replacing one of that name): finite values, key
+    /// times as a bone channel's. The clip's range grows to the curve's last key (a clip of
+    /// morph weights alone has one).
+    pub fn with_curve(mut self, name: impl Into<String>, channel: Channel<f32>) -> Result<Self> {
+        let name = name.into();
+        let what = format!("clip '{}', curve '{name}'", self.name);
+        channel.validate(&what, |v| {
+            if v.is_finite() {
+                Ok(())
+            } else {
+                Err(Error::NonFinite { what: what.clone() })
+            }
+        })?;
+        let last = channel.times.last().copied().unwrap_or(0.0);
+        self.duration = self.duration.max(last);
+        self.curves.retain(|c| c.name != name);
+        self.curves.push(Curve { name, channel });
+        Ok(self)
+    }
+
+    /// The clip's curves.
+    pub fn curves(&self) -> &[Curve] {
+        &self.curves
     }
 
     /// The clip's notifies, in time order.

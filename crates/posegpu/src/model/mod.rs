@@ -8,7 +8,7 @@ mod mask;
 mod skeleton;
 
 pub use asset::{Asset, AssetFrame};
-pub use clip::{AdditiveSpace, BoneTrack, Channel, Clip, Interpolation, Notify};
+pub use clip::{AdditiveSpace, BoneTrack, Channel, Clip, Curve, Interpolation, Notify};
 pub use keys::{find_keys, map_time};
 pub use mask::{mask_weights, MaskBranch};
 pub use skeleton::{component_space, Bone, ReferencePose, Skeleton};
