@@ -156,15 +156,21 @@ fn parse_base(s: &str) -> Result<BaseKind, String> {
 struct Output<'a> {
     bones: &'a [String],
     parents: &'a [i32],
+    /// The library's curves (morph-target weights, curves of the user's), in each frame's
+    /// `curves` order; absent when there are none.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    curves: &'a [String],
     frames: Vec<Frame>,
 }
 
-/// `[tx, ty, tz, qx, qy, qz, qw, sx, sy, sz]` per bone.
+/// `[tx, ty, tz, qx, qy, qz, qw, sx, sy, sz]` per bone, and the curves' values.
 #[derive(Serialize)]
 struct Frame {
     time: f32,
     local: Vec<[f32; 10]>,
     component: Vec<[f32; 10]>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    curves: Vec<f32>,
 }
 
 pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
@@ -258,11 +264,13 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
             component: (0..skeleton.len())
                 .map(|b| flat(&poses.component(i, b)))
                 .collect(),
+            curves: (0..poses.curve_count).map(|c| poses.curve(i, c)).collect(),
         })
         .collect();
     let output = Output {
         bones: skeleton.names(),
         parents: skeleton.parents(),
+        curves: lib.curve_names(),
         frames,
     };
     let json = serde_json::to_string(&output).expect("poses serialize");

@@ -61,6 +61,18 @@ fn tree(file: &Path) -> Result<ExitCode, Error> {
             clip.duration(),
             clip.key_count(),
         );
+        if !clip.curves().is_empty() {
+            let names: Vec<&str> = clip.curves().iter().map(|c| c.name.as_str()).collect();
+            println!("      curves: {}", names.join(", "));
+        }
+        if !clip.notifies().is_empty() {
+            let marks: Vec<String> = clip
+                .notifies()
+                .iter()
+                .map(|n| format!("{} at {:.3} s", n.name, n.time))
+                .collect();
+            println!("      notifies: {}", marks.join(", "));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

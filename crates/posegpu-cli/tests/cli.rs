@@ -1136,3 +1136,26 @@ fn eval_blends_a_masked_layer_per_bone() {
     fails(&["--layer", "wave", "--layer-weight", "2"], "from 0 to 1");
     fails(&["--layer", "dance"], "dance");
 }
+
+#[test]
+fn eval_lists_curves_and_info_lists_them_per_clip() {
+    // Khronos' AnimatedMorphCube (Debian's assimp-testmodels): two morph weights as curves.
+    let cube = "/usr/share/assimp/models/glTF2/glTF-Sample-Models/AnimatedMorphCube-glTF/AnimatedMorphCube.gltf";
+    let json = eval_json(&["eval", cube, "--times", "0,1,2"]);
+    let names = json["curves"].as_array().unwrap();
+    assert_eq!(names.len(), 2);
+    let values: Vec<f64> = json["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["curves"][0].as_f64().unwrap())
+        .collect();
+    assert_eq!(values[0], 0.0);
+    assert!(values[1] > 0.1, "{values:?}");
+    // A model without curves has no curve fields.
+    let plain = eval_json(&["eval", "humanoid", "--times", "0"]);
+    assert!(plain.get("curves").is_none());
+    let out = posegpu(&["info", cube]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("curves: AnimatedMorphCube.morph0"), "{text}");
+}

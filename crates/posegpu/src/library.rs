@@ -683,7 +683,6 @@ impl AnimLibrary {
         (std::mem::size_of_val(self.data.parents.as_slice())
             + std::mem::size_of_val(self.data.retarget.as_slice())
             + std::mem::size_of_val(self.data.ik.as_slice())
-
             + std::mem::size_of_val(self.data.inverse_bind.as_slice())
             + std::mem::size_of_val(self.data.clips.as_slice())
             + std::mem::size_of_val(self.data.channels.as_slice())
