@@ -170,6 +170,9 @@ const LAYER_IK: u32 = 5u;
 // weight times its mask's, rotations blended in local or (by the layer stage) mesh space.
 const LAYER_BLEND_LOCAL: u32 = 6u;
 const LAYER_BLEND_MESH: u32 = 7u;
+// An inertialized transition: blend time in the weight, elapsed seconds in the third word, the
+// step between its two samples (the old pose now and before) in the fourth, 0 once started.
+const LAYER_INERTIALIZE: u32 = 8u;
 const INSTANCE_LOOP: u32 = 0x80000000u;
 
 fn layer_kind(layer: LayerEntry) -> u32 {
@@ -186,7 +189,15 @@ fn layer_is_mesh(kind: u32) -> bool {
 
 // Delta slots a layer takes once it is deferred to the layer stage.
 fn layer_slots(kind: u32) -> u32 {
+    if (kind == LAYER_IK || kind == LAYER_INERTIALIZE) {
+        return 0u;
+    }
     return select(1u, 2u, kind == LAYER_DYNAMIC_MESH);
+}
+
+// Layers the pose stages (sampling, layers, curves) pass over: their own stages read them.
+fn layer_is_stage(kind: u32) -> bool {
+    return kind == LAYER_IK || kind == LAYER_INERTIALIZE;
 }
 
 // The additive math of src/additive/delta.rs, in the same order.

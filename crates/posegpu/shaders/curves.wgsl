@@ -61,7 +61,7 @@ fn main(
             value = blend_curve(first, n, curve);
             continue;
         }
-        if (kind == LAYER_IK || w <= ZERO_WEIGHT) {
+        if (layer_is_stage(kind) || w <= ZERO_WEIGHT) {
             continue;
         }
         if (kind == LAYER_BLEND_LOCAL || kind == LAYER_BLEND_MESH) {

@@ -125,7 +125,7 @@ fn main(
         let weight = layer.weight;
         e += 1u + layer_samples(layer);
         deferred = deferred || layer_is_mesh(kind);
-        if (!deferred || kind == LAYER_IK) {
+        if (!deferred || layer_is_stage(kind)) {
             continue;
         }
         let s = slot * bones;

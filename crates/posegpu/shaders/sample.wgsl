@@ -44,7 +44,7 @@ fn main(
         let weight = layer.weight;
         let first = e + 1u;
         e = first + count;
-        if (kind == LAYER_IK) {
+        if (layer_is_stage(kind)) {
             continue;
         }
         deferred = deferred || layer_is_mesh(kind);

@@ -14,9 +14,9 @@ use crate::additive::delta::ZERO_WEIGHT;
 use crate::error::{Error, Result};
 use crate::layout::{
     Entry, Head, INSTANCE_LOOP, LAYER_BASE, LAYER_BLEND_LOCAL, LAYER_BLEND_MESH,
-    LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_IK, LAYER_LOCAL, LAYER_MESH, ROOT_AXES_ALL,
-    ROOT_AXES_NONE, ROOT_AXES_PLANE, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE, ROOT_LOCK_ZERO,
-    ROOT_ROTATION_SHIFT, ROOT_TRANSLATION_SHIFT,
+    LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_IK, LAYER_INERTIALIZE, LAYER_LOCAL, LAYER_MESH,
+    ROOT_AXES_ALL, ROOT_AXES_NONE, ROOT_AXES_PLANE, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE,
+    ROOT_LOCK_ZERO, ROOT_ROTATION_SHIFT, ROOT_TRANSLATION_SHIFT,
 };
 use crate::library::{AnimLibrary, MaskId};
 use crate::model::AdditiveSpace;
@@ -119,6 +119,9 @@ pub enum LayerKind {
     /// (UE's `bMeshSpaceRotationBlend`: a branch keeps its orientation in the character's
     /// space whatever the bones above it do).
     Blend(AdditiveSpace),
+    /// An inertialized transition ([`InstanceLayers::inertialize`]): after the pose layers,
+    /// read by the inertialization stage.
+    Inertialize,
 }
 
 impl LayerKind {
@@ -132,6 +135,7 @@ impl LayerKind {
             Self::Ik => LAYER_IK,
             Self::Blend(AdditiveSpace::Local) => LAYER_BLEND_LOCAL,
             Self::Blend(AdditiveSpace::Mesh) => LAYER_BLEND_MESH,
+            Self::Inertialize => LAYER_INERTIALIZE,
         }
     }
 
@@ -145,6 +149,7 @@ impl LayerKind {
             LAYER_IK => Self::Ik,
             LAYER_BLEND_LOCAL => Self::Blend(AdditiveSpace::Local),
             LAYER_BLEND_MESH => Self::Blend(AdditiveSpace::Mesh),
+            LAYER_INERTIALIZE => Self::Inertialize,
             _ => return None,
         })
     }
@@ -163,7 +168,7 @@ impl LayerKind {
     fn slots(self) -> u32 {
         match self {
             Self::Dynamic(AdditiveSpace::Mesh) => 2,
-            Self::Ik => 0,
+            Self::Ik | Self::Inertialize => 0,
             _ => 1,
         }
     }
@@ -194,7 +199,20 @@ impl Layer<'_> {
 
     /// The layer's bone mask ([`InstanceLayers::with_mask`]); `None` weights every bone alike.
     pub fn mask(&self) -> Option<MaskId> {
-        (self.header[3] != 0).then_some(MaskId(self.header[3]))
+        (self.header[3] != 0 && self.kind != LayerKind::Inertialize)
+            .then_some(MaskId(self.header[3]))
+    }
+
+    /// An inertialized transition's blend time, seconds since it began, and the step between
+    /// its two samples (0 once it has begun); `None` for other layers.
+    pub fn inertialization(&self) -> Option<[f32; 3]> {
+        (self.kind == LayerKind::Inertialize).then(|| {
+            [
+                self.weight,
+                f32::from_bits(self.header[2]),
+                f32::from_bits(self.header[3]),
+            ]
+        })
     }
 
     /// The mask word as the stages read it (0: no mask).
@@ -221,6 +239,7 @@ pub struct PoseBatch {
     blends_or_layers: bool,
     mesh_layers: bool,
     ik: bool,
+    inertia: bool,
 }
 
 impl PoseBatch {
@@ -256,6 +275,7 @@ impl PoseBatch {
         self.blends_or_layers = false;
         self.mesh_layers = false;
         self.ik = false;
+        self.inertia = false;
     }
 
     /// The number of instances.
@@ -311,6 +331,12 @@ impl PoseBatch {
         self.ik
     }
 
+    /// True when some instance has an inertialized transition (the inertialization stage has
+    /// work).
+    pub fn has_inertia(&self) -> bool {
+        self.inertia
+    }
+
     /// The 16-byte words this batch uploads each frame: a head per instance and its entries.
     pub fn frame_words(&self) -> usize {
         self.heads.len() + self.entries.len()
@@ -348,6 +374,36 @@ impl PoseBatch {
                 if (l == 0) != (layer.kind == LayerKind::Base) {
                     let w = "the base must be the first layer, and only the first";
                     return Err(bad(instance, what(w)));
+                }
+                if let Some([blend_time, elapsed, dt]) = layer.inertialization() {
+                    let layers = batch.heads[instance].layers as usize;
+                    let next_is_ik = || {
+                        batch.layers(instance).nth(l + 1).flatten().map(|n| n.kind)
+                            == Some(LayerKind::Ik)
+                    };
+                    let problem = if !(l + 1 == layers || l + 2 == layers && next_is_ik()) {
+                        Some("it must follow every pose layer (only the IK layer after it)".into())
+                    } else if !(blend_time.is_finite() && blend_time >= 0.0) {
+                        Some(format!("blend time {blend_time} is not a finite, non-negative number of seconds"))
+                    } else if !(elapsed.is_finite()
+                        && elapsed >= 0.0
+                        && dt.is_finite()
+                        && dt >= 0.0)
+                    {
+                        Some(format!(
+                            "elapsed time {elapsed} and step {dt} must be finite and not negative"
+                        ))
+                    } else if !(layer.samples.is_empty() && dt == 0.0 || layer.samples.len() == 2) {
+                        Some(
+                            "a start takes two samples (the old pose now and one step earlier)"
+                                .into(),
+                        )
+                    } else {
+                        None
+                    };
+                    if let Some(w) = problem {
+                        return Err(bad(instance, what(&w)));
+                    }
                 }
                 if let Some(weights) = layer.ik_weights() {
                     let last = l + 1 == batch.heads[instance].layers as usize;
@@ -389,6 +445,7 @@ impl PoseBatch {
                         let w = format!("{count} samples; a dynamic additive takes 2 (pose, base)");
                         return Err(bad(instance, what(&w)));
                     }
+                    LayerKind::Inertialize => {}
                     _ if count == 0 => return Err(bad(instance, what("no samples"))),
                     _ => {}
                 }
@@ -397,6 +454,7 @@ impl PoseBatch {
                     LayerKind::Base
                     | LayerKind::Dynamic(_)
                     | LayerKind::Blend(_)
+                    | LayerKind::Inertialize
                     | LayerKind::Ik => None,
                 };
                 for (k, sample) in layer.samples().enumerate() {
@@ -524,6 +582,32 @@ impl InstanceLayers<'_> {
         self
     }
 
+    /// Adds an inertialized transition (UE5's Inertialization, after Bollo): the pose layers
+    /// before it are the new pose, and the offset to the old pose decays to nothing over
+    /// `blend_time` seconds; `elapsed` seconds have passed since it began. On the frame it
+    /// begins, `start` gives the old pose (as a clip sample now and one step earlier): the
+    /// evaluator stores each bone's offset and velocity then (in its state for this instance;
+    /// [`crate::Poses`] on the CPU) and applies it every later frame of the blend.
+    pub fn inertialize(
+        mut self,
+        blend_time: f32,
+        elapsed: f32,
+        start: Option<InertialStart>,
+    ) -> Self {
+        let (samples, dt) = match start {
+            Some(s) => (vec![s.now, s.before], s.dt),
+            None => (Vec::new(), 0.0),
+        };
+        self.push_word(
+            LayerKind::Inertialize,
+            blend_time,
+            elapsed.to_bits(),
+            &samples,
+        );
+        self.batch.entries[self.last][3] = dt.to_bits();
+        self
+    }
+
     /// Adds the instance's IK weights, its last layer: after retargeting through a plan, the
     /// legs (`weights.feet`) and the left arm (`weights.hands`) reach their goals
     /// ([`IkWeights`]). Without it an instance gets no IK. A later layer is refused by
@@ -553,6 +637,7 @@ impl InstanceLayers<'_> {
             || kind == LayerKind::Base && samples.len() == 1 && samples[0].weight > ZERO_WEIGHT;
         b.blends_or_layers |= !single;
         b.ik |= kind == LayerKind::Ik;
+        b.inertia |= kind == LayerKind::Inertialize;
         let head = b.heads.last_mut().expect("an instance was pushed");
         head.layers += 1;
         if self.deferred {
@@ -560,6 +645,18 @@ impl InstanceLayers<'_> {
             b.slots += kind.slots();
         }
     }
+}
+
+/// Where an inertialized transition begins ([`InstanceLayers::inertialize`]): the old pose as
+/// a clip sample now, and one step of `dt` seconds earlier (its velocity).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InertialStart {
+    /// The old pose now.
+    pub now: ClipSample,
+    /// The old pose one step earlier.
+    pub before: ClipSample,
+    /// The step between them, in seconds (above 0).
+    pub dt: f32,
 }
 
 /// What an in-place instance's root bone shows once its motion is taken out of the pose (UE's

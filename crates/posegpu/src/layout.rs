@@ -128,6 +128,11 @@ pub(crate) const LAYER_IK: u32 = 5;
 pub(crate) const LAYER_BLEND_LOCAL: u32 = 6;
 /// ... or in mesh space (UE's `bMeshSpaceRotationBlend`), by the layer stage.
 pub(crate) const LAYER_BLEND_MESH: u32 = 7;
+/// An inertialized transition ([`crate::batch::InstanceLayers::inertialize`]): the blend time
+/// in `weight`, the seconds since the transition in `extra`, and in `mask` the step (seconds)
+/// between its two samples, the old pose now and one step earlier; 0 once the offsets are
+/// stored. After the pose layers, before the IK layer.
+pub(crate) const LAYER_INERTIALIZE: u32 = 8;
 /// [`SampleEntry::clip_and_flags`]: the clip loops.
 pub(crate) const INSTANCE_LOOP: u32 = 1 << 31;
 pub(crate) const ROOT_LOCK_REF_POSE: u32 = 1;
@@ -736,6 +741,7 @@ mod tests {
             ("LAYER_IK", U32(LAYER_IK)),
             ("LAYER_BLEND_LOCAL", U32(LAYER_BLEND_LOCAL)),
             ("LAYER_BLEND_MESH", U32(LAYER_BLEND_MESH)),
+            ("LAYER_INERTIALIZE", U32(LAYER_INERTIALIZE)),
             ("PLAN_NO_GOAL", U32(PLAN_NO_GOAL)),
             ("IK_HAND", U32(IK_HAND)),
             ("IK_CARRIED", U32(IK_CARRIED)),
@@ -787,6 +793,7 @@ mod tests {
             ("EVENT_SEGMENT", U32(EVENT_SEGMENT)),
             ("MAX_EVENT_LAPS", U32(MAX_EVENT_LAPS)),
             ("ZERO_WEIGHT", F32(ZERO_WEIGHT)),
+            ("NO_OFFSET", F32(crate::blend::inertia::NO_OFFSET)),
             ("NO_ROTATION", F32(NO_ROTATION)),
             ("TINY", F32(TINY)),
             ("BEND_BIAS", F32(crate::retarget::ik::BEND_BIAS)),

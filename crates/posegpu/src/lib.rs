@@ -43,7 +43,9 @@ pub mod render;
 pub mod retarget;
 
 pub use additive::{make_additive, AdditiveBase};
-pub use batch::{ClipSample, Instance, LayerKind, PoseBatch, RootLock, RootMotionAxes, RootPart};
+pub use batch::{
+    ClipSample, InertialStart, Instance, LayerKind, PoseBatch, RootLock, RootMotionAxes, RootPart,
+};
 pub use blend::clips::{AimOffset, ClipBlendSpace};
 pub use blend::space::BlendSpace;
 pub use cpu::{CpuEvaluator, Crowd};

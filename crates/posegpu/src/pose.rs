@@ -20,6 +20,10 @@ pub struct Poses {
     pub curve_count: usize,
     /// Curve values (morph-target weights, parameters of the user's).
     pub curves: Vec<f32>,
+    /// The CPU evaluator's inertialization state: each bone's stored offsets while a transition
+    /// blends (the GPU keeps its own in the output chunks). Kept from frame to frame: evaluate
+    /// a crowd's frames into the same `Poses`.
+    pub(crate) inertia: Vec<Xform>,
 }
 
 impl Poses {
@@ -36,6 +40,13 @@ impl Poses {
         self.skinning.resize(n, [0.0; 12]);
         self.curve_count = curve_count;
         self.curves.resize(curve_count * instances, 0.0);
+    }
+
+    /// Sizes the inertialization state to the poses when `needed` (keeping what it holds), or
+    /// drops it.
+    pub(crate) fn keep_inertia(&mut self, needed: bool) {
+        let n = if needed { self.locals.len() } else { 0 };
+        self.inertia.resize(n, Xform::default());
     }
 
     /// Curve `curve` of `instance`.

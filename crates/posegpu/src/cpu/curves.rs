@@ -44,7 +44,7 @@ pub(super) fn instance_value(
         let w = layer.weight;
         match layer.kind {
             LayerKind::Base => value = blend(lib, layer.samples, curve),
-            LayerKind::Ik => {}
+            LayerKind::Ik | LayerKind::Inertialize => {}
             _ if w <= ZERO_WEIGHT => {}
             LayerKind::Blend(_) => {
                 let target = blend(lib, layer.samples, curve);

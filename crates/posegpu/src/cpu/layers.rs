@@ -121,7 +121,7 @@ pub(super) fn run_instance(
                     };
                 }
             }
-            LayerKind::Base | LayerKind::Ik => {}
+            LayerKind::Base | LayerKind::Ik | LayerKind::Inertialize => {}
         }
     }
 }

@@ -3,7 +3,8 @@
 
 //!
 //! One file per stage, named as its shader: `clip.rs` ↔ `clip.wgsl`, `sample.rs` ↔
-//! `sample.wgsl`, `layers.rs`, `ik.rs`, `hierarchy.rs`, `curves.rs`, `advance.rs`,
+//! `sample.wgsl`, `layers.rs`, `inertialize.rs`, `ik.rs`, `hierarchy.rs`, `curves.rs`,
+//! `advance.rs`,
 //! `root_motion.rs`, `skin.rs`, and
 //! the crowd that steps players on the CPU ([`Crowd`]).
 
@@ -13,6 +14,7 @@ pub(crate) mod crowd;
 mod curves;
 mod hierarchy;
 mod ik;
+mod inertialize;
 mod layers;
 mod root_motion;
 mod sample;
@@ -60,15 +62,25 @@ impl<'a> CpuEvaluator<'a> {
         batch.validate(self.lib)?;
         let bones = self.lib.bone_count();
         out.resize(bones, self.lib.curve_names().len(), batch.len());
+        out.keep_inertia(batch.has_inertia());
         curves::run(self.lib, batch, &mut out.curves);
         let chunk = INSTANCES_PER_TASK * bones;
+        // The inertialization state of each task's instances, where the batch has any.
+        let inertia: Vec<Option<&mut [Xform]>> = if batch.has_inertia() {
+            out.inertia.chunks_mut(chunk).map(Some).collect()
+        } else {
+            (0..batch.len().div_ceil(INSTANCES_PER_TASK))
+                .map(|_| None)
+                .collect()
+        };
         (0..batch.len())
             .into_par_iter()
             .step_by(INSTANCES_PER_TASK)
             .zip(out.locals.par_chunks_mut(chunk))
             .zip(out.component.par_chunks_mut(chunk))
             .zip(out.skinning.par_chunks_mut(chunk))
-            .for_each(|(((first, l), c), s)| {
+            .zip(inertia)
+            .for_each(|((((first, l), c), s), mut inertia)| {
                 let mut scratch = sample::Scratch::default();
                 let mut deltas = Vec::new();
                 for j in 0..l.len() / bones {
@@ -78,6 +90,10 @@ impl<'a> CpuEvaluator<'a> {
                     let l = &mut l[r.clone()];
                     sample::sample_instance(self.lib, batch, i, l, &mut deltas, &mut scratch);
                     layers::run_instance(self.lib, &batch.entries, head, l, &mut deltas);
+                    if let Some(state) = inertia.as_deref_mut() {
+                        let state = &mut state[r.clone()];
+                        inertialize::run_instance(self.lib, &batch.entries, head, l, state);
+                    }
                     ik::run_instance(self.lib, &batch.entries, head, l);
                     hierarchy::run_instance(self.lib, l, &mut c[r.clone()], &mut s[r]);
                 }
@@ -91,10 +107,20 @@ impl<'a> CpuEvaluator<'a> {
         batch.validate(self.lib)?;
         let bones = self.lib.bone_count();
         out.resize(bones, self.lib.curve_names().len(), batch.len());
+        out.keep_inertia(batch.has_inertia());
         let mut deltas = vec![Xform::default(); batch.slot_count() as usize * bones];
         curves::run(self.lib, batch, &mut out.curves);
         sample::run(self.lib, batch, &mut out.locals, &mut deltas);
         layers::run(self.lib, batch, &mut out.locals, &mut deltas);
+        if batch.has_inertia() {
+            let parts = out
+                .locals
+                .chunks_exact_mut(bones)
+                .zip(out.inertia.chunks_exact_mut(bones));
+            for (head, (l, state)) in batch.heads.iter().zip(parts) {
+                inertialize::run_instance(self.lib, &batch.entries, head, l, state);
+            }
+        }
         ik::run(self.lib, batch, &mut out.locals);
         hierarchy::run(self.lib, &out.locals, &mut out.component, &mut out.skinning);
         Ok(())

@@ -75,7 +75,7 @@ pub(crate) fn sample_instance(
     let bones = lib.bone_count();
     let head = &batch.heads[instance];
     for layer in batch::layers(&batch.entries, head).map_while(|l| l) {
-        if layer.kind == LayerKind::Ik
+        if matches!(layer.kind, LayerKind::Ik | LayerKind::Inertialize)
             || layer.kind != LayerKind::Base && layer.weight <= ZERO_WEIGHT
         {
             continue;

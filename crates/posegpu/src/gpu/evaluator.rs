@@ -21,7 +21,7 @@ const XFORM_BYTES: u64 = std::mem::size_of::<Xform>() as u64;
 const MAT_BYTES: u64 = std::mem::size_of::<Mat3x4>() as u64;
 const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
 /// The evaluator's passes (sample, layers, IK, hierarchy), each timed when timestamps exist.
-pub(crate) const EVAL_PASSES: u32 = 5;
+pub(crate) const EVAL_PASSES: u32 = 6;
 
 /// Limits below the device's, to force the splitting paths (tests use them), or to keep
 /// buffers small.
@@ -43,6 +43,8 @@ pub struct PassTimes {
     pub sample_ns: f64,
     /// 0 when no instance had a mesh-space layer (the pass did not run).
     pub layers_ns: f64,
+    /// The inertialization pass; 0 when no instance had an inertialized transition.
+    pub inertialize_ns: f64,
     /// The IK pass; 0 when no instance had IK weights or the library has no IK chains (the
     /// pass did not run).
     pub ik_ns: f64,
@@ -55,7 +57,12 @@ pub struct PassTimes {
 impl PassTimes {
     /// The sum of the passes, in nanoseconds.
     pub fn total_ns(&self) -> f64 {
-        self.sample_ns + self.layers_ns + self.ik_ns + self.hierarchy_ns + self.curves_ns
+        self.sample_ns
+            + self.layers_ns
+            + self.inertialize_ns
+            + self.ik_ns
+            + self.hierarchy_ns
+            + self.curves_ns
     }
 }
 
@@ -85,9 +92,12 @@ pub struct OutputChunk {
     pub(crate) frame: wgpu::Buffer,
     /// Delta slots of deferred layers (grown on demand; 48 bytes when there are none).
     deltas: wgpu::Buffer,
+    /// Inertialization offsets, 48 bytes per bone (made the first time a batch has a
+    /// transition; 48 bytes before). Kept from frame to frame.
+    inertia: wgpu::Buffer,
     params: wgpu::Buffer,
     /// One per pipeline.
-    groups: [wgpu::BindGroup; 6],
+    groups: [wgpu::BindGroup; 7],
 }
 
 pub(crate) struct Assets {
@@ -108,8 +118,8 @@ pub struct GpuEvaluator {
     queue: wgpu::Queue,
     lib: AnimLibrary,
     assets: Assets,
-    /// sample (one clip per instance), sample, layers, ik, hierarchy, curves.
-    pipelines: [StagePipeline; 6],
+    /// sample (one clip per instance), sample, layers, inertialize, ik, hierarchy, curves.
+    pipelines: [StagePipeline; 7],
     chunks: Vec<OutputChunk>,
     instances_per_chunk: usize,
     max_binding: u64,
@@ -121,6 +131,8 @@ pub struct GpuEvaluator {
     /// Whether the last batch written has IK layers and the library IK chains (the IK stage
     /// runs).
     ik_needed: bool,
+    /// Whether the last batch written has inertialized transitions.
+    inertia_needed: bool,
     timer: Option<PassTimer>,
 }
 
@@ -210,6 +222,7 @@ impl GpuEvaluator {
             pipeline("sample", &[("SINGLE_CLIP", 1.0)]),
             pipeline("sample", &[]),
             pipeline("layers", &[]),
+            pipeline("inertialize", &[]),
             pipeline("ik", &[]),
             pipeline("hierarchy", &[]),
             pipeline("curves", &[]),
@@ -233,6 +246,7 @@ impl GpuEvaluator {
             blends_or_layers: false,
             layers_needed: false,
             ik_needed: false,
+            inertia_needed: false,
             timer,
         };
         evaluator.reserve(capacity.max(1))?;
@@ -366,8 +380,9 @@ impl GpuEvaluator {
         // Two entries per instance: a header and a clip, the most common frame.
         let frame = self.frame_buffer(n * 3 * ENTRY_BYTES);
         let deltas = self.frame_buffer(XFORM_BYTES);
+        let inertia = self.frame_buffer(XFORM_BYTES);
         let outputs = [&locals, &component, &skinning, &curves];
-        let groups = self.bind_groups(&params, &frame, &deltas, outputs);
+        let groups = self.bind_groups(&params, &frame, &deltas, &inertia, outputs);
         OutputChunk {
             first,
             count: 0,
@@ -378,6 +393,7 @@ impl GpuEvaluator {
             curves,
             frame,
             deltas,
+            inertia,
             params,
             groups,
         }
@@ -398,13 +414,14 @@ impl GpuEvaluator {
         params: &wgpu::Buffer,
         frame: &wgpu::Buffer,
         deltas: &wgpu::Buffer,
+        inertia: &wgpu::Buffer,
         [locals, component, skinning, curves]: [&wgpu::Buffer; 4],
-    ) -> [wgpu::BindGroup; 6] {
+    ) -> [wgpu::BindGroup; 7] {
         let a = &self.assets;
         let group = |pipeline: &StagePipeline, buffers: &[&wgpu::Buffer]| {
             pipeline.bind(&self.device, buffers)
         };
-        let [plain, sample, layers, ik, hierarchy, curve] = &self.pipelines;
+        let [plain, sample, layers, inertialize, ik, hierarchy, curve] = &self.pipelines;
         let sampling = [
             params,
             frame,
@@ -420,6 +437,8 @@ impl GpuEvaluator {
             group(plain, &sampling),
             group(sample, &sampling),
             group(layers, &[params, frame, &a.parents, locals, deltas]),
+            // The inertialization stage binds what sampling does, its state in the deltas'.
+            group(inertialize, &[&sampling[..8], &[inertia]].concat()),
             // The IK stage binds what sampling does, with the IK table in the deltas' place.
             group(ik, &[&sampling[..8], &[&a.ik]].concat()),
             group(
@@ -492,13 +511,16 @@ impl GpuEvaluator {
         }
         // Only a frame that grows buffers creates anything that can fail validation: the
         // others write and return without waiting on the device (an error scope's pop does).
-        let grows = frames
-            .iter()
-            .zip(&self.chunks)
-            .any(|((_, _, f, d), c)| *f > c.frame.size() || *d > c.deltas.size());
+        let inertia_bytes = |c: &OutputChunk| {
+            u64::from(batch.has_inertia()) * c.capacity as u64 * bones * XFORM_BYTES
+        };
+        let grows = frames.iter().zip(&self.chunks).any(|((_, _, f, d), c)| {
+            *f > c.frame.size() || *d > c.deltas.size() || inertia_bytes(c) > c.inertia.size()
+        });
         let scope = grows.then(|| ErrorScope::push(&self.device));
         for (k, (rebased, own, frame_bytes, delta_bytes)) in frames.into_iter().enumerate() {
-            self.fit_chunk(k, frame_bytes, delta_bytes);
+            let inertia = inertia_bytes(&self.chunks[k]);
+            self.fit_chunk(k, frame_bytes, delta_bytes, inertia);
             let chunk = &mut self.chunks[k];
             chunk.count = rebased.len();
             // Heads, then the entries straight from the batch (no copy).
@@ -523,33 +545,38 @@ impl GpuEvaluator {
         self.blends_or_layers = !batch.is_single_clips();
         self.layers_needed = batch.has_mesh_layers();
         self.ik_needed = batch.has_ik() && !self.lib.data().ik.is_empty();
+        self.inertia_needed = batch.has_inertia();
         scope.map_or(Ok(()), ErrorScope::pop)
     }
 
     /// Grows chunk `k`'s frame and delta buffers to hold the given bytes (by half again, so a
     /// slowly growing crowd does not reallocate every frame) and rebinds them.
-    fn fit_chunk(&mut self, k: usize, frame_bytes: u64, delta_bytes: u64) {
+    fn fit_chunk(&mut self, k: usize, frame_bytes: u64, delta_bytes: u64, inertia_bytes: u64) {
         let grown = |size: u64| (size + size / 2).min(self.max_binding);
         let chunk = &self.chunks[k];
         let frame =
             (frame_bytes > chunk.frame.size()).then(|| self.frame_buffer(grown(frame_bytes)));
         let deltas =
             (delta_bytes > chunk.deltas.size()).then(|| self.frame_buffer(grown(delta_bytes)));
-        if frame.is_none() && deltas.is_none() {
+        // The whole chunk's at once: the state must not move while transitions blend.
+        let inertia =
+            (inertia_bytes > chunk.inertia.size()).then(|| self.frame_buffer(inertia_bytes));
+        if frame.is_none() && deltas.is_none() && inertia.is_none() {
             return;
         }
         let frame = frame.as_ref().unwrap_or(&chunk.frame);
         let deltas = deltas.as_ref().unwrap_or(&chunk.deltas);
+        let inertia = inertia.as_ref().unwrap_or(&chunk.inertia);
         let outputs = [
             &chunk.locals,
             &chunk.component,
             &chunk.skinning,
             &chunk.curves,
         ];
-        let groups = self.bind_groups(&chunk.params, frame, deltas, outputs);
-        let (frame, deltas) = (frame.clone(), deltas.clone());
+        let groups = self.bind_groups(&chunk.params, frame, deltas, inertia, outputs);
+        let (frame, deltas, inertia) = (frame.clone(), deltas.clone(), inertia.clone());
         let chunk = &mut self.chunks[k];
-        (chunk.frame, chunk.deltas, chunk.groups) = (frame, deltas, groups);
+        (chunk.frame, chunk.deltas, chunk.inertia, chunk.groups) = (frame, deltas, inertia, groups);
     }
 
     /// Records the sampling, layer (when needed) and hierarchy passes for the batch last
@@ -569,12 +596,16 @@ impl GpuEvaluator {
         let stages: [(&str, u64); EVAL_PASSES as usize] = [
             ("sample", bones),
             ("layers", 1),
+            ("inertialize", bones),
             ("ik", 1),
             ("hierarchy", 1),
             ("curves", self.curve_count()),
         ];
         for (k, (label, per_instance)) in stages.into_iter().enumerate() {
-            if k == 1 && !self.layers_needed || k == 2 && !self.ik_needed || per_instance == 0 {
+            let skipped = k == 1 && !self.layers_needed
+                || k == 2 && !self.inertia_needed
+                || k == 3 && !self.ik_needed;
+            if skipped || per_instance == 0 {
                 continue;
             }
             let timestamp_writes = timer.map(|(t, first)| t.writes(first + k as u32));
@@ -645,10 +676,11 @@ impl GpuEvaluator {
         PassTimes {
             sample_ns: spans[0],
             layers_ns: if self.layers_needed { spans[1] } else { 0.0 },
-            ik_ns: if self.ik_needed { spans[2] } else { 0.0 },
-            hierarchy_ns: spans[3],
+            inertialize_ns: if self.inertia_needed { spans[2] } else { 0.0 },
+            ik_ns: if self.ik_needed { spans[3] } else { 0.0 },
+            hierarchy_ns: spans[4],
             curves_ns: if self.curve_count() > 0 {
-                spans[4]
+                spans[5]
             } else {
                 0.0
             },

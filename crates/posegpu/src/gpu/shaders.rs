@@ -65,6 +65,24 @@ pub(crate) const STAGES: &[Stage] = &[
         visibility: COMPUTE,
     },
     Stage {
+        name: "inertialize",
+        shared: &[CLIP],
+        body: include_str!("../../shaders/inertialize.wgsl"),
+        // params, frame, clips, channels, times, values, retarget, locals, inertia
+        bindings: &[
+            (0, Uniform),
+            (1, RO),
+            (2, RO),
+            (3, RO),
+            (4, RO),
+            (5, RO),
+            (6, RO),
+            (7, RW),
+            (8, RW),
+        ],
+        visibility: COMPUTE,
+    },
+    Stage {
         name: "ik",
         shared: &[CLIP],
         body: include_str!("../../shaders/ik.wgsl"),

@@ -1,0 +1,54 @@
+//! CPU twin of `shaders/inertialize.wgsl`: per instance with an inertialized transition, after
+//! the pose layers and before IK. On the frame it begins, each bone's offset to the old pose
+//! (sampled now and one step earlier) is stored in the instance's state; on every frame of the
+//! blend it is added to the new pose as the quintic has it then ([`crate::blend::inertia`]).
+
+use super::clip::{KeySearch, Prepared};
+use crate::batch::{self, ClipSample, LayerKind};
+use crate::blend::inertia::{apply, start};
+use crate::layout::{Entry, Head, Xform};
+use crate::library::AnimLibrary;
+use crate::model::map_time;
+
+/// One instance: `locals` after its pose layers, `state` its stored offsets (one per bone).
+pub(super) fn run_instance(
+    lib: &AnimLibrary,
+    entries: &[Entry],
+    head: &Head,
+    locals: &mut [Xform],
+    state: &mut [Xform],
+) {
+    let layer = batch::layers(entries, head)
+        .map_while(|l| l)
+        .find(|l| l.kind == LayerKind::Inertialize);
+    let Some([blend_time, elapsed, dt]) = layer.and_then(|l| l.inertialization()) else {
+        return;
+    };
+    if blend_time <= 0.0 {
+        return;
+    }
+    let layer = layer.expect("found above");
+    if dt > 0.0 {
+        let prepared = |e: &Entry| {
+            let s = ClipSample::from_entry(e);
+            let clip = s.clip as usize;
+            Prepared {
+                clip,
+                time: map_time(s.time, lib.data().clips[clip].duration, s.looping),
+                weight: s.weight,
+                root_lock: s.root_lock,
+                root_axes: s.root_axes,
+            }
+        };
+        let (now, before) = (prepared(&layer.samples[0]), prepared(&layer.samples[1]));
+        let (mut a, mut b) = (KeySearch::default(), KeySearch::default());
+        for (bone, (x, s)) in locals.iter().zip(state.iter_mut()).enumerate() {
+            let old = now.bone(lib, bone, &mut a);
+            let earlier = before.bone(lib, bone, &mut b);
+            *s = start(&old, &earlier, &(*x).into(), dt, blend_time);
+        }
+    }
+    for (x, s) in locals.iter_mut().zip(state.iter()) {
+        *x = apply(s, &(*x).into(), elapsed).into();
+    }
+}

@@ -1,0 +1,166 @@
+//! Inertialized transitions: the pose continuous at the start (the old pose), the offset
+//! decaying as Bollo's quintic says at chosen times, nothing left at the end; GPU against CPU
+//! frame after frame on real clips; crowds switching clips by inertialization and by
+//! crossfade; bad transitions as typed errors.
+
+mod common;
+
+use posegpu::blend::inertia::{decay, offset};
+use posegpu::{
+    AnimLibrary, Asset, Clip, ClipSample, CpuEvaluator, Deviation, Error, GpuEvaluator, GpuOptions,
+    InertialStart, PoseBatch, Poses,
+};
+
+const DT: f32 = 1.0 / 30.0;
+const BLEND: f32 = 0.3;
+
+fn knight() -> (Asset, AnimLibrary, u32, u32) {
+    let path = common::anim_data().join("gltf/kaykit-adventurers/Knight.glb");
+    let asset = posegpu::import::load(&path).unwrap();
+    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let clip = |n: &str| Clip::find(&asset.clips, n).unwrap() as u32;
+    let (walk, idle) = (clip("Walking_A"), clip("Idle"));
+    (asset, lib, walk, idle)
+}
+
+/// Frame `k` of instances switching from `old` (at `t_old` when the transition begins) to
+/// `new` (from `t_new`), one per start offset in `starts`.
+fn frame(old: u32, new: u32, starts: &[f32], k: usize) -> PoseBatch {
+    let mut batch = PoseBatch::new();
+    for &s in starts {
+        let elapsed = k as f32 * DT;
+        let start = (k == 0).then(|| InertialStart {
+            now: ClipSample::new(old, s, true),
+            before: ClipSample::new(old, s - DT, true),
+            dt: DT,
+        });
+        batch
+            .push_clip(new, 0.2 + s + elapsed, true)
+            .inertialize(BLEND, elapsed, start);
+    }
+    batch
+}
+
+fn plain(clip: u32, time: f32) -> Poses {
+    let (_, lib, _, _) = knight();
+    let mut poses = Poses::default();
+    CpuEvaluator::new(&lib)
+        .evaluate(&[ClipSample::new(clip, time, true)], &mut poses)
+        .unwrap();
+    poses
+}
+
+#[test]
+fn the_transition_starts_on_the_old_pose_and_ends_on_the_new() {
+    let (asset, lib, walk, idle) = knight();
+    let cpu = CpuEvaluator::new(&lib);
+    let mut poses = Poses::default();
+    let extent = asset.skeleton.extent();
+    let s = 0.4;
+    for k in 0..=10 {
+        cpu.evaluate_batch(&frame(walk, idle, &[s], k), &mut poses)
+            .unwrap();
+        let elapsed = k as f32 * DT;
+        if k == 0 {
+            // The old pose, exactly where it was: no pop.
+            let old = plain(walk, s);
+            let d = Deviation::between(&poses, &old).relative(extent);
+            assert!(d < 1e-4, "start differs from the old pose by {d:e}");
+        }
+        if elapsed >= BLEND {
+            let new = plain(idle, 0.2 + s + elapsed);
+            let d = Deviation::between(&poses, &new).relative(extent);
+            assert!(d < 1e-5, "{elapsed}: the new pose differs by {d:e}");
+        }
+    }
+}
+
+#[test]
+fn each_bone_moves_as_bollos_quintic_says() {
+    // The translation offset of every bone, measured against the new pose, against the quintic
+    // of its start written out with the public formulas.
+    let (asset, lib, walk, idle) = knight();
+    let cpu = CpuEvaluator::new(&lib);
+    let s = 0.4;
+    let old = plain(walk, s);
+    let before = plain(walk, s - DT);
+    let new0 = plain(idle, 0.2 + s);
+    let mut poses = Poses::default();
+    let bones = asset.skeleton.len();
+    let mut checked = 0;
+    for k in 0..6 {
+        cpu.evaluate_batch(&frame(walk, idle, &[s], k), &mut poses)
+            .unwrap();
+        let elapsed = k as f32 * DT;
+        let new = plain(idle, 0.2 + s + elapsed);
+        for b in 0..bones {
+            let d = old.local(0, b).translation - new0.local(0, b).translation;
+            if d.length() < 1e-3 {
+                continue;
+            }
+            let n = d.normalize();
+            let d_before = before.local(0, b).translation - new0.local(0, b).translation;
+            let [x0, v0, t1] = offset(d.length(), d_before.dot(n), DT, BLEND);
+            let want = new.local(0, b).translation + n * decay(x0, v0, t1, elapsed);
+            let got = poses.local(0, b).translation;
+            assert!(
+                got.distance(want) < 1e-5,
+                "bone {b} at {elapsed}: {got} against {want}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 10, "only {checked} offsets to check");
+}
+
+#[test]
+fn transitions_run_the_same_on_the_gpu_frame_after_frame() {
+    let Some(ctx) = common::gpu() else { return };
+    let (asset, lib, walk, idle) = knight();
+    let starts: Vec<f32> = (0..24).map(|i| i as f32 * 0.11).collect();
+    let cpu = CpuEvaluator::new(&lib);
+    let mut gpu = GpuEvaluator::new(&ctx, &lib, starts.len(), &GpuOptions::default()).unwrap();
+    let mut poses = Poses::default();
+    for k in 0..12 {
+        let batch = frame(walk, idle, &starts, k);
+        cpu.evaluate_batch(&batch, &mut poses).unwrap();
+        gpu.evaluate_batch(&batch).unwrap();
+        let have = gpu.read_back().unwrap();
+        let d = Deviation::between(&have, &poses).relative(asset.skeleton.extent());
+        assert!(
+            d <= common::TOLERANCE,
+            "frame {k}: GPU and CPU differ by {d:e}"
+        );
+    }
+}
+
+#[test]
+fn bad_transitions_are_typed_errors() {
+    let (_, lib, walk, idle) = knight();
+    let cpu = CpuEvaluator::new(&lib);
+    let check = |batch: PoseBatch, needle: &str| {
+        let e = cpu
+            .evaluate_batch(&batch, &mut Poses::default())
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::BadInstance { .. }) && e.to_string().contains(needle),
+            "{e}"
+        );
+    };
+    let mut b = PoseBatch::new();
+    b.push_clip(idle, 0.0, true).inertialize(-0.2, 0.0, None);
+    check(b, "blend time -0.2");
+    let mut b = PoseBatch::new();
+    b.push_clip(idle, 0.0, true)
+        .inertialize(0.2, 0.0, None)
+        .additive(
+            posegpu::AdditiveSpace::Local,
+            1.0,
+            &[ClipSample::new(walk, 0.0, true)],
+        );
+    check(b, "it must follow every pose layer");
+    let mut b = PoseBatch::new();
+    b.push_clip(idle, 0.0, true)
+        .inertialize(0.2, f32::NAN, None);
+    check(b, "must be finite");
+}
