@@ -195,6 +195,14 @@ fn main(
             emit_crossings(g.instance, k, p, s);
         }
     }
+    // An instance with transitions: its inertialization layer's two samples, the outgoing
+    // player now and before this step (the host writes the layer's header).
+    if ((g.flags & GROUP_TRANSITIONS) != 0u) {
+        let p = players[first + 1u];
+        let old_lock = select(0u, lock, extracts(g, p.track));
+        frame[p.entry + 2u] = sample_word(locate(p.track, p.position, 1.0, old_lock));
+        frame[p.entry + 3u] = sample_word(locate(p.track, p.step_start, 1.0, old_lock));
+    }
     if (finished) {
         let n = atomicAdd(&events[0], 1u);
         atomicStore(&events[1u + n], g.instance);

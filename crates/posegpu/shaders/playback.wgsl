@@ -66,6 +66,8 @@ const GROUP_SYNC: u32 = 1u;
 const GROUP_ROOT_MOTION: u32 = 2u;
 const GROUP_MONTAGES_ONLY: u32 = 4u;
 const GROUP_IGNORE_MOTION: u32 = 8u;
+// The second player is the outgoing one; the frame's inertialization layer follows its sample.
+const GROUP_TRANSITIONS: u32 = 16u;
 const TRACK_MONTAGE: u32 = 1u;
 
 @group(0) @binding(0) var<uniform> crowd: CrowdParams;

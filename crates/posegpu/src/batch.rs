@@ -608,6 +608,25 @@ impl InstanceLayers<'_> {
         self
     }
 
+    /// The same with both samples always present (a crowd's frame keeps its layout): `start.dt`
+    /// 0 means the transition has begun already.
+    pub(crate) fn inertialize_with(
+        mut self,
+        blend_time: f32,
+        elapsed: f32,
+        start: InertialStart,
+    ) -> Self {
+        let samples = [start.now, start.before];
+        self.push_word(
+            LayerKind::Inertialize,
+            blend_time,
+            elapsed.to_bits(),
+            &samples,
+        );
+        self.batch.entries[self.last][3] = start.dt.to_bits();
+        self
+    }
+
     /// Adds the instance's IK weights, its last layer: after retargeting through a plan, the
     /// legs (`weights.feet`) and the left arm (`weights.hands`) reach their goals
     /// ([`IkWeights`]). Without it an instance gets no IK. A later layer is refused by

@@ -428,6 +428,9 @@ pub(crate) const GROUP_MONTAGES_ONLY: u32 = 4;
 /// [`GroupData::flags`]: the root motion is extracted and reported, but the placement does not
 /// move (UE's ignore root motion).
 pub(crate) const GROUP_IGNORE_MOTION: u32 = 8;
+/// [`GroupData::flags`]: the instance's second player is its outgoing one, and its frame ends
+/// with an inertialization layer whose two samples the advance stage writes from it.
+pub(crate) const GROUP_TRANSITIONS: u32 = 16;
 /// An event record's kind (`[instance, player, kind, payload]`): a notify passed (payload: its
 /// id), a looping track wrapped, a montage segment entered (payload: the segment).
 pub(crate) const EVENT_NOTIFY: u32 = 0;
@@ -787,6 +790,7 @@ mod tests {
             ("GROUP_ROOT_MOTION", U32(GROUP_ROOT_MOTION)),
             ("GROUP_MONTAGES_ONLY", U32(GROUP_MONTAGES_ONLY)),
             ("GROUP_IGNORE_MOTION", U32(GROUP_IGNORE_MOTION)),
+            ("GROUP_TRANSITIONS", U32(GROUP_TRANSITIONS)),
             ("TRACK_MONTAGE", U32(TRACK_MONTAGE)),
             ("EVENT_NOTIFY", U32(EVENT_NOTIFY)),
             ("EVENT_LOOPED", U32(EVENT_LOOPED)),

@@ -60,6 +60,7 @@ pub use model::{
 };
 pub use playback::{
     Agent, Event, EventKind, Montage, PlayRate, Player, RootMotionMode, Segment, TrackId,
+    Transition,
 };
 pub use pose::{Deviation, Poses};
 pub use retarget::{BoneMapping, IkWeights, Rig, TranslationMode};

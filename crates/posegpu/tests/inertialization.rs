@@ -7,8 +7,8 @@ mod common;
 
 use posegpu::blend::inertia::{decay, offset};
 use posegpu::{
-    AnimLibrary, Asset, Clip, ClipSample, CpuEvaluator, Deviation, Error, GpuEvaluator, GpuOptions,
-    InertialStart, PoseBatch, Poses,
+    Agent, AnimLibrary, Asset, Clip, ClipSample, CpuEvaluator, Crowd, Deviation, Error, GpuCrowd,
+    GpuEvaluator, GpuOptions, InertialStart, Player, PoseBatch, Poses, Transition,
 };
 
 const DT: f32 = 1.0 / 30.0;
@@ -163,4 +163,126 @@ fn bad_transitions_are_typed_errors() {
     b.push_clip(idle, 0.0, true)
         .inertialize(0.2, f32::NAN, None);
     check(b, "must be finite");
+}
+
+/// A crowd of `n` instances walking, with room for transitions.
+fn walking_crowd(lib: &AnimLibrary, walk: u32, n: usize) -> Crowd {
+    let mut crowd = Crowd::new(lib);
+    for i in 0..n {
+        let player = Player::new(walk).starting_at(i as f32 * 0.07);
+        crowd.add(&Agent::new(player).with_transitions()).unwrap();
+    }
+    crowd
+}
+
+fn evaluate_crowd(lib: &AnimLibrary, crowd: &Crowd, poses: &mut Poses) {
+    CpuEvaluator::new(lib)
+        .evaluate_batch(&crowd.batch(), poses)
+        .unwrap();
+}
+
+#[test]
+fn a_crowd_switches_clips_without_a_pop_by_either_transition() {
+    let (asset, lib, walk, idle) = knight();
+    let extent = asset.skeleton.extent();
+    for kind in [Transition::Inertialize, Transition::Crossfade] {
+        let mut crowd = walking_crowd(&lib, walk, 1);
+        let mut still_walking = walking_crowd(&lib, walk, 1);
+        let mut poses = Poses::default();
+        for _ in 0..3 {
+            for c in [&mut crowd, &mut still_walking] {
+                c.advance(&lib, DT).unwrap();
+            }
+            evaluate_crowd(&lib, &crowd, &mut poses);
+        }
+        crowd
+            .transition_to(0, Player::new(idle), BLEND, kind)
+            .unwrap();
+        let mut idling = Crowd::new(&lib);
+        idling.add(&Agent::new(Player::new(idle))).unwrap();
+        let (mut walking_pose, mut idle_pose) = (Poses::default(), Poses::default());
+        for k in 0..14 {
+            for c in [&mut crowd, &mut still_walking, &mut idling] {
+                c.advance(&lib, DT).unwrap();
+            }
+            evaluate_crowd(&lib, &crowd, &mut poses);
+            evaluate_crowd(&lib, &still_walking, &mut walking_pose);
+            evaluate_crowd(&lib, &idling, &mut idle_pose);
+            let to_walk = Deviation::between(&poses, &walking_pose).relative(extent);
+            let to_idle = Deviation::between(&poses, &idle_pose).relative(extent);
+            if k == 0 {
+                // The step it begins: still the walk (the crossfade's new weight is 0).
+                assert!(
+                    to_walk < 1e-4,
+                    "{kind:?}: the first frame is off the walk by {to_walk:e}"
+                );
+            }
+            if (k as f32) * DT > BLEND + 1e-4 {
+                assert!(
+                    to_idle < 1e-5,
+                    "{kind:?}, step {k}: off the idle by {to_idle:e}"
+                );
+            }
+        }
+        // The outgoing player is gone.
+        assert_eq!(crowd.players(0)[1].weight, 0.0);
+    }
+}
+
+#[test]
+fn crowd_transitions_run_the_same_on_the_gpu() {
+    let Some(ctx) = common::gpu() else { return };
+    let (asset, lib, walk, idle) = knight();
+    let mut cpu = walking_crowd(&lib, walk, 10);
+    let mut gpu = GpuCrowd::new(&ctx, &lib, &cpu, &GpuOptions::default()).unwrap();
+    let mut poses = Poses::default();
+    for step in 0..14 {
+        if step == 3 {
+            for i in 0..10 {
+                let kind = [Transition::Inertialize, Transition::Crossfade][i % 2];
+                let blend = [0.2, 0.35, 0.0][i % 3];
+                let player = Player::new(idle).starting_at(i as f32 * 0.05);
+                cpu.transition_to(i, player, blend, kind).unwrap();
+                gpu.transition_to(i, player, blend, kind).unwrap();
+            }
+        }
+        cpu.advance(&lib, DT).unwrap();
+        gpu.advance(DT).unwrap();
+        evaluate_crowd(&lib, &cpu, &mut poses);
+        let have = gpu.evaluator().read_back().unwrap();
+        let d = Deviation::between(&have, &poses).relative(asset.skeleton.extent());
+        assert!(
+            d <= common::TOLERANCE,
+            "step {step}: GPU and CPU differ by {d:e}"
+        );
+    }
+}
+
+#[test]
+fn bad_crowd_transitions_are_typed_errors_and_change_nothing() {
+    let (_, lib, walk, idle) = knight();
+    let mut crowd = Crowd::new(&lib);
+    crowd.add(&Agent::new(Player::new(walk))).unwrap();
+    crowd
+        .add(&Agent::new(Player::new(walk)).with_transitions())
+        .unwrap();
+    let before = crowd.clone();
+    let new = Player::new(idle);
+    for (instance, blend, needle) in [
+        (0, 0.2, "without transitions"),
+        (1, -0.1, "blend time -0.1"),
+        (1, f32::NAN, "blend time NaN"),
+        (5, 0.2, "no such instance"),
+    ] {
+        let e = crowd
+            .transition_to(instance, new, blend, Transition::Inertialize)
+            .unwrap_err();
+        assert!(e.to_string().contains(needle), "{e}");
+        assert_eq!(crowd, before);
+    }
+    let pair = [Player::new(walk), Player::new(idle)];
+    let e = crowd
+        .add(&Agent::blend(&pair).with_transitions())
+        .unwrap_err();
+    assert!(e.to_string().contains("one player"), "{e}");
 }

@@ -6,12 +6,17 @@ use super::advance::{advance_group, crossings};
 use super::root_motion::step_motion;
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{ClipSample, PoseBatch, RootLock, RootMotionAxes};
+use crate::batch::{InertialStart, InstanceLayers};
 use crate::blend::pose::{blend_with, kept_weights};
 use crate::error::{Error, Result};
-use crate::layout::{GROUP_IGNORE_MOTION, GROUP_MONTAGES_ONLY, GROUP_ROOT_MOTION, GROUP_SYNC};
+use crate::layout::{
+    GROUP_IGNORE_MOTION, GROUP_MONTAGES_ONLY, GROUP_ROOT_MOTION, GROUP_SYNC, GROUP_TRANSITIONS,
+};
 use crate::library::AnimLibrary;
 use crate::math::Transform;
-use crate::playback::{Agent, Event, Montage, Player, RootMotionMode, Timeline, TrackId};
+use crate::playback::{
+    Agent, Event, Montage, Player, RootMotionMode, Timeline, TrackId, Transition,
+};
 use crate::retarget::IkWeights;
 
 /// An instance's players: `first .. first + count` of the crowd's players.
@@ -23,6 +28,71 @@ pub(crate) struct Group {
     pub flags: u32,
     /// The instance's IK weights, when it has them.
     pub ik: Option<IkWeights>,
+    /// The transition under way ([`Crowd::transition_to`]).
+    pub transition: Option<TransitionState>,
+}
+
+/// A transition under way: how, its blend time, the seconds since it began, and for an
+/// inertialization the step it began with (its length and the old player's position before
+/// it: the old pose's velocity).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct TransitionState {
+    pub kind: Transition,
+    pub blend_time: f32,
+    pub elapsed: f32,
+    pub phase: Phase,
+    pub dt: f32,
+    pub before: f32,
+}
+
+/// Where a transition is: asked for (its first step is the next), on the step it began (the
+/// offsets are measured when it is evaluated), or blending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Asked,
+    Starting,
+    Blending,
+}
+
+impl TransitionState {
+    /// One step of `dt` (`before`: the outgoing player's position before it); true once the
+    /// transition is over.
+    pub(crate) fn step(&mut self, dt: f32, before: f32) -> bool {
+        match self.phase {
+            Phase::Asked => {
+                self.phase = Phase::Starting;
+                // A step of 0 measures no velocity (a tiny step keeps the start's marker).
+                self.dt = dt.max(1e-6);
+                self.before = before;
+            }
+            Phase::Starting | Phase::Blending => {
+                self.phase = Phase::Blending;
+                self.elapsed += dt;
+            }
+        }
+        self.elapsed >= self.blend_time
+    }
+
+    /// An inertialization layer's blend time, elapsed seconds and start step for `transition`
+    /// (idle, all 0, between transitions, for crossfades, and until one begins).
+    pub(crate) fn layer_words(transition: Option<Self>) -> [f32; 3] {
+        match transition {
+            Some(t) if t.kind == Transition::Inertialize && t.phase != Phase::Asked => {
+                let dt = if t.phase == Phase::Starting {
+                    t.dt
+                } else {
+                    0.0
+                };
+                [t.blend_time, t.elapsed, dt]
+            }
+            _ => [0.0; 3],
+        }
+    }
+
+    /// The new player's crossfade weight now.
+    pub(crate) fn alpha(&self) -> f32 {
+        (self.elapsed / self.blend_time).clamp(0.0, 1.0)
+    }
 }
 
 impl Group {
@@ -150,13 +220,22 @@ impl Crowd {
             | (u32::from(agent.root_motion) * GROUP_ROOT_MOTION)
             | mode
             | (lock | axes) << 8;
+        if agent.transitions && agent.players.len() != 1 {
+            let w = "transitions need an agent of one player (it gets a second, the outgoing)";
+            return Err(bad(instance, w.into()));
+        }
+        let flags = flags | (u32::from(agent.transitions) * GROUP_TRANSITIONS);
         self.groups.push(Group {
             first: self.players.len() as u32,
-            count: agent.players.len() as u32,
+            count: agent.players.len() as u32 + u32::from(agent.transitions),
             flags,
             ik: agent.ik,
+            transition: None,
         });
         self.players.extend_from_slice(&agent.players);
+        if agent.transitions {
+            self.players.push(agent.players[0].with_weight(0.0));
+        }
         self.motion.push(Transform::IDENTITY);
         self.placements.push(Transform::IDENTITY);
         Ok(instance)
@@ -206,6 +285,66 @@ impl Crowd {
     /// Every player, instance after instance.
     pub fn all_players(&self) -> &[Player] {
         &self.players
+    }
+
+    /// Switches `instance` (added [`Agent::with_transitions`]) to `player` over `blend_time`
+    /// seconds: its current player becomes the outgoing one, and the transition begins with
+    /// the next step. A blend time of 0 switches at once. An instance without transitions, a
+    /// bad player, or a blend time that is negative or not finite is an error, and changes
+    /// nothing.
+    pub fn transition_to(
+        &mut self,
+        instance: usize,
+        player: Player,
+        blend_time: f32,
+        kind: Transition,
+    ) -> Result<()> {
+        let g = *self.group(instance)?;
+        if g.flags & GROUP_TRANSITIONS == 0 {
+            let w = "it was added without transitions (Agent::with_transitions)";
+            return Err(bad(instance, w.into()));
+        }
+        if !(blend_time.is_finite() && blend_time >= 0.0) {
+            let w = format!("blend time {blend_time} is not a finite, non-negative number");
+            return Err(bad(instance, w));
+        }
+        self.check_player(instance, 0, &player)?;
+        let (new, old) = (g.first as usize, g.first as usize + 1);
+        let fading = blend_time > 0.0;
+        let crossfade = fading && kind == Transition::Crossfade;
+        self.players[old] = self.players[new].with_weight(if crossfade { 1.0 } else { 0.0 });
+        self.players[new] = player.with_weight(if crossfade { 0.0 } else { 1.0 });
+        self.groups[instance].transition = fading.then_some(TransitionState {
+            kind,
+            blend_time,
+            elapsed: 0.0,
+            phase: Phase::Asked,
+            dt: 0.0,
+            before: 0.0,
+        });
+        Ok(())
+    }
+
+    /// The inertialization layer of an instance with transitions, as its frame always has it
+    /// (two samples of the outgoing player: now, and before its last step): idle (blend time 0)
+    /// between transitions.
+    fn inertialization<'b>(&self, g: &Group, instance: InstanceLayers<'b>) -> InstanceLayers<'b> {
+        let old = &self.players[g.first as usize + 1];
+        let lock = g.lock().filter(|_| g.extracts(&self.timeline, old.track));
+        let sample = |pos: f32| {
+            let (clip, time) = self.timeline.locate(old.track, pos);
+            ClipSample::new(clip, time, false)
+                .with_root_lock(lock)
+                .with_root_axes(g.axes())
+        };
+        let [blend_time, elapsed, dt] = TransitionState::layer_words(g.transition);
+        let before = g.transition.map_or(old.position, |t| t.before);
+        let start = InertialStart {
+            now: sample(old.position),
+            before: sample(before),
+            dt,
+        };
+        instance.inertialize_with(blend_time, elapsed, start)
     }
 
     /// Replaces player `k` of `instance` (checked first).
@@ -305,7 +444,10 @@ impl Crowd {
                     .with_root_lock(lock)
                     .with_root_axes(g.axes())
             }));
-            let instance = batch.push_blend(&samples);
+            let mut instance = batch.push_blend(&samples);
+            if g.flags & GROUP_TRANSITIONS != 0 {
+                instance = self.inertialization(g, instance);
+            }
             if let Some(w) = g.ik {
                 instance.ik(w);
             }
@@ -323,9 +465,17 @@ impl Crowd {
         self.finished.clear();
         self.events.clear();
         let mut steps = Vec::new();
-        for (i, g) in self.groups.iter().enumerate() {
+        for (i, g) in self.groups.iter_mut().enumerate() {
             let players = &mut self.players[g.players()];
             advance_group(&self.timeline, players, g.flags, dt, &mut steps);
+            if let Some(t) = &mut g.transition {
+                if t.step(dt, steps[1].from) {
+                    g.transition = None;
+                    (players[0].weight, players[1].weight) = (1.0, 0.0);
+                } else if t.kind == Transition::Crossfade {
+                    (players[0].weight, players[1].weight) = (t.alpha(), 1.0 - t.alpha());
+                }
+            }
             if steps.iter().any(|s| s.finished) {
                 self.finished.push(i as u32);
             }

@@ -11,21 +11,23 @@ use super::util::{
     WORKGROUP_SIZE,
 };
 use crate::cpu::crowd::check_dt;
+use crate::cpu::crowd::TransitionState;
 use crate::cpu::Crowd;
 use crate::error::{Error, Result};
 use crate::layout::{
     CrowdParams, Entry, GroupData, PlayerData, RootMotionData, Xform, GROUP_ROOT_MOTION,
-    PLAYER_LOOP,
+    LAYER_INERTIALIZE, PLAYER_LOOP,
 };
 use crate::library::AnimLibrary;
 use crate::math::Transform;
-use crate::playback::{Event, EventKind, PlayRate, Player, TrackId};
+use crate::playback::{Event, EventKind, PlayRate, Player, TrackId, Transition};
 
 const PLAYER_BYTES: u64 = std::mem::size_of::<PlayerData>() as u64;
 const MOTION_BYTES: u64 = std::mem::size_of::<RootMotionData>() as u64;
 /// Byte offsets of fields the host rewrites alone.
 const POSITION_OFFSET: u64 = std::mem::offset_of!(PlayerData, position) as u64;
 const WEIGHT_OFFSET: u64 = std::mem::offset_of!(PlayerData, weight) as u64;
+const ENTRY_OFFSET: u64 = std::mem::offset_of!(PlayerData, entry) as u64;
 const PLACEMENT_OFFSET: u64 = std::mem::offset_of!(RootMotionData, placement) as u64;
 
 impl PlayerData {
@@ -128,6 +130,8 @@ pub struct GpuCrowd {
     chunks: Vec<CrowdChunk>,
     /// Each player's clip sample in its chunk's frame buffer.
     entries: Vec<u32>,
+    /// Instances whose transition is under way (the host steps them).
+    transitioning: Vec<usize>,
     root_motion: bool,
     timer: Option<PassTimer>,
 }
@@ -364,6 +368,7 @@ impl GpuCrowd {
             passed_capacity,
             chunks,
             entries,
+            transitioning: Vec::new(),
             timer,
         })
     }
@@ -428,14 +433,118 @@ impl GpuCrowd {
         }))
     }
 
-    fn write_dt(&self, dt: f32) -> Result<()> {
+    fn write_dt(&mut self, dt: f32) -> Result<()> {
         check_dt(dt)?;
         for c in &self.chunks {
             self.eval
                 .queue()
                 .write_buffer(&c.params, 0, bytemuck::bytes_of(&dt));
         }
+        self.step_transitions(dt);
         Ok(())
+    }
+
+    /// Switches `instance` (added [`crate::Agent::with_transitions`]) to `player` over
+    /// `blend_time` seconds, as [`Crowd::transition_to`] does: its player (as the GPU has it)
+    /// becomes the outgoing one, on the GPU; the transition begins with the next step.
+    pub fn transition_to(
+        &mut self,
+        instance: usize,
+        player: Player,
+        blend_time: f32,
+        kind: Transition,
+    ) -> Result<()> {
+        self.host
+            .transition_to(instance, player, blend_time, kind)?;
+        let (new, old) = (
+            self.host.player_index(instance, 0)?,
+            self.host.player_index(instance, 1)?,
+        );
+        // The outgoing player is the GPU's current one: copied over (through a staging buffer:
+        // a copy may not stay within one buffer) before the new one is written.
+        let device = self.eval.device();
+        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("outgoing player"),
+            size: PLAYER_BYTES,
+            usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let (buffer, at_new) = self.player_at(instance, new);
+        let (_, at_old) = self.player_at(instance, old);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(buffer, at_new, &staging, 0, PLAYER_BYTES);
+        encoder.copy_buffer_to_buffer(&staging, 0, buffer, at_old, PLAYER_BYTES);
+        self.eval.queue().submit([encoder.finish()]);
+        let queue = self.eval.queue();
+        let data = PlayerData::new(&self.host.all_players()[new], self.entries[new]);
+        queue.write_buffer(buffer, at_new, bytemuck::bytes_of(&data));
+        // The copy carries the new slot's frame entry and weight: the outgoing slot's own.
+        let w = self.host.all_players()[old].weight;
+        queue.write_buffer(buffer, at_old + WEIGHT_OFFSET, bytemuck::bytes_of(&w));
+        let entry = self.entries[old];
+        queue.write_buffer(buffer, at_old + ENTRY_OFFSET, bytemuck::bytes_of(&entry));
+        if !self.transitioning.contains(&instance) {
+            self.transitioning.push(instance);
+        }
+        self.write_transition(instance);
+        Ok(())
+    }
+
+    /// Steps the host's copy of every transition under way by `dt` and writes what changed:
+    /// crossfade weights and inertialization layers.
+    fn step_transitions(&mut self, dt: f32) {
+        let mut list = std::mem::take(&mut self.transitioning);
+        list.retain(|&i| {
+            let g = &mut self.host.groups[i];
+            let Some(t) = &mut g.transition else {
+                return false;
+            };
+            let (first, over) = (g.first as usize, t.step(dt, 0.0));
+            let (new, old) = if over {
+                g.transition = None;
+                (1.0, 0.0)
+            } else if t.kind == Transition::Crossfade {
+                (t.alpha(), 1.0 - t.alpha())
+            } else {
+                (1.0, 0.0)
+            };
+            self.host.players[first].weight = new;
+            self.host.players[first + 1].weight = old;
+            for (k, w) in [new, old].into_iter().enumerate() {
+                let (buffer, at) = self.player_at(i, first + k);
+                self.eval
+                    .queue()
+                    .write_buffer(buffer, at + WEIGHT_OFFSET, bytemuck::bytes_of(&w));
+            }
+            self.write_transition(i);
+            !over
+        });
+        self.transitioning = list;
+    }
+
+    /// The inertialization layer's header of `instance` (after its outgoing player's sample),
+    /// as the host's copy of its transition has it ([`Crowd::batch`] writes the same).
+    fn write_transition(&self, instance: usize) {
+        let g = &self.host.groups[instance];
+        let [blend_time, elapsed, dt] = TransitionState::layer_words(g.transition);
+        let header: Entry = [
+            LAYER_INERTIALIZE | 2 << 8,
+            blend_time.to_bits(),
+            elapsed.to_bits(),
+            dt.to_bits(),
+        ];
+        let word = self.entries[g.first as usize + 1] + 1;
+        let chunk = self
+            .eval
+            .chunks()
+            .iter()
+            .find(|c| (c.first..c.first + c.count).contains(&instance))
+            .expect("every instance has a chunk");
+        self.eval.queue().write_buffer(
+            &chunk.frame,
+            u64::from(word) * 16,
+            bytemuck::bytes_of(&header),
+        );
     }
 
     fn encode_passes(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) {

@@ -42,6 +42,9 @@ pub struct Agent {
     pub root_axes: RootMotionAxes,
     /// Where root motion comes from, and whether it moves the placement.
     pub root_mode: RootMotionMode,
+    /// Room for transitions ([`crate::Crowd::transition_to`]): the instance keeps a second
+    /// player, the outgoing one (weight 0 between transitions). Single-player agents only.
+    pub transitions: bool,
 }
 
 impl Agent {
@@ -60,6 +63,15 @@ impl Agent {
             ik: None,
             root_axes: RootMotionAxes::EVERYTHING,
             root_mode: RootMotionMode::FromEverything,
+            transitions: false,
+        }
+    }
+
+    /// With room for transitions to other clips ([`Agent::transitions`]).
+    pub fn with_transitions(self) -> Self {
+        Self {
+            transitions: true,
+            ..self
         }
     }
 
@@ -147,4 +159,15 @@ pub enum RootMotionMode {
     /// Extracted and reported ([`crate::Crowd::root_motion`]), and taken out of the pose in
     /// place, but the placement does not move (UE's ignore root motion).
     Ignore,
+}
+
+/// How [`crate::Crowd::transition_to`] moves an instance to its new clip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Transition {
+    /// UE5's inertialization (Bollo): the new clip alone is evaluated; the offset to the old
+    /// pose, and its velocity, decays to nothing over the blend time (a quintic, per bone).
+    Inertialize,
+    /// Both clips evaluated and blended, the new one's weight rising linearly from 0 to 1 over
+    /// the blend time.
+    Crossfade,
 }
