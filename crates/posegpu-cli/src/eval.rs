@@ -14,8 +14,9 @@ use posegpu::{
 };
 use serde::Serialize;
 
-use crate::layer::LayerArgs;
+use crate::layer::{LayerArgs, Layered};
 use crate::method::{IkArgs, Runtime};
+use crate::transition::{Play, TransitionArgs};
 use crate::Backend;
 
 #[derive(clap::Args)]
@@ -104,6 +105,8 @@ pub struct EvalArgs {
     #[command(flatten)]
     layers: LayerArgs,
     #[command(flatten)]
+    transition: TransitionArgs,
+    #[command(flatten)]
     ik: IkArgs,
 }
 
@@ -185,15 +188,25 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
     builder.add_clips(&own)?;
     let mut clip_count = own.len();
 
-    let base = match &args.animation_from {
+    // The clip played, and the one --transition-to switches to, from the same file.
+    let to = args.transition.transition_to.as_deref();
+    let (base, to) = match &args.animation_from {
         Some(path) => {
             let source = load_with_clips(path)?;
             let runtime = Runtime::from_arg(args.rig.as_deref())?;
             runtime.add_source(&mut builder, &path.display().to_string(), &source, &model)?;
             clip_count += source.clips.len();
-            own.len() + find(&source.clips, args.animation.as_deref())?
+            let to = to.map(|n| Clip::find(&source.clips, n)).transpose()?;
+            let first = own.len();
+            (
+                first + find(&source.clips, args.animation.as_deref())?,
+                to.map(|i| first + i),
+            )
         }
-        None => find(&own, args.animation.as_deref())?,
+        None => {
+            let to = to.map(|n| Clip::find(&own, n)).transpose()?;
+            (find(&own, args.animation.as_deref())?, to)
+        }
     };
 
     let additive = args.additive.is_some() || args.aim.is_some();
@@ -210,30 +223,26 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
         }
         _ => None,
     };
-    let mut batch = PoseBatch::with_capacity(args.times.len(), 4);
-    for &t in &args.times {
-        let mut instance = batch.push_clip(base as u32, t, args.looping);
-        instance = layered.push(&args.layers, instance, t, args.looping);
-        match &layer {
-            None => {}
-            Some(Layer::Additive { clip, space }) => {
-                let time = args.additive_time.unwrap_or(t);
-                let sample = ClipSample::new(*clip, time, args.looping);
-                instance = layered.masked(instance.additive(*space, args.alpha, &[sample]));
+    let poses = match to {
+        Some(to) => {
+            if additive || layered.clip.is_some() {
+                return Err(Error::Playback {
+                    what: "--transition-to plays clips without layers: drop --additive, --aim \
+                           and --layer"
+                        .into(),
+                });
             }
-            Some(Layer::Aim(..)) => {
-                if let Some((aim, at)) = &aim {
-                    let time = args.additive_time.unwrap_or(0.0);
-                    instance = layered.masked(instance.aim(aim, *at, time, args.alpha));
-                }
-            }
+            let play = Play {
+                from: base as u32,
+                to: to as u32,
+                looping: args.looping,
+                ik: args.animation_from.is_some().then(|| args.ik.weights()),
+                backend: args.backend,
+            };
+            args.transition.poses(&lib, &play, &args.times)?
         }
-        // IK after retargeting, last: the library runs it for character sources only.
-        if args.animation_from.is_some() {
-            instance.ik(args.ik.weights());
-        }
-    }
-    let poses = evaluate(&lib, &batch, args.backend)?;
+        None => layered_poses(args, &lib, base, &layered, layer.as_ref(), aim.as_ref())?,
+    };
     let skeleton = lib.skeleton();
     // JSON has no infinity: a pose that overflowed (translations or scales near f32's range
     // in the file) is an error, not a `null` in the output.
@@ -426,6 +435,42 @@ fn same_skeleton(a: &Skeleton, b: &Skeleton) -> bool {
                 && x.rotation.dot(y.rotation).abs() >= 1.0 - 1e-4
                 && x.scale.abs_diff_eq(y.scale, 1e-4)
         })
+}
+
+/// The poses at `args.times`, one instance each: the base, the layered blend, the additive or
+/// aim offset, and IK for a retarget clip.
+fn layered_poses(
+    args: &EvalArgs,
+    lib: &AnimLibrary,
+    base: usize,
+    layered: &Layered,
+    layer: Option<&Layer>,
+    aim: Option<&(AimOffset, Vec2)>,
+) -> Result<Poses, Error> {
+    let mut batch = PoseBatch::with_capacity(args.times.len(), 4);
+    for &t in &args.times {
+        let mut instance = batch.push_clip(base as u32, t, args.looping);
+        instance = layered.push(&args.layers, instance, t, args.looping);
+        match layer {
+            None => {}
+            Some(Layer::Additive { clip, space }) => {
+                let time = args.additive_time.unwrap_or(t);
+                let sample = ClipSample::new(*clip, time, args.looping);
+                instance = layered.masked(instance.additive(*space, args.alpha, &[sample]));
+            }
+            Some(Layer::Aim(..)) => {
+                if let Some((aim, at)) = aim {
+                    let time = args.additive_time.unwrap_or(0.0);
+                    instance = layered.masked(instance.aim(aim, *at, time, args.alpha));
+                }
+            }
+        }
+        // IK after retargeting, last: the library runs it for character sources only.
+        if args.animation_from.is_some() {
+            instance.ik(args.ik.weights());
+        }
+    }
+    evaluate(lib, &batch, args.backend)
 }
 
 fn evaluate(lib: &AnimLibrary, batch: &PoseBatch, backend: Backend) -> Result<Poses, Error> {

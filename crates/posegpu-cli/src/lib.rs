@@ -13,6 +13,7 @@ pub mod picture;
 pub mod plot;
 pub mod render;
 pub mod retarget;
+pub mod transition;
 pub mod util;
 pub mod workload;
 

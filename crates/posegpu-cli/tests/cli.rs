@@ -1159,3 +1159,85 @@ fn eval_lists_curves_and_info_lists_them_per_clip() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("curves: AnimatedMorphCube.morph0"), "{text}");
 }
+
+#[test]
+fn eval_plays_a_transition_at_a_time() {
+    // The humanoid walking, switching to its run at 0.5 s over 0.3 s: on the old pose where it
+    // begins, on the run (0.4 s into it) once the blend is over, the same on the GPU; a
+    // transition with layers or before 0 is refused.
+    let frames = |extra: &[&str]| {
+        let mut a = vec![
+            "eval",
+            "humanoid",
+            "--animation",
+            "walk",
+            "--loop",
+            "--transition-to",
+            "run",
+            "--transition-at",
+            "0.5",
+            "--times",
+            "0.5,0.9",
+        ];
+        a.extend_from_slice(extra);
+        eval_json(&a)
+    };
+    let pose = |json: &Value, i: usize| json["frames"][i]["component"].clone();
+    let walk = eval_json(&[
+        "eval",
+        "humanoid",
+        "--animation",
+        "walk",
+        "--loop",
+        "--times",
+        "0.5",
+    ]);
+    let run = eval_json(&[
+        "eval",
+        "humanoid",
+        "--animation",
+        "run",
+        "--loop",
+        "--times",
+        "0.4",
+    ]);
+    for kind in ["inertialize", "crossfade"] {
+        let json = frames(&["--transition", kind]);
+        assert!(
+            max_abs_diff(&pose(&json, 0), &pose(&walk, 0)) < 1e-5,
+            "{kind}"
+        );
+        assert!(
+            max_abs_diff(&pose(&json, 1), &pose(&run, 0)) < 1e-4,
+            "{kind}"
+        );
+    }
+    let gpu = frames(&["--backend", "gpu"]);
+    let cpu = frames(&[]);
+    assert!(max_abs_diff(&pose(&gpu, 1), &pose(&cpu, 1)) < 1e-4);
+    let out = posegpu(&[
+        "eval",
+        "humanoid",
+        "--transition-to",
+        "run",
+        "--transition-at",
+        "0.2",
+        "--times=-1",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0 or later"));
+    let out = posegpu(&[
+        "eval",
+        "humanoid",
+        "--transition-to",
+        "run",
+        "--transition-at",
+        "0.2",
+        "--times",
+        "1",
+        "--layer",
+        "wave",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("without layers"));
+}

@@ -13,6 +13,10 @@
 
 const NO_OFFSET: f32 = 1e-6;
 
+// False for a frame in which no transition begins: the pipeline built with it compiles the
+// sampling of old poses away (SIMD devices such as lavapipe run every branch for every lane).
+override STARTS: bool = true;
+
 fn decay(x0: f32, v0: f32, t1: f32, t: f32) -> f32 {
     if (t >= t1 || t1 <= 0.0) {
         return 0.0;
@@ -32,7 +36,7 @@ fn offset(x0: f32, x_before: f32, dt: f32, blend_time: f32) -> vec3<f32> {
         return vec3<f32>(0.0);
     }
     var v0 = 0.0;
-    if (dt > 0.0) {
+    if (STARTS && dt > 0.0) {
         v0 = min((x0 - x_before) / dt, 0.0);
     }
     var t1 = blend_time;

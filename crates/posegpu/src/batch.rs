@@ -240,6 +240,7 @@ pub struct PoseBatch {
     mesh_layers: bool,
     ik: bool,
     inertia: bool,
+    inertia_start: bool,
 }
 
 impl PoseBatch {
@@ -276,6 +277,7 @@ impl PoseBatch {
         self.mesh_layers = false;
         self.ik = false;
         self.inertia = false;
+        self.inertia_start = false;
     }
 
     /// The number of instances.
@@ -335,6 +337,12 @@ impl PoseBatch {
     /// work).
     pub fn has_inertia(&self) -> bool {
         self.inertia
+    }
+
+    /// True when some instance's inertialized transition begins in this frame (its offsets
+    /// are measured: the old pose is sampled).
+    pub fn has_inertia_start(&self) -> bool {
+        self.inertia_start
     }
 
     /// The 16-byte words this batch uploads each frame: a head per instance and its entries.
@@ -605,6 +613,7 @@ impl InstanceLayers<'_> {
             &samples,
         );
         self.batch.entries[self.last][3] = dt.to_bits();
+        self.batch.inertia_start |= dt > 0.0;
         self
     }
 
@@ -624,6 +633,7 @@ impl InstanceLayers<'_> {
             &samples,
         );
         self.batch.entries[self.last][3] = start.dt.to_bits();
+        self.batch.inertia_start |= start.dt > 0.0;
         self
     }
 

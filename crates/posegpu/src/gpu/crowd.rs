@@ -11,7 +11,7 @@ use super::util::{
     WORKGROUP_SIZE,
 };
 use crate::cpu::crowd::check_dt;
-use crate::cpu::crowd::TransitionState;
+use crate::cpu::crowd::{Phase, TransitionState};
 use crate::cpu::Crowd;
 use crate::error::{Error, Result};
 use crate::layout::{
@@ -520,6 +520,11 @@ impl GpuCrowd {
             !over
         });
         self.transitioning = list;
+        // The frames the crowd writes: the old poses are sampled only when a transition begins.
+        let starts = self.transitioning.iter().any(
+            |&i| matches!(self.host.groups[i].transition, Some(t) if t.phase == Phase::Starting),
+        );
+        self.eval.set_inertia_start(starts);
     }
 
     /// The inertialization layer's header of `instance` (after its outgoing player's sample),

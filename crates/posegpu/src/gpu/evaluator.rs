@@ -97,7 +97,7 @@ pub struct OutputChunk {
     inertia: wgpu::Buffer,
     params: wgpu::Buffer,
     /// One per pipeline.
-    groups: [wgpu::BindGroup; 7],
+    groups: [wgpu::BindGroup; 8],
 }
 
 pub(crate) struct Assets {
@@ -118,8 +118,9 @@ pub struct GpuEvaluator {
     queue: wgpu::Queue,
     lib: AnimLibrary,
     assets: Assets,
-    /// sample (one clip per instance), sample, layers, inertialize, ik, hierarchy, curves.
-    pipelines: [StagePipeline; 7],
+    /// sample (one clip per instance), sample, layers, inertialize, ik, hierarchy, curves,
+    /// inertialize (a transition begins).
+    pipelines: [StagePipeline; 8],
     chunks: Vec<OutputChunk>,
     instances_per_chunk: usize,
     max_binding: u64,
@@ -131,8 +132,10 @@ pub struct GpuEvaluator {
     /// Whether the last batch written has IK layers and the library IK chains (the IK stage
     /// runs).
     ik_needed: bool,
-    /// Whether the last batch written has inertialized transitions.
+    /// Whether the last batch written has inertialized transitions, and whether one begins
+    /// (the pipeline that samples old poses runs).
     inertia_needed: bool,
+    inertia_start: bool,
     timer: Option<PassTimer>,
 }
 
@@ -222,10 +225,11 @@ impl GpuEvaluator {
             pipeline("sample", &[("SINGLE_CLIP", 1.0)]),
             pipeline("sample", &[]),
             pipeline("layers", &[]),
-            pipeline("inertialize", &[]),
+            pipeline("inertialize", &[("STARTS", 0.0)]),
             pipeline("ik", &[]),
             pipeline("hierarchy", &[]),
             pipeline("curves", &[]),
+            pipeline("inertialize", &[("STARTS", 1.0)]),
         ];
         let timer = device
             .features()
@@ -247,6 +251,7 @@ impl GpuEvaluator {
             layers_needed: false,
             ik_needed: false,
             inertia_needed: false,
+            inertia_start: false,
             timer,
         };
         evaluator.reserve(capacity.max(1))?;
@@ -416,12 +421,12 @@ impl GpuEvaluator {
         deltas: &wgpu::Buffer,
         inertia: &wgpu::Buffer,
         [locals, component, skinning, curves]: [&wgpu::Buffer; 4],
-    ) -> [wgpu::BindGroup; 7] {
+    ) -> [wgpu::BindGroup; 8] {
         let a = &self.assets;
         let group = |pipeline: &StagePipeline, buffers: &[&wgpu::Buffer]| {
             pipeline.bind(&self.device, buffers)
         };
-        let [plain, sample, layers, inertialize, ik, hierarchy, curve] = &self.pipelines;
+        let [plain, sample, layers, inertialize, ik, hierarchy, curve, starting] = &self.pipelines;
         let sampling = [
             params,
             frame,
@@ -454,7 +459,13 @@ impl GpuEvaluator {
             ),
             // The curve stage binds the library's tables as sampling does.
             group(curve, &[&sampling[..7], &[&a.curve_table, curves]].concat()),
+            group(starting, &[&sampling[..8], &[inertia]].concat()),
         ]
+    }
+
+    /// Whether a transition begins in the next frame, for frames a crowd writes itself.
+    pub(crate) fn set_inertia_start(&mut self, starts: bool) {
+        self.inertia_start = starts;
     }
 
     /// The library's curves: values per instance in the curve buffers.
@@ -546,6 +557,7 @@ impl GpuEvaluator {
         self.layers_needed = batch.has_mesh_layers();
         self.ik_needed = batch.has_ik() && !self.lib.data().ik.is_empty();
         self.inertia_needed = batch.has_inertia();
+        self.inertia_start = batch.has_inertia_start();
         scope.map_or(Ok(()), ErrorScope::pop)
     }
 
@@ -614,10 +626,10 @@ impl GpuEvaluator {
                 timestamp_writes,
             });
             // Pipelines: the sampling stage for single clips or the general one, then the others.
-            let p = if k == 0 {
-                usize::from(self.blends_or_layers)
-            } else {
-                k + 1
+            let p = match k {
+                0 => usize::from(self.blends_or_layers),
+                2 if self.inertia_start => 7,
+                _ => k + 1,
             };
             pass.set_pipeline(&self.pipelines[p].pipeline);
             for chunk in self.chunks.iter().filter(|c| c.count > 0) {
