@@ -379,3 +379,56 @@ fn notifies_come_from_gltf_extras_and_sidecar_files() {
         assert_eq!(asset.clips, before.clips);
     }
 }
+
+#[test]
+fn footsteps_on_real_clips_fire_the_same_on_the_gpu() {
+    // The Knight's walk and run with footsteps at their contacts: a crowd of walkers, runners
+    // and blends of both, stepped at frame rate, reports the same footsteps on both backends.
+    let Some(ctx) = common::gpu() else { return };
+    let path = common::anim_data().join("gltf/kaykit-adventurers/Knight.glb");
+    let knight = posegpu::import::load(&path).unwrap();
+    let mut clips = knight.clips.clone();
+    for name in ["Walking_A", "Running_A"] {
+        let k = Clip::find(&clips, name).unwrap();
+        let d = clips[k].duration();
+        clips[k] = clips[k]
+            .clone()
+            .with_notify("footstep_l", d * 0.25)
+            .and_then(|c| c.with_notify("footstep_r", d * 0.75))
+            .unwrap();
+    }
+    let lib = AnimLibrary::new(&knight.skeleton, &clips).unwrap();
+    let (walk, run) = (clip(&lib, "Walking_A"), clip(&lib, "Running_A"));
+    let mut cpu = Crowd::new(&lib);
+    for i in 0..40u32 {
+        let start = (i as f32 * 0.031) % 0.7;
+        let agent = match i % 3 {
+            0 => Agent::new(Player::new(walk).starting_at(start)),
+            1 => Agent::new(
+                Player::new(run)
+                    .starting_at(start)
+                    .with_rate(PlayRate::new(1.3)),
+            ),
+            _ => Agent::blend(&[
+                Player::new(walk).starting_at(start).with_weight(0.5),
+                Player::new(run).with_weight(0.5),
+            ])
+            .synced(),
+        };
+        cpu.add(&agent).unwrap();
+    }
+    let mut gpu = GpuCrowd::new(&ctx, &lib, &cpu, &GpuOptions::default()).unwrap();
+    let mut footsteps = 0;
+    for step in 0..45 {
+        cpu.advance(&lib, 1.0 / 30.0).unwrap();
+        gpu.advance(1.0 / 30.0).unwrap();
+        assert_eq!(gpu.events().unwrap(), cpu.events(), "step {step}");
+        footsteps += cpu
+            .events()
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Notify(_)))
+            .count();
+    }
+    // 1.5 s of walking and running: every instance steps a few times.
+    assert!(footsteps >= 80, "{footsteps} footsteps");
+}
