@@ -10,7 +10,9 @@
 //! timestamp queries. A layer's cost is the difference to the 0-layer row.
 //! `POSEGPU_BENCH_SIZES=10000` picks the crowd sizes (default 10,000).
 
-use std::time::{Duration, Instant};
+mod common;
+
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use posegpu::procedural::{humanoid_aim_poses, humanoid_asset};
@@ -78,13 +80,6 @@ fn batch(n: usize, first: u32, upper: MaskId, config: Config, t: f32) -> PoseBat
     batch
 }
 
-fn sizes() -> Vec<usize> {
-    std::env::var("POSEGPU_BENCH_SIZES")
-        .ok()
-        .map(|s| s.split(',').filter_map(|v| v.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![10_000])
-}
-
 fn additive(c: &mut Criterion) {
     let ctx = GpuContext::new().ok();
     match &ctx {
@@ -109,7 +104,7 @@ fn additive(c: &mut Criterion) {
         ("blend_mesh", (1, blend, mesh, 0.7, false)),
         ("blend_mesh_masked", (1, blend, mesh, 0.7, true)),
     ];
-    for n in sizes() {
+    for n in common::sizes() {
         let mut group = c.benchmark_group(format!("additive/{n}"));
         group
             .sample_size(10)
@@ -129,18 +124,7 @@ fn additive(c: &mut Criterion) {
             });
             let Some(gpu) = gpu.as_mut() else { continue };
             group.bench_function(BenchmarkId::new("gpu", label), |b| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for i in 0..iters {
-                        let batch = frame(i as f32 / 60.0);
-                        let start = Instant::now();
-                        total += match gpu.evaluate_batch_timed(&batch).unwrap() {
-                            Some(t) => Duration::from_nanos(t.total_ns() as u64),
-                            None => start.elapsed(),
-                        };
-                    }
-                    total
-                })
+                b.iter_custom(|iters| common::gpu_time(gpu, iters, |i| frame(i as f32 / 60.0)))
             });
         }
         group.finish();

@@ -7,7 +7,9 @@
 //! The whole frame is timed: CPU twin on one core, GPU time from timestamp queries.
 //! `POSEGPU_BENCH_SIZES=10000` picks the crowd sizes (default 10,000).
 
-use std::time::{Duration, Instant};
+mod common;
+
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use posegpu::procedural::humanoid_asset;
@@ -63,13 +65,6 @@ fn batch(n: usize, row: Row, t: f32, start: bool) -> PoseBatch {
     batch
 }
 
-fn sizes() -> Vec<usize> {
-    std::env::var("POSEGPU_BENCH_SIZES")
-        .ok()
-        .map(|s| s.split(',').filter_map(|v| v.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![10_000])
-}
-
 fn transitions(c: &mut Criterion) {
     let ctx = GpuContext::new().ok();
     match &ctx {
@@ -83,7 +78,7 @@ fn transitions(c: &mut Criterion) {
         ("crossfade", Row::Crossfade),
         ("inertialized", Row::Inertialized),
     ];
-    for n in sizes() {
+    for n in common::sizes() {
         let mut group = c.benchmark_group(format!("transitions/{n}"));
         group
             .sample_size(10)
@@ -104,16 +99,9 @@ fn transitions(c: &mut Criterion) {
             gpu.evaluate_batch(&batch(n, row, 0.5, true)).unwrap();
             group.bench_function(BenchmarkId::new("gpu", label), |b| {
                 b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for i in 0..iters {
-                        let frame = batch(n, row, 0.5 + i as f32 / 60.0, false);
-                        let start = Instant::now();
-                        total += match gpu.evaluate_batch_timed(&frame).unwrap() {
-                            Some(t) => Duration::from_nanos(t.total_ns() as u64),
-                            None => start.elapsed(),
-                        };
-                    }
-                    total
+                    common::gpu_time(&mut gpu, iters, |i| {
+                        batch(n, row, 0.5 + i as f32 / 60.0, false)
+                    })
                 })
             });
         }

@@ -7,14 +7,14 @@ use glam::{Quat, Vec3, Vec4};
 
 use crate::additive::delta::IDENTITY_DELTA;
 use crate::batch::RootPart;
-use crate::batch::{RootLock, RootMotionAxes};
+use crate::batch::{ClipSample, RootLock, RootMotionAxes};
 use crate::layout::{
-    BonePlan, BoneRetarget, ChannelData, ClipData, Xform, CHANNEL_STEP, CLIP_ADDITIVE, CLIP_PLAN,
-    PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS,
+    BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Xform, CHANNEL_STEP, CLIP_ADDITIVE,
+    CLIP_PLAN, PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS,
 };
 use crate::library::AnimLibrary;
 use crate::math::{lerp3, normalize_quat, twist, Transform, ORIENT_PRECISION};
-use crate::model::find_keys;
+use crate::model::{find_keys, map_time};
 use crate::retarget::plan::apply_bone;
 use crate::retarget::TranslationMode;
 
@@ -220,6 +220,19 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
+    /// The clip sample of frame entry `e`, its time mapped into the clip's range.
+    pub(crate) fn from_entry(lib: &AnimLibrary, e: &Entry) -> Self {
+        let s = ClipSample::from_entry(e);
+        let clip = s.clip as usize;
+        Self {
+            clip,
+            time: map_time(s.time, lib.data().clips[clip].duration, s.looping),
+            weight: s.weight,
+            root_lock: s.root_lock,
+            root_axes: s.root_axes,
+        }
+    }
+
     /// `bone` of this sample; an in-place sample's root-motion bone shows its lock instead, in
     /// the parts of its motion the sample's axes take out ([`root_locked`]).
     pub(crate) fn bone(&self, lib: &AnimLibrary, bone: usize, search: &mut KeySearch) -> Transform {

@@ -89,9 +89,24 @@ impl TransitionState {
         }
     }
 
-    /// The new player's crossfade weight now.
-    pub(crate) fn alpha(&self) -> f32 {
-        (self.elapsed / self.blend_time).clamp(0.0, 1.0)
+    /// Steps `transition` by `dt` (`before`: the outgoing player's position before the step)
+    /// and clears it once over. Returns the new and outgoing players' weights: a crossfade's
+    /// ramp, or 1 and 0 (inertialization, or over).
+    pub(crate) fn step_weights(transition: &mut Option<Self>, dt: f32, before: f32) -> [f32; 2] {
+        let Some(t) = transition else {
+            return [1.0, 0.0];
+        };
+        if t.step(dt, before) {
+            *transition = None;
+            return [1.0, 0.0];
+        }
+        match t.kind {
+            Transition::Crossfade => {
+                let alpha = (t.elapsed / t.blend_time).clamp(0.0, 1.0);
+                [alpha, 1.0 - alpha]
+            }
+            Transition::Inertialize => [1.0, 0.0],
+        }
     }
 }
 
@@ -468,13 +483,10 @@ impl Crowd {
         for (i, g) in self.groups.iter_mut().enumerate() {
             let players = &mut self.players[g.players()];
             advance_group(&self.timeline, players, g.flags, dt, &mut steps);
-            if let Some(t) = &mut g.transition {
-                if t.step(dt, steps[1].from) {
-                    g.transition = None;
-                    (players[0].weight, players[1].weight) = (1.0, 0.0);
-                } else if t.kind == Transition::Crossfade {
-                    (players[0].weight, players[1].weight) = (t.alpha(), 1.0 - t.alpha());
-                }
+            if g.transition.is_some() {
+                let [new, old] =
+                    TransitionState::step_weights(&mut g.transition, dt, steps[1].from);
+                (players[0].weight, players[1].weight) = (new, old);
             }
             if steps.iter().any(|s| s.finished) {
                 self.finished.push(i as u32);

@@ -4,11 +4,10 @@
 //! blend it is added to the new pose as the quintic has it then ([`crate::blend::inertia`]).
 
 use super::clip::{KeySearch, Prepared};
-use crate::batch::{self, ClipSample, LayerKind};
+use crate::batch::{self, LayerKind};
 use crate::blend::inertia::{apply, start};
 use crate::layout::{Entry, Head, Xform};
 use crate::library::AnimLibrary;
-use crate::model::map_time;
 
 /// One instance: `locals` after its pose layers, `state` its stored offsets (one per bone).
 pub(super) fn run_instance(
@@ -29,17 +28,7 @@ pub(super) fn run_instance(
     }
     let layer = layer.expect("found above");
     if dt > 0.0 {
-        let prepared = |e: &Entry| {
-            let s = ClipSample::from_entry(e);
-            let clip = s.clip as usize;
-            Prepared {
-                clip,
-                time: map_time(s.time, lib.data().clips[clip].duration, s.looping),
-                weight: s.weight,
-                root_lock: s.root_lock,
-                root_axes: s.root_axes,
-            }
-        };
+        let prepared = |e: &Entry| Prepared::from_entry(lib, e);
         let (now, before) = (prepared(&layer.samples[0]), prepared(&layer.samples[1]));
         let (mut a, mut b) = (KeySearch::default(), KeySearch::default());
         for (bone, (x, s)) in locals.iter().zip(state.iter_mut()).enumerate() {

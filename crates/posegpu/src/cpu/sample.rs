@@ -7,13 +7,12 @@ use crate::additive::delta::{
     apply_delta, make_delta, weighted_delta, IDENTITY_DELTA, ZERO_WEIGHT,
 };
 use crate::additive::AdditiveSpace;
-use crate::batch::{self, ClipSample, LayerKind, PoseBatch};
+use crate::batch::{self, LayerKind, PoseBatch};
 use crate::blend::pose::{blend_two, blend_with};
 use crate::layout::Entry;
 use crate::layout::Xform;
 use crate::library::AnimLibrary;
 use crate::math::Transform;
-use crate::model::map_time;
 
 /// The per-instance state the sampling reuses from bone to bone: each sample of the layer at
 /// hand with its mapped time, and one key search per sample.
@@ -27,17 +26,8 @@ impl Scratch {
     /// Maps the times of `samples` once for all bones; fresh key searches.
     fn prepare(&mut self, lib: &AnimLibrary, samples: &[Entry]) {
         self.samples.clear();
-        self.samples.extend(samples.iter().map(|e| {
-            let s = ClipSample::from_entry(e);
-            let clip = s.clip as usize;
-            Prepared {
-                clip,
-                time: map_time(s.time, lib.data().clips[clip].duration, s.looping),
-                weight: s.weight,
-                root_lock: s.root_lock,
-                root_axes: s.root_axes,
-            }
-        }));
+        self.samples
+            .extend(samples.iter().map(|e| Prepared::from_entry(lib, e)));
         self.searches.clear();
         self.searches.resize(samples.len(), KeySearch::default());
     }

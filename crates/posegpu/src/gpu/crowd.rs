@@ -496,18 +496,12 @@ impl GpuCrowd {
         let mut list = std::mem::take(&mut self.transitioning);
         list.retain(|&i| {
             let g = &mut self.host.groups[i];
-            let Some(t) = &mut g.transition else {
+            if g.transition.is_none() {
                 return false;
-            };
-            let (first, over) = (g.first as usize, t.step(dt, 0.0));
-            let (new, old) = if over {
-                g.transition = None;
-                (1.0, 0.0)
-            } else if t.kind == Transition::Crossfade {
-                (t.alpha(), 1.0 - t.alpha())
-            } else {
-                (1.0, 0.0)
-            };
+            }
+            // The GPU samples the outgoing player's earlier position itself.
+            let [new, old] = TransitionState::step_weights(&mut g.transition, dt, 0.0);
+            let (first, over) = (g.first as usize, g.transition.is_none());
             self.host.players[first].weight = new;
             self.host.players[first + 1].weight = old;
             for (k, w) in [new, old].into_iter().enumerate() {

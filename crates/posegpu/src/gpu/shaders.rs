@@ -35,6 +35,22 @@ pub(crate) struct Stage {
 
 const COMPUTE: wgpu::ShaderStages = wgpu::ShaderStages::COMPUTE;
 
+/// The bindings of a stage that reads the frame and the library's tables: a uniform, the
+/// frame, bindings 2 to 6 (`clip.wgsl`'s tables), then two of the stage's own.
+const fn tables(seventh: Binding, eighth: Binding) -> [(u32, Binding); 9] {
+    [
+        (0, Uniform),
+        (1, RO),
+        (2, RO),
+        (3, RO),
+        (4, RO),
+        (5, RO),
+        (6, RO),
+        (7, seventh),
+        (8, eighth),
+    ]
+}
+
 /// Every stage. The pose stages read the library's tables (`clips`, `channels`, `times`,
 /// `values`, `retarget`) at bindings 2 to 6, where `clip.wgsl` declares them.
 pub(crate) const STAGES: &[Stage] = &[
@@ -43,17 +59,7 @@ pub(crate) const STAGES: &[Stage] = &[
         shared: &[CLIP],
         body: include_str!("../../shaders/sample.wgsl"),
         // params, frame, clips, channels, times, values, retarget, locals, deltas
-        bindings: &[
-            (0, Uniform),
-            (1, RO),
-            (2, RO),
-            (3, RO),
-            (4, RO),
-            (5, RO),
-            (6, RO),
-            (7, RW),
-            (8, RW),
-        ],
+        bindings: &tables(RW, RW),
         visibility: COMPUTE,
     },
     Stage {
@@ -69,17 +75,7 @@ pub(crate) const STAGES: &[Stage] = &[
         shared: &[CLIP],
         body: include_str!("../../shaders/inertialize.wgsl"),
         // params, frame, clips, channels, times, values, retarget, locals, inertia
-        bindings: &[
-            (0, Uniform),
-            (1, RO),
-            (2, RO),
-            (3, RO),
-            (4, RO),
-            (5, RO),
-            (6, RO),
-            (7, RW),
-            (8, RW),
-        ],
+        bindings: &tables(RW, RW),
         visibility: COMPUTE,
     },
     Stage {
@@ -87,17 +83,7 @@ pub(crate) const STAGES: &[Stage] = &[
         shared: &[CLIP],
         body: include_str!("../../shaders/ik.wgsl"),
         // params, frame, clips, channels, times, values, retarget, locals, ik
-        bindings: &[
-            (0, Uniform),
-            (1, RO),
-            (2, RO),
-            (3, RO),
-            (4, RO),
-            (5, RO),
-            (6, RO),
-            (7, RW),
-            (8, RO),
-        ],
+        bindings: &tables(RW, RO),
         visibility: COMPUTE,
     },
     Stage {
@@ -105,17 +91,7 @@ pub(crate) const STAGES: &[Stage] = &[
         shared: &[CLIP],
         body: include_str!("../../shaders/curves.wgsl"),
         // params, frame, clips, channels, times, values, retarget, curve table, curves
-        bindings: &[
-            (0, Uniform),
-            (1, RO),
-            (2, RO),
-            (3, RO),
-            (4, RO),
-            (5, RO),
-            (6, RO),
-            (7, RO),
-            (8, RW),
-        ],
+        bindings: &tables(RO, RW),
         visibility: COMPUTE,
     },
     Stage {
@@ -147,17 +123,7 @@ pub(crate) const STAGES: &[Stage] = &[
         shared: &[CLIP, PLAYBACK],
         body: include_str!("../../shaders/root_motion.wgsl"),
         // crowd, structure, clips, channels, times, values, retarget, players, motion
-        bindings: &[
-            (0, Uniform),
-            (1, RO),
-            (2, RO),
-            (3, RO),
-            (4, RO),
-            (5, RO),
-            (6, RO),
-            (7, RO),
-            (8, RW),
-        ],
+        bindings: &tables(RO, RW),
         visibility: COMPUTE,
     },
     #[cfg(feature = "render")]
