@@ -481,8 +481,11 @@ impl PoseBatch {
                         || RootMotionAxes::from_code(layer.samples[k][3] & !0xff).is_none()
                     {
                         "its root lock is not a known code (0 to 3, with an axis mask)".to_string()
-                    } else if sample.root_lock.is_some() && layer.kind != LayerKind::Base {
-                        "only a base sample may lock the root".to_string()
+                    } else if sample.root_lock.is_some()
+                        && !matches!(layer.kind, LayerKind::Base | LayerKind::Inertialize)
+                    {
+                        "only a base sample (or a transition's old pose) may lock the root"
+                            .to_string()
                     } else if lib.clip_additive_space(c) != wanted {
                         let kind = |s: Option<AdditiveSpace>| match s {
                             None => "an ordinary clip".to_string(),

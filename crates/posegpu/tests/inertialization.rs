@@ -8,7 +8,7 @@ mod common;
 use posegpu::blend::inertia::{decay, offset};
 use posegpu::{
     Agent, AnimLibrary, Asset, Clip, ClipSample, CpuEvaluator, Crowd, Deviation, Error, GpuCrowd,
-    GpuEvaluator, GpuOptions, InertialStart, Player, PoseBatch, Poses, Transition,
+    GpuEvaluator, GpuOptions, InertialStart, Player, PoseBatch, Poses, RootLock, Transition,
 };
 
 const DT: f32 = 1.0 / 30.0;
@@ -165,12 +165,16 @@ fn bad_transitions_are_typed_errors() {
     check(b, "must be finite");
 }
 
-/// A crowd of `n` instances walking, with room for transitions.
+/// A crowd of `n` instances walking, with room for transitions; every third in place.
 fn walking_crowd(lib: &AnimLibrary, walk: u32, n: usize) -> Crowd {
     let mut crowd = Crowd::new(lib);
     for i in 0..n {
         let player = Player::new(walk).starting_at(i as f32 * 0.07);
-        crowd.add(&Agent::new(player).with_transitions()).unwrap();
+        let mut agent = Agent::new(player).with_transitions();
+        if i % 3 == 2 {
+            agent = agent.with_root_motion(Some(RootLock::RefPose));
+        }
+        crowd.add(&agent).unwrap();
     }
     crowd
 }
