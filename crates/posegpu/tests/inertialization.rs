@@ -289,4 +289,8 @@ fn bad_crowd_transitions_are_typed_errors_and_change_nothing() {
         .add(&Agent::blend(&pair).with_transitions())
         .unwrap_err();
     assert!(e.to_string().contains("one player"), "{e}");
+    let e = crowd
+        .add(&Agent::new(pair[0]).synced().with_transitions())
+        .unwrap_err();
+    assert!(e.to_string().contains("not synced"), "{e}");
 }

@@ -5,8 +5,9 @@
 use super::advance::{advance_group, crossings};
 use super::root_motion::step_motion;
 use crate::additive::delta::ZERO_WEIGHT;
-use crate::batch::{ClipSample, PoseBatch, RootLock, RootMotionAxes};
-use crate::batch::{InertialStart, InstanceLayers};
+use crate::batch::{
+    ClipSample, InertialStart, InstanceLayers, PoseBatch, RootLock, RootMotionAxes,
+};
 use crate::blend::pose::{blend_with, kept_weights};
 use crate::error::{Error, Result};
 use crate::layout::{
@@ -235,8 +236,9 @@ impl Crowd {
             | (u32::from(agent.root_motion) * GROUP_ROOT_MOTION)
             | mode
             | (lock | axes) << 8;
-        if agent.transitions && agent.players.len() != 1 {
-            let w = "transitions need an agent of one player (it gets a second, the outgoing)";
+        if agent.transitions && (agent.players.len() != 1 || agent.sync) {
+            let w = "transitions need an agent of one player, not synced (it gets a second, the \
+                     outgoing, which keeps its own time)";
             return Err(bad(instance, w.into()));
         }
         let flags = flags | (u32::from(agent.transitions) * GROUP_TRANSITIONS);

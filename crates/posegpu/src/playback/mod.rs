@@ -43,7 +43,8 @@ pub struct Agent {
     /// Where root motion comes from, and whether it moves the placement.
     pub root_mode: RootMotionMode,
     /// Room for transitions ([`crate::Crowd::transition_to`]): the instance keeps a second
-    /// player, the outgoing one (weight 0 between transitions). Single-player agents only.
+    /// player, the outgoing one (weight 0 between transitions). Single-player agents only, not
+    /// synced.
     pub transitions: bool,
 }
 
