@@ -664,3 +664,97 @@ fn unknown_extensions_and_fields_survive() {
         "{err}"
     );
 }
+
+#[test]
+fn notifies_and_curves_survive_export_retargeting_and_additives() {
+    // The humanoid's walk with a footstep and a curve: written to a .glb and read back, remapped
+    // onto another skeleton, baked through a character plan, and made additive, it keeps them.
+    let humanoid = posegpu::procedural::humanoid_asset();
+    let walk = humanoid.clips[Clip::find(&humanoid.clips, "walk").unwrap()]
+        .clone()
+        .with_notify("footstep_l", 0.25)
+        .and_then(|c| {
+            let ch = posegpu::Channel::new(
+                vec![0.0, 0.5, 1.0],
+                vec![0.0, 1.0, 0.25],
+                posegpu::Interpolation::Linear,
+            );
+            c.with_curve("effort", ch)
+        })
+        .unwrap();
+    let same = |clip: &Clip, what: &str| {
+        let n = clip.notifies();
+        assert_eq!(n.len(), 1, "{what}");
+        assert_eq!(
+            (n[0].name.as_str(), n[0].time),
+            ("footstep_l", 0.25),
+            "{what}"
+        );
+        let c = clip
+            .curve("effort")
+            .unwrap_or_else(|| panic!("{what}: no curve"));
+        assert_eq!(c.channel.values, [0.0, 1.0, 0.25], "{what}");
+    };
+    let dir = Scratch::new("markers");
+    let path = dir.join("walk.glb");
+    write_glb(&path, &humanoid.skeleton, std::slice::from_ref(&walk), None).unwrap();
+    same(&load(&path).clips[0], "exported");
+
+    let variant = posegpu::procedural::humanoid_variant(7);
+    let mapping =
+        posegpu::BoneMapping::new(&humanoid.skeleton, &variant, &posegpu::Rig::humanoid()).unwrap();
+    let remapped =
+        posegpu::retarget::remap_clip(&walk, &humanoid.skeleton, &variant, &mapping).unwrap();
+    same(&remapped, "remapped");
+
+    let with_walk = Asset {
+        clips: vec![walk.clone()],
+        ..humanoid.clone()
+    };
+    let target = Asset {
+        skeleton: variant.clone(),
+        clips: Vec::new(),
+        ..humanoid.clone()
+    };
+    let plan = posegpu::retarget::RetargetPlan::new(
+        &with_walk,
+        &target,
+        &posegpu::retarget::PlanOptions::default(),
+    )
+    .unwrap();
+    let baked =
+        posegpu::retarget::bake_clip(&plan, &with_walk, &walk, &variant, posegpu::IkWeights::NONE)
+            .unwrap();
+    same(&baked, "baked");
+
+    // An additive's curve is its delta against the base's: here frame 0 (value 0) of the same
+    // clip, so the values stay; against a base whose curve is 1, each drops by 1.
+    let additive = posegpu::make_additive(
+        "walk delta",
+        &humanoid.skeleton,
+        &walk,
+        posegpu::AdditiveBase::Frame(0),
+        posegpu::AdditiveSpace::Local,
+    )
+    .unwrap();
+    same(&additive, "additive against frame 0");
+    let lifted = humanoid.clips[0]
+        .clone()
+        .with_curve(
+            "effort",
+            posegpu::Channel::new(vec![0.0], vec![1.0], posegpu::Interpolation::Linear),
+        )
+        .unwrap();
+    let against = posegpu::make_additive(
+        "walk over idle",
+        &humanoid.skeleton,
+        &walk,
+        posegpu::AdditiveBase::ClipFrame(&lifted, 0),
+        posegpu::AdditiveSpace::Local,
+    )
+    .unwrap();
+    assert_eq!(
+        against.curve("effort").unwrap().channel.values,
+        [-1.0, 0.0, -0.75]
+    );
+}

@@ -127,7 +127,32 @@ pub fn make_additive(
             }
         })
         .collect();
-    Clip::new_additive(name, skeleton, tracks, space)
+    let mut additive = Clip::new_additive(name, skeleton, tracks, space)?.with_markers_of(clip);
+    // Its curves as deltas against the base's curve of the same name (0 where it has none),
+    // at the times the bones' base poses are taken.
+    for curve in clip.curves() {
+        let base_value = |t: f32| -> f32 {
+            let of = |b: &Clip, at: f32| b.curve(&curve.name).map_or(0.0, |c| c.value_at(at));
+            match (base_clip, base) {
+                (None, _) => 0.0,
+                (Some(b), AdditiveBase::ClipScaled(_)) => {
+                    let u = if length > 0.0 { t / length } else { 0.0 };
+                    of(b, u.clamp(0.0, 1.0) * b.duration())
+                }
+                (Some(b), _) => of(b, fixed_base_time.unwrap_or(0.0)),
+            }
+        };
+        let ch = &curve.channel;
+        let values = ch
+            .times
+            .iter()
+            .zip(&ch.values)
+            .map(|(&t, &v)| v - base_value(t))
+            .collect();
+        let deltas = Channel::new(ch.times.clone(), values, ch.interpolation);
+        additive = additive.with_curve(curve.name.clone(), deltas)?;
+    }
+    Ok(additive)
 }
 
 /// One channel of `keys`, a single key when every value is the same.

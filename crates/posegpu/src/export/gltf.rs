@@ -328,9 +328,15 @@ impl Doc {
                     }));
                 }
             }
-            animations.push(json!({
+            let mut animation = json!({
                 "name": clip.name(), "samplers": samplers, "channels": channels,
-            }));
+            });
+            // Notifies and curves in the animation's extras, where posegpu's importer reads
+            // them back (import/notifies.rs).
+            if !clip.notifies().is_empty() || !clip.curves().is_empty() {
+                animation["extras"] = crate::import::clip_extras(clip);
+            }
+            animations.push(animation);
         }
         if !keys.bytes.is_empty() {
             let view = self.push_view(&keys.bytes, json!({}));

@@ -361,35 +361,33 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
                 "animation '{name}': skipped {skipped} channels on nodes outside the skeleton"
             );
         }
-        if !tracks.iter().any(BoneTrack::is_animated) && !curves.is_empty() {
-            // Morph weights alone: the skeleton stands in its reference pose.
-            let mut clip = Clip::from_pose(name.clone(), &skeleton, skeleton.rest())?;
-            for (curve, channel) in curves {
-                clip = clip.with_curve(curve, channel)?;
-            }
-            clips.push(clip);
-            continue;
-        }
-        if !tracks.iter().any(BoneTrack::is_animated) {
+        // Notifies and curves in the animation's extras (import/notifies.rs); other extras are
+        // left alone.
+        let extras: super::AnimationExtras = match animation.extras() {
+            Some(raw) => serde_json::from_str(raw.get())
+                .map_err(|e| format!("animation '{name}': extras: {e}"))?,
+            None => Default::default(),
+        };
+        let animated = tracks.iter().any(BoneTrack::is_animated);
+        if !animated && curves.is_empty() && extras.curves.is_empty() {
             log::info!("animation '{name}': no channel targets the skeleton; skipped");
             continue;
         }
-        let tracks = skeleton
-            .source_index()
-            .iter()
-            .map(|&b| std::mem::take(&mut tracks[b]))
-            .collect();
-        let mut clip = Clip::new(name, &skeleton, tracks)?;
+        let mut clip = if animated {
+            let tracks = skeleton
+                .source_index()
+                .iter()
+                .map(|&b| std::mem::take(&mut tracks[b]))
+                .collect();
+            Clip::new(name, &skeleton, tracks)?
+        } else {
+            // Curves alone (morph weights): the skeleton stands in its reference pose.
+            Clip::from_pose(name, &skeleton, skeleton.rest())?
+        };
         for (curve, channel) in curves {
             clip = clip.with_curve(curve, channel)?;
         }
-        // Notifies in the animation's extras (import/notifies.rs); other extras are left alone.
-        let extras: super::AnimationExtras = match animation.extras() {
-            Some(raw) => serde_json::from_str(raw.get())
-                .map_err(|e| format!("animation '{}': extras.notifies: {e}", clip.name()))?,
-            None => Default::default(),
-        };
-        clips.push(super::with_notifies(clip, &extras.notifies)?);
+        clips.push(super::with_extras(clip, &extras)?);
     }
     // Stored bone i was given as bone source_index[i], whose node is bone_nodes[that].
     let nodes: Vec<usize> = skeleton

@@ -31,7 +31,7 @@ pub use self::gltf::{load_gltf, UNIT_TOLERANCE};
 pub use self::mesh::load_gltf_mesh;
 pub use self::notifies::apply_sidecar;
 #[cfg(feature = "gltf")]
-pub(crate) use self::notifies::{with_notifies, AnimationExtras};
+pub(crate) use self::notifies::{clip_extras, with_extras, AnimationExtras};
 
 /// The most bytes a file may have unless `POSEGPU_MAX_FILE_BYTES` says otherwise: 1 GiB, far
 /// above any character or mocap take, far below what would exhaust a worker's memory.

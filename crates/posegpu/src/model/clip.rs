@@ -187,6 +187,21 @@ pub struct Curve {
     pub channel: Channel<f32>,
 }
 
+impl Curve {
+    /// Its value at `t` seconds (clamped to its keys' range): its keys interpolated as the
+    /// curve stage does (`sample_curve` in `shaders/clip.wgsl`).
+    pub fn value_at(&self, t: f32) -> f32 {
+        let c = &self.channel;
+        let (k0, k1, alpha) = find_keys(&c.times, t);
+        let alpha = match c.interpolation {
+            Interpolation::Linear => alpha,
+            Interpolation::Step => 0.0,
+        };
+        let (a, b) = (c.values[k0], c.values[k1]);
+        a + (b - a) * alpha
+    }
+}
+
 /// A named time marker on a clip (UE's anim notify): a crowd reports it each time an
 /// instance's play position passes it ([`crate::playback::Event`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -356,6 +371,31 @@ impl Clip {
     /// The clip's curves.
     pub fn curves(&self) -> &[Curve] {
         &self.curves
+    }
+
+    /// The curve named `name`.
+    pub fn curve(&self, name: &str) -> Option<&Curve> {
+        self.curves.iter().find(|c| c.name == name)
+    }
+
+    /// This clip (made from `from`: baked, converted, retargeted) with `from`'s notifies and
+    /// curves, which name times of the same clip. A notify past this clip's range is moved to
+    /// its end, not dropped.
+    pub(crate) fn with_markers_of(mut self, from: &Clip) -> Self {
+        for c in &from.curves {
+            let last = c.channel.times.last().copied().unwrap_or(0.0);
+            self.duration = self.duration.max(last);
+        }
+        self.curves = from.curves.clone();
+        self.notifies = from
+            .notifies
+            .iter()
+            .map(|n| Notify {
+                time: n.time.min(self.duration),
+                ..n.clone()
+            })
+            .collect();
+        self
     }
 
     /// The clip's notifies, in time order.

@@ -76,7 +76,7 @@ pub fn bake_clip(
             }
         })
         .collect();
-    Clip::new(clip.name(), target, tracks)
+    Ok(Clip::new(clip.name(), target, tracks)?.with_markers_of(clip))
 }
 
 /// One channel of baked `keys`: `None` where every key is the reference's value, one key where
@@ -213,8 +213,9 @@ pub fn remap_clip(
             }
         })
         .collect();
-    match clip.additive_space() {
+    let converted = match clip.additive_space() {
         None => Clip::new(clip.name(), target, tracks),
         Some(space) => Clip::new_additive(clip.name(), target, tracks, space),
-    }
+    };
+    Ok(converted?.with_markers_of(clip))
 }
