@@ -54,6 +54,7 @@ fn batch(n: usize, row: Row, t: f32, start: bool) -> PoseBatch {
                     now: ClipSample::new(WALK, t, true),
                     before: ClipSample::new(WALK, t - DT, true),
                     dt: DT,
+                    interrupted: None,
                 });
                 let elapsed = if start { 0.0 } else { 0.12 };
                 batch

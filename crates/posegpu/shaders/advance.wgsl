@@ -200,7 +200,9 @@ fn main(
     if ((g.flags & GROUP_TRANSITIONS) != 0u) {
         let p = players[first + 1u];
         let old_lock = select(0u, lock, extracts(g, p.track));
-        frame[p.entry + 2u] = sample_word(locate(p.track, p.position, 1.0, old_lock));
+        // How far into a transition it interrupts, as of this step (−1: none).
+        let interrupted = select(-1.0, p.interrupted + crowd.dt, p.interrupted >= 0.0);
+        frame[p.entry + 2u] = sample_word(locate(p.track, p.position, interrupted, old_lock));
         frame[p.entry + 3u] = sample_word(locate(p.track, p.step_start, 1.0, old_lock));
     }
     if (finished) {

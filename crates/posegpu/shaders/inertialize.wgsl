@@ -117,6 +117,13 @@ fn main(
         for (var k = 0u; k < 2u; k++) {
             olds[k] = sample_clip(as_sample(frame[e + 1u + k]), bone);
         }
+        // Interrupting a transition: the old pose is the one shown, its offsets included.
+        let interrupted = as_sample(frame[e + 1u]).weight;
+        if (interrupted >= 0.0) {
+            let shown = inertia[index];
+            olds[0] = apply_offsets(shown, olds[0], interrupted);
+            olds[1] = apply_offsets(shown, olds[1], max(interrupted - dt, 0.0));
+        }
         inertia[index] = start_offsets(olds[0], olds[1], x, dt, blend_time);
     }
     locals[index] = apply_offsets(inertia[index], x, elapsed);

@@ -25,7 +25,7 @@ struct PlayerData {
     position: f32,
     start_position: f32,
     weight: f32,
-    _pad1: f32,
+    interrupted: f32,
     rate: f32,
     basis: f32,
     scale: f32,

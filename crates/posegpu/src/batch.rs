@@ -606,7 +606,7 @@ impl InstanceLayers<'_> {
         start: Option<InertialStart>,
     ) -> Self {
         let (samples, dt) = match start {
-            Some(s) => (vec![s.now, s.before], s.dt),
+            Some(s) => (s.samples().to_vec(), s.dt),
             None => (Vec::new(), 0.0),
         };
         self.push_word(
@@ -628,7 +628,7 @@ impl InstanceLayers<'_> {
         elapsed: f32,
         start: InertialStart,
     ) -> Self {
-        let samples = [start.now, start.before];
+        let samples = start.samples();
         self.push_word(
             LayerKind::Inertialize,
             blend_time,
@@ -689,6 +689,22 @@ pub struct InertialStart {
     pub before: ClipSample,
     /// The step between them, in seconds (above 0).
     pub dt: f32,
+    /// Seconds into an inertialized transition of this instance that this one interrupts: the
+    /// old pose is then the one shown, that transition's offsets included, so the switch does
+    /// not pop. `None` for a transition that interrupts none.
+    pub interrupted: Option<f32>,
+}
+
+impl InertialStart {
+    /// The two samples as the layer stores them: the first's weight says how far into an
+    /// interrupted transition it is (−1: none).
+    fn samples(&self) -> [ClipSample; 2] {
+        let interrupted = self.interrupted.map_or(-1.0, |t| t.max(0.0));
+        [
+            self.now.with_weight(interrupted),
+            self.before.with_weight(1.0),
+        ]
+    }
 }
 
 /// What an in-place instance's root bone shows once its motion is taken out of the pose (UE's

@@ -393,7 +393,10 @@ pub(crate) struct PlayerData {
     pub position: f32,
     pub start_position: f32,
     pub weight: f32,
-    pub _pad1: f32,
+    /// An outgoing player's: seconds into the inertialized transition its own transition
+    /// interrupts when asked for (the advance stage writes it, a step on, into the old pose's
+    /// sample); −1 for none.
+    pub interrupted: f32,
     pub rate: f32,
     pub basis: f32,
     pub scale: f32,
@@ -674,7 +677,7 @@ mod tests {
             position: position,
             start_position: start_position,
             weight: weight,
-            _pad1: _pad1,
+            interrupted: interrupted,
             rate: rate,
             basis: basis,
             scale: scale,

@@ -33,6 +33,7 @@ fn frame(old: u32, new: u32, starts: &[f32], k: usize) -> PoseBatch {
             now: ClipSample::new(old, s, true),
             before: ClipSample::new(old, s - DT, true),
             dt: DT,
+            interrupted: None,
         });
         batch
             .push_clip(new, 0.2 + s + elapsed, true)
@@ -293,4 +294,57 @@ fn bad_crowd_transitions_are_typed_errors_and_change_nothing() {
         .add(&Agent::new(pair[0]).synced().with_transitions())
         .unwrap_err();
     assert!(e.to_string().contains("not synced"), "{e}");
+}
+
+#[test]
+fn an_interrupted_transition_carries_its_offsets_into_the_next() {
+    // Walk → idle over 0.4 s, interrupted after 0.1 s by idle → run: on the step the second
+    // begins, the pose is the one the first would have shown (no pop), on both backends.
+    let (asset, lib, walk, idle) = knight();
+    let run = Clip::find(&asset.clips, "Running_A").unwrap() as u32;
+    let extent = asset.skeleton.extent();
+    let blended = |interrupt: bool| {
+        let mut crowd = walking_crowd(&lib, walk, 1);
+        let mut poses = Poses::default();
+        let mut gpu_crowd = common::gpu()
+            .map(|ctx| GpuCrowd::new(&ctx, &lib, &crowd, &GpuOptions::default()).unwrap());
+        let mut frames = Vec::new();
+        for step in 0..10 {
+            let switch = match step {
+                2 => Some((idle, 0.4)),
+                5 if interrupt => Some((run, 0.3)),
+                _ => None,
+            };
+            if let Some((clip, blend)) = switch {
+                let player = Player::new(clip);
+                crowd
+                    .transition_to(0, player, blend, Transition::Inertialize)
+                    .unwrap();
+                if let Some(g) = &mut gpu_crowd {
+                    g.transition_to(0, player, blend, Transition::Inertialize)
+                        .unwrap();
+                }
+            }
+            crowd.advance(&lib, DT).unwrap();
+            evaluate_crowd(&lib, &crowd, &mut poses);
+            if let Some(g) = &mut gpu_crowd {
+                g.advance(DT).unwrap();
+                let have = g.evaluator().read_back().unwrap();
+                let d = Deviation::between(&have, &poses).relative(extent);
+                assert!(
+                    d <= common::TOLERANCE,
+                    "step {step}: GPU and CPU differ by {d:e}"
+                );
+            }
+            frames.push(poses.clone());
+        }
+        frames
+    };
+    let (kept, interrupted) = (blended(false), blended(true));
+    // Step 5 is where the second transition begins: still the first one's pose.
+    let d = Deviation::between(&interrupted[5], &kept[5]).relative(extent);
+    assert!(d < 1e-4, "the interruption pops by {d:e}");
+    // And the next steps leave it, toward the run.
+    let d = Deviation::between(&interrupted[9], &kept[9]).relative(extent);
+    assert!(d > 1e-3, "the second transition changed nothing ({d:e})");
 }

@@ -44,6 +44,8 @@ pub(crate) struct TransitionState {
     pub phase: Phase,
     pub dt: f32,
     pub before: f32,
+    /// Seconds into the inertialization this one interrupted, when it did.
+    pub interrupted: Option<f32>,
 }
 
 /// Where a transition is: asked for (its first step is the next), on the step it began (the
@@ -65,6 +67,10 @@ impl TransitionState {
                 // A step of 0 measures no velocity (a tiny step keeps the start's marker).
                 self.dt = dt.max(1e-6);
                 self.before = before;
+                // The interrupted transition would have gone on by this step too.
+                if let Some(t) = &mut self.interrupted {
+                    *t += dt;
+                }
             }
             Phase::Starting | Phase::Blending => {
                 self.phase = Phase::Blending;
@@ -326,6 +332,11 @@ impl Crowd {
             return Err(bad(instance, w));
         }
         self.check_player(instance, 0, &player)?;
+        // An inertialization under way is carried into the next one (no pop).
+        let interrupted = g
+            .transition
+            .filter(|t| t.kind == Transition::Inertialize && t.phase != Phase::Asked)
+            .map(|t| t.elapsed);
         let (new, old) = (g.first as usize, g.first as usize + 1);
         let fading = blend_time > 0.0;
         let crossfade = fading && kind == Transition::Crossfade;
@@ -338,6 +349,7 @@ impl Crowd {
             phase: Phase::Asked,
             dt: 0.0,
             before: 0.0,
+            interrupted,
         });
         Ok(())
     }
@@ -356,10 +368,15 @@ impl Crowd {
         };
         let [blend_time, elapsed, dt] = TransitionState::layer_words(g.transition);
         let before = g.transition.map_or(old.position, |t| t.before);
+        let interrupted = g
+            .transition
+            .and_then(|t| t.interrupted)
+            .filter(|_| dt > 0.0);
         let start = InertialStart {
             now: sample(old.position),
             before: sample(before),
             dt,
+            interrupted,
         };
         instance.inertialize_with(blend_time, elapsed, start)
     }

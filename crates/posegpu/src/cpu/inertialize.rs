@@ -30,10 +30,16 @@ pub(super) fn run_instance(
     if dt > 0.0 {
         let prepared = |e: &Entry| Prepared::from_entry(lib, e);
         let (now, before) = (prepared(&layer.samples[0]), prepared(&layer.samples[1]));
+        // Interrupting a transition: the old pose is the one shown, its offsets included.
+        let interrupted = now.weight;
         let (mut a, mut b) = (KeySearch::default(), KeySearch::default());
         for (bone, (x, s)) in locals.iter().zip(state.iter_mut()).enumerate() {
-            let old = now.bone(lib, bone, &mut a);
-            let earlier = before.bone(lib, bone, &mut b);
+            let mut old = now.bone(lib, bone, &mut a);
+            let mut earlier = before.bone(lib, bone, &mut b);
+            if interrupted >= 0.0 {
+                old = apply(s, &old, interrupted);
+                earlier = apply(s, &earlier, (interrupted - dt).max(0.0));
+            }
             *s = start(&old, &earlier, &(*x).into(), dt, blend_time);
         }
     }

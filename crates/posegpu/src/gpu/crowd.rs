@@ -28,6 +28,7 @@ const MOTION_BYTES: u64 = std::mem::size_of::<RootMotionData>() as u64;
 const POSITION_OFFSET: u64 = std::mem::offset_of!(PlayerData, position) as u64;
 const WEIGHT_OFFSET: u64 = std::mem::offset_of!(PlayerData, weight) as u64;
 const ENTRY_OFFSET: u64 = std::mem::offset_of!(PlayerData, entry) as u64;
+const INTERRUPTED_OFFSET: u64 = std::mem::offset_of!(PlayerData, interrupted) as u64;
 const PLACEMENT_OFFSET: u64 = std::mem::offset_of!(RootMotionData, placement) as u64;
 
 impl PlayerData {
@@ -39,6 +40,7 @@ impl PlayerData {
             position: p.position,
             start_position: p.start_position,
             weight: p.weight,
+            interrupted: -1.0,
             rate: p.rate.rate,
             basis: p.rate.basis,
             scale: p.rate.scale,
@@ -483,6 +485,13 @@ impl GpuCrowd {
         queue.write_buffer(buffer, at_old + WEIGHT_OFFSET, bytemuck::bytes_of(&w));
         let entry = self.entries[old];
         queue.write_buffer(buffer, at_old + ENTRY_OFFSET, bytemuck::bytes_of(&entry));
+        let transition = self.host.groups[instance].transition;
+        let interrupted = transition.and_then(|t| t.interrupted).unwrap_or(-1.0);
+        queue.write_buffer(
+            buffer,
+            at_old + INTERRUPTED_OFFSET,
+            bytemuck::bytes_of(&interrupted),
+        );
         if !self.transitioning.contains(&instance) {
             self.transitioning.push(instance);
         }
