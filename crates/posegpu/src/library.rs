@@ -289,11 +289,7 @@ impl LibraryBuilder {
         }
         let locals: Vec<Xform> = source.skeleton.rest().iter().map(|&t| t.into()).collect();
         table.extend(words(&locals));
-        table.extend(plan.paths().chunks(4).map(|c| {
-            let mut word = [0; 4];
-            word[..c.len()].copy_from_slice(c);
-            word
-        }));
+        table.extend(packed(plan.paths()));
         let mapping = BoneMapping::from_plan(plan, source.skeleton.len());
         self.push_source(
             RetargetSource {
@@ -319,16 +315,7 @@ impl LibraryBuilder {
         }
         let weights = mask_weights(&self.lib.skeleton, name, branches)?;
         let id = MaskId(to_u32(self.lib.retarget.len(), "retarget table")?);
-        let table: Vec<Entry> = weights
-            .chunks(4)
-            .map(|c| {
-                let mut word = [0; 4];
-                for (w, x) in word.iter_mut().zip(c) {
-                    *w = x.to_bits();
-                }
-                word
-            })
-            .collect();
+        let table: Vec<Entry> = packed(bytemuck::cast_slice(&weights)).collect();
         to_u32(self.lib.retarget.len() + table.len(), "retarget table")?;
         self.lib.retarget.extend(table);
         self.lib.masks.push(Mask {
@@ -706,6 +693,15 @@ fn to_u32(n: usize, what: &str) -> Result<u32> {
         limit: u32::MAX as u64,
         unit: "entries",
         limit_name: "32-bit index",
+    })
+}
+
+/// 32-bit values four to a 16-byte word, the last word padded with zeros.
+fn packed(values: &[u32]) -> impl Iterator<Item = Entry> + '_ {
+    values.chunks(4).map(|c| {
+        let mut word = [0; 4];
+        word[..c.len()].copy_from_slice(c);
+        word
     })
 }
 

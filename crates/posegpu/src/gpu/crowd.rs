@@ -511,9 +511,12 @@ impl GpuCrowd {
             // The GPU samples the outgoing player's earlier position itself.
             let [new, old] = TransitionState::step_weights(&mut g.transition, dt, 0.0);
             let (first, over) = (g.first as usize, g.transition.is_none());
-            self.host.players[first].weight = new;
-            self.host.players[first + 1].weight = old;
+            // Only weights that change are written (an inertialization's stay 1 and 0).
             for (k, w) in [new, old].into_iter().enumerate() {
+                if self.host.players[first + k].weight == w {
+                    continue;
+                }
+                self.host.players[first + k].weight = w;
                 let (buffer, at) = self.player_at(i, first + k);
                 self.eval
                     .queue()
@@ -523,11 +526,17 @@ impl GpuCrowd {
             !over
         });
         self.transitioning = list;
-        // The frames the crowd writes: the old poses are sampled only when a transition begins.
-        let starts = self.transitioning.iter().any(
-            |&i| matches!(self.host.groups[i].transition, Some(t) if t.phase == Phase::Starting),
-        );
-        self.eval.set_inertia_start(starts);
+        // The frames the crowd writes: the pass runs only while an inertialization is under
+        // way, and samples the old poses only when one begins.
+        let (mut needed, mut starts) = (false, false);
+        for &i in &self.transitioning {
+            if let Some(t) = self.host.groups[i].transition {
+                let inertial = t.kind == Transition::Inertialize && t.phase != Phase::Asked;
+                needed |= inertial;
+                starts |= inertial && t.phase == Phase::Starting;
+            }
+        }
+        self.eval.set_inertia(needed, starts);
     }
 
     /// The inertialization layer's header of `instance` (after its outgoing player's sample),

@@ -463,8 +463,11 @@ impl GpuEvaluator {
         ]
     }
 
-    /// Whether a transition begins in the next frame, for frames a crowd writes itself.
-    pub(crate) fn set_inertia_start(&mut self, starts: bool) {
+    /// Whether an inertialization is under way, and whether one begins, in the next frame:
+    /// for frames a crowd writes itself, whose inertialization layers stay idle between
+    /// transitions (the pass is then skipped).
+    pub(crate) fn set_inertia(&mut self, needed: bool, starts: bool) {
+        self.inertia_needed = needed;
         self.inertia_start = starts;
     }
 
