@@ -33,12 +33,7 @@ fn blend(lib: &AnimLibrary, samples: &[Entry], curve: usize) -> f32 {
 }
 
 /// One instance's value of curve `curve`.
-pub(super) fn instance_value(
-    lib: &AnimLibrary,
-    entries: &[Entry],
-    head: &Head,
-    curve: usize,
-) -> f32 {
+fn instance_value(lib: &AnimLibrary, entries: &[Entry], head: &Head, curve: usize) -> f32 {
     let mut value = 0.0;
     for layer in batch::layers(entries, head).map_while(|l| l) {
         let w = layer.weight;
@@ -65,6 +60,13 @@ pub(super) fn instance_value(
     value
 }
 
+/// One instance's values of every curve.
+pub(super) fn run_instance(lib: &AnimLibrary, entries: &[Entry], head: &Head, values: &mut [f32]) {
+    for (c, v) in values.iter_mut().enumerate() {
+        *v = instance_value(lib, entries, head, c);
+    }
+}
+
 /// The stage for every instance of `batch`: `out[instance * curves + curve]`.
 pub(super) fn run(lib: &AnimLibrary, batch: &PoseBatch, out: &mut [f32]) {
     let curves = lib.curve_names().len();
@@ -72,8 +74,6 @@ pub(super) fn run(lib: &AnimLibrary, batch: &PoseBatch, out: &mut [f32]) {
         return;
     }
     for (head, values) in batch.heads.iter().zip(out.chunks_exact_mut(curves)) {
-        for (c, v) in values.iter_mut().enumerate() {
-            *v = instance_value(lib, &batch.entries, head, c);
-        }
+        run_instance(lib, &batch.entries, head, values);
     }
 }

@@ -63,7 +63,15 @@ impl<'a> CpuEvaluator<'a> {
         let bones = self.lib.bone_count();
         out.resize(bones, self.lib.curve_names().len(), batch.len());
         out.keep_inertia(batch.has_inertia());
-        curves::run(self.lib, batch, &mut out.curves);
+        let curve_count = self.lib.curve_names().len();
+        if curve_count > 0 {
+            out.curves
+                .par_chunks_mut(curve_count)
+                .zip(batch.heads.par_iter())
+                .for_each(|(values, head)| {
+                    curves::run_instance(self.lib, &batch.entries, head, values)
+                });
+        }
         let chunk = INSTANCES_PER_TASK * bones;
         // The inertialization state of each task's instances, where the batch has any.
         let inertia: Vec<Option<&mut [Xform]>> = if batch.has_inertia() {
