@@ -28,6 +28,15 @@ struct Params {
 }
 
 const WORKGROUP_SIZE: u32 = 64u;
+// Bones one invocation walks in a stage that walks an instance's bones (hierarchy, layers):
+// lavapipe ends an invocation's loops after 65,535 iterations in all, so longer skeletons take a
+// dispatch per block of bones. Dispatch k has k + 1 layers of workgroups in z and only the last
+// works, so no per-dispatch uniform is needed.
+const BONE_BLOCK: u32 = 4096u;
+
+fn last_block(wg: vec3<u32>, num_wg: vec3<u32>) -> bool {
+    return wg.z + 1u == num_wg.z;
+}
 
 // Linear invocation index over a 2D grid of workgroups (dispatches wider than the per-dimension
 // limit spill into y).

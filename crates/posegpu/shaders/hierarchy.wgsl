@@ -48,11 +48,13 @@ fn main(
     @builtin(local_invocation_index) local_index: u32,
 ) {
     let instance = invocation_index(wg, num_wg, local_index);
-    if (instance >= params.instance_count) {
+    if (instance >= params.instance_count || !last_block(wg, num_wg)) {
         return;
     }
     let base = instance * params.bone_count;
-    for (var bone = 0u; bone < params.bone_count; bone++) {
+    // This dispatch's block of bones: parents first across the dispatches too.
+    let b0 = (num_wg.z - 1u) * BONE_BLOCK;
+    for (var bone = b0; bone < min(b0 + BONE_BLOCK, params.bone_count); bone++) {
         var cs = locals[base + bone];
         let parent = parents[bone];
         if (parent >= 0) {

@@ -33,8 +33,8 @@ fn apply_mesh_delta(local: Xform, d: Xform, has_parent: bool, before: vec4<f32>,
     return MeshApplied(Xform(normalize_quat(back), applied.t, applied.s), mesh, applied.r);
 }
 
-fn apply_mesh_layer(base: u32, s: u32, bones: u32) {
-    for (var i = 0u; i < bones; i++) {
+fn apply_mesh_layer(base: u32, s: u32, from_bone: u32, to_bone: u32) {
+    for (var i = from_bone; i < to_bone; i++) {
         let p = parents[i];
         var before = vec4<f32>(0.0);
         var after = before;
@@ -51,9 +51,9 @@ fn apply_mesh_layer(base: u32, s: u32, bones: u32) {
 
 // Slot s holds the pose, slot s + bones the base; after bone i they hold its mesh-space pose
 // and base rotations, and (pose slot) the instance's rotations before and after the delta.
-fn apply_dynamic_mesh_layer(base: u32, s: u32, bones: u32) {
+fn apply_dynamic_mesh_layer(base: u32, s: u32, bones: u32, from_bone: u32, to_bone: u32) {
     let b = s + bones;
-    for (var i = 0u; i < bones; i++) {
+    for (var i = from_bone; i < to_bone; i++) {
         let p = parents[i];
         var pose = deltas[s + i];
         var base_pose = deltas[b + i];
@@ -81,8 +81,8 @@ fn apply_dynamic_mesh_layer(base: u32, s: u32, bones: u32) {
 // A layered blend with rotations in mesh space: slot s holds the layer's pose and its weight per
 // bone; after bone i it holds the layer's mesh-space rotation, the pose's, and the blend's
 // (blend_two_mesh in src/blend/pose.rs).
-fn apply_mesh_blend_layer(base: u32, s: u32, bones: u32) {
-    for (var i = 0u; i < bones; i++) {
+fn apply_mesh_blend_layer(base: u32, s: u32, from_bone: u32, to_bone: u32) {
+    for (var i = from_bone; i < to_bone; i++) {
         let p = parents[i];
         let x = deltas[s + i];
         let local = locals[base + i];
@@ -110,10 +110,13 @@ fn main(
     @builtin(local_invocation_index) local_index: u32,
 ) {
     let instance = invocation_index(wg, num_wg, local_index);
-    if (instance >= params.instance_count) {
+    if (instance >= params.instance_count || !last_block(wg, num_wg)) {
         return;
     }
     let bones = params.bone_count;
+    // This dispatch's block of bones: parents first across the dispatches too.
+    let b0 = (num_wg.z - 1u) * BONE_BLOCK;
+    let b1 = min(b0 + BONE_BLOCK, bones);
     let head = as_head(frame[instance]);
     let base = instance * bones;
     var e = head.first;
@@ -133,22 +136,24 @@ fn main(
         if (weight <= ZERO_WEIGHT) {
             continue;
         }
-        if (kind == LAYER_MESH) {
-            apply_mesh_layer(base, s, bones);
-        } else if (kind == LAYER_DYNAMIC_MESH) {
-            apply_dynamic_mesh_layer(base, s, bones);
-        } else if (kind == LAYER_BLEND_MESH) {
-            apply_mesh_blend_layer(base, s, bones);
-        } else if (kind == LAYER_BLEND_LOCAL) {
-            for (var i = 0u; i < bones; i++) {
-                let x = deltas[s + i];
-                var y = blend_two(locals[base + i], x, x.t.w);
-                y.t.w = 0.0;
-                locals[base + i] = y;
-            }
-        } else {
-            for (var i = 0u; i < bones; i++) {
-                locals[base + i] = apply_delta(locals[base + i], deltas[s + i]);
+        {
+            if (kind == LAYER_MESH) {
+                apply_mesh_layer(base, s, b0, b1);
+            } else if (kind == LAYER_DYNAMIC_MESH) {
+                apply_dynamic_mesh_layer(base, s, bones, b0, b1);
+            } else if (kind == LAYER_BLEND_MESH) {
+                apply_mesh_blend_layer(base, s, b0, b1);
+            } else if (kind == LAYER_BLEND_LOCAL) {
+                for (var i = b0; i < b1; i++) {
+                    let x = deltas[s + i];
+                    var y = blend_two(locals[base + i], x, x.t.w);
+                    y.t.w = 0.0;
+                    locals[base + i] = y;
+                }
+            } else {
+                for (var i = b0; i < b1; i++) {
+                    locals[base + i] = apply_delta(locals[base + i], deltas[s + i]);
+                }
             }
         }
     }

@@ -17,6 +17,10 @@ use crate::math::Transform;
 
 /// Invocations per workgroup of every compute stage.
 pub(crate) const WORKGROUP_SIZE: u32 = 64;
+/// Bones one invocation walks in the stages that walk an instance's bones (hierarchy, layers):
+/// lavapipe (llvmpipe) ends an invocation's loops after 65,535 iterations in all, so longer
+/// skeletons take one dispatch per block of this many bones.
+pub(crate) const BONE_BLOCK: u32 = 4096;
 
 // ---------------------------------------------------------------------------------------------
 // Poses and matrices
@@ -739,6 +743,7 @@ mod tests {
         use Constant::{F32, U32};
         &[
             ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
+            ("BONE_BLOCK", U32(BONE_BLOCK)),
             ("LAYER_BASE", U32(LAYER_BASE)),
             ("LAYER_LOCAL", U32(LAYER_LOCAL)),
             ("LAYER_MESH", U32(LAYER_MESH)),

@@ -5,7 +5,10 @@
 mod common;
 
 use common::{assert_gpu_matches_cpu, cpu_eval, gpu, gpu_eval, spread_instances, TOLERANCE};
-use posegpu::{AnimLibrary, Deviation, Error, GpuEvaluator, GpuOptions, Instance};
+use posegpu::{
+    AdditiveSpace, AnimLibrary, ClipSample, Deviation, Error, GpuEvaluator, GpuOptions, Instance,
+    PoseBatch,
+};
 
 #[test]
 fn generated_skeletons_match_the_cpu() {
@@ -204,4 +207,87 @@ fn a_host_device_opened_with_the_required_limits_and_features_evaluates() {
     assert!(d <= TOLERANCE, "deviation {d:e}");
     // The evaluator shares the library rather than copying it.
     assert_eq!(gpu.library().bone_count(), 300);
+}
+
+/// Past 65,535 bones: lavapipe ends an invocation's loops after 65,535 iterations in all, and
+/// the stages that walk an instance's bones (hierarchy, mesh-space layers) used to leave every
+/// later bone at zero. They now take a dispatch per block of bones.
+#[test]
+fn skeletons_past_65535_bones_evaluate_every_bone() {
+    let Some(ctx) = gpu() else { return };
+    let asset = posegpu::procedural::random_asset(7, 70_000, 2);
+    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let mut batch = PoseBatch::new();
+    for i in 0..3 {
+        let base = [
+            ClipSample::new(0, 0.1 * i as f32, true).with_weight(0.5),
+            ClipSample::new(1, 0.2, true).with_weight(0.5),
+        ];
+        let layer = [ClipSample::new(1, 0.4, true)];
+        batch
+            .push_blend(&base)
+            .blend(AdditiveSpace::Mesh, 0.5, &layer);
+    }
+    let plain = [Instance::new(0, 0.3, true)];
+    for (what, cpu, gpu) in [
+        (
+            "one clip",
+            cpu_eval(&lib, &plain),
+            gpu_eval(&ctx, &lib, &plain, &GpuOptions::default()),
+        ),
+        (
+            "blends under a mesh-space layer",
+            common::cpu_eval_batch(&lib, &batch),
+            common::gpu_eval_batch(&ctx, &lib, &batch),
+        ),
+    ] {
+        let zeros = gpu
+            .component
+            .iter()
+            .filter(|x| x.rotation == [0.0; 4])
+            .count();
+        assert_eq!(zeros, 0, "{what}: {zeros} bones left at zero");
+        // Deep random chains drift in f32; every bone is compared, relative to its own size.
+        let worst = (0..gpu.component.len())
+            .map(|b| {
+                let (g, c) = (&gpu.component[b], &cpu.component[b]);
+                let size = c.translation.iter().map(|v| v.abs()).fold(1.0f32, f32::max);
+                (0..3)
+                    .map(|k| (g.translation[k] - c.translation[k]).abs() / size)
+                    .chain((0..4).map(|k| (g.rotation[k] - c.rotation[k]).abs()))
+                    .fold(0.0f32, f32::max)
+            })
+            .fold(0.0f32, f32::max);
+        assert!(worst <= 1e-3, "{what}: GPU and CPU differ by {worst:e}");
+    }
+}
+
+/// A chunk's layer deltas grown frame by frame up to a binding limit that is not a multiple of
+/// 16 (NVIDIA's is 2,147,483,644 bytes): the grown buffer stays within it and every frame is
+/// right.
+#[test]
+fn layer_deltas_grow_up_to_an_odd_binding_limit() {
+    let Some(ctx) = gpu() else { return };
+    let asset = posegpu::procedural::humanoid_asset();
+    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let per_instance = (lib.bone_count() * 48) as u64;
+    let options = GpuOptions {
+        max_binding_size: Some(per_instance * 20 + 5),
+        ..Default::default()
+    };
+    let mut gpu = GpuEvaluator::new(&ctx, &lib, 20, &options).unwrap();
+    for count in [1, 4, 13, 20, 6] {
+        let mut batch = PoseBatch::new();
+        for i in 0..count {
+            let layer = [ClipSample::new(1, 0.1 * i as f32, true)];
+            batch
+                .push_clip(0, 0.2 * i as f32, true)
+                .blend(AdditiveSpace::Mesh, 0.7, &layer);
+        }
+        gpu.evaluate_batch(&batch).unwrap();
+        let poses = gpu.read_back().unwrap();
+        let cpu = common::cpu_eval_batch(&lib, &batch);
+        let d = Deviation::between(&poses, &cpu).relative(lib.skeleton().extent());
+        assert!(d <= TOLERANCE, "{count} instances: {d:e}");
+    }
 }

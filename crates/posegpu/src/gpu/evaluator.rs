@@ -13,7 +13,7 @@ use super::util::{
 };
 use crate::batch::{Instance, PoseBatch};
 use crate::error::{Error, Result};
-use crate::layout::{Entry, Head, Mat3x4, Params, Xform};
+use crate::layout::{Entry, Head, Mat3x4, Params, Xform, BONE_BLOCK};
 use crate::library::AnimLibrary;
 use crate::pose::Poses;
 
@@ -404,7 +404,7 @@ impl GpuEvaluator {
         }
     }
 
-    /// A per-frame storage buffer of `bytes` (at least 16).
+    /// A per-frame storage buffer of `bytes` (at least 16, rounded up to whole 16-byte words).
     fn frame_buffer(&self, bytes: u64) -> wgpu::Buffer {
         self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("frame"),
@@ -567,7 +567,7 @@ impl GpuEvaluator {
     /// Grows chunk `k`'s frame and delta buffers to hold the given bytes (by half again, so a
     /// slowly growing crowd does not reallocate every frame) and rebinds them.
     fn fit_chunk(&mut self, k: usize, frame_bytes: u64, delta_bytes: u64, inertia_bytes: u64) {
-        let grown = |size: u64| (size + size / 2).min(self.max_binding);
+        let grown = |size: u64| grown_capacity(size, self.max_binding);
         let chunk = &self.chunks[k];
         let frame =
             (frame_bytes > chunk.frame.size()).then(|| self.frame_buffer(grown(frame_bytes)));
@@ -635,11 +635,20 @@ impl GpuEvaluator {
                 _ => k + 1,
             };
             pass.set_pipeline(&self.pipelines[p].pipeline);
+            // The stages that walk an instance's bones take a dispatch per block of bones (see
+            // BONE_BLOCK); dispatch b has b + 1 layers in z, of which the last works.
+            let blocks = if matches!(k, 1 | 4) {
+                bones.div_ceil(u64::from(BONE_BLOCK)).max(1) as u32
+            } else {
+                1
+            };
             for chunk in self.chunks.iter().filter(|c| c.count > 0) {
                 let invocations = chunk.count as u64 * per_instance;
                 let (x, y) = grid(invocations.div_ceil(WORKGROUP_SIZE), self.max_workgroups);
                 pass.set_bind_group(0, &chunk.groups[p], &[]);
-                pass.dispatch_workgroups(x, y, 1);
+                for z in 1..=blocks {
+                    pass.dispatch_workgroups(x, y, z);
+                }
             }
         }
     }
@@ -772,6 +781,17 @@ impl GpuEvaluator {
     }
 }
 
+/// The bytes a frame buffer that must hold `needed` bytes (a multiple of 16, within `limit`) is
+/// given: half again, so a slowly growing crowd does not reallocate every frame, in whole
+/// 16-byte words, and never past the binding limit (rounding up after capping once passed it:
+/// NVIDIA's limit, 2,147,483,644 bytes, is not a multiple of 16).
+fn grown_capacity(needed: u64, limit: u64) -> u64 {
+    (needed + needed / 2)
+        .next_multiple_of(16)
+        .min(limit / 16 * 16)
+        .max(needed.max(16))
+}
+
 /// Staged output copies, resolving to [`Poses`] once every buffer is mapped.
 struct ReadBack {
     mapped: MapAll,
@@ -836,5 +856,39 @@ impl std::future::Future for ReadBack {
             }
         }
         std::task::Poll::Ready(Ok(poses))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grown_capacity;
+
+    #[test]
+    fn grown_frame_buffers_stay_within_the_binding_limit() {
+        // NVIDIA's limit, and odd ones.
+        for limit in [2_147_483_644u64, 1_000_003, 4_099, 64] {
+            for needed in [
+                16u64,
+                48,
+                960,
+                1_431_655_760,
+                2_147_483_632,
+                limit / 16 * 16,
+            ] {
+                if needed > limit {
+                    continue;
+                }
+                let size = grown_capacity(needed, limit);
+                assert!(size >= needed, "{needed} within {limit}: {size}");
+                assert!(
+                    size <= limit,
+                    "{needed} within {limit}: {size} passes the limit"
+                );
+                assert_eq!(size % 16, 0, "{needed} within {limit}: {size}");
+            }
+        }
+        // A million instances' mesh-space deltas (1.43 GB and up) used to round past it.
+        assert_eq!(grown_capacity(1_431_655_760, 2_147_483_644), 2_147_483_632);
+        assert_eq!(grown_capacity(1_000, u64::MAX), 1_504);
     }
 }

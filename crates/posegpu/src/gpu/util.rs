@@ -165,10 +165,13 @@ impl PassTimer {
     }
 }
 
-/// Workgroups laid out as `x * y ≥ workgroups` with `x` within the per-dimension limit.
+/// Workgroups laid out as `x * y ≥ workgroups` with `x` within the per-dimension limit and
+/// fewer than `y` idle.
 pub(crate) fn grid(workgroups: u64, max: u32) -> (u32, u32) {
-    let x = workgroups.min(u64::from(max)).max(1);
-    (x as u32, workgroups.div_ceil(x) as u32)
+    // As few rows as fit, then rows as short as they can be: fewer than `y` workgroups idle
+    // (filling x first would leave up to a whole row, a quarter of 100,000 humanoids, idle).
+    let y = workgroups.div_ceil(u64::from(max.max(1))).max(1);
+    (workgroups.div_ceil(y).max(1) as u32, y as u32)
 }
 
 /// Maps a `MAP_READ` buffer after the queue's work, copies it out and unmaps it.
@@ -267,5 +270,34 @@ impl std::future::Future for MapAll {
         }
         s.waker = Some(cx.waker().clone());
         std::task::Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grid;
+
+    #[test]
+    fn grids_are_exact_within_a_row_and_within_the_limit() {
+        for max in [1u32, 3, 7, 64, 65_535] {
+            for workgroups in (0u64..300).chain([104_688, 65_535, 65_536, 1 << 20, 4_000_000]) {
+                if workgroups > u64::from(max).pow(2) {
+                    continue;
+                }
+                let (x, y) = grid(workgroups, max);
+                let launched = u64::from(x) * u64::from(y);
+                assert!(x <= max && y <= max, "{workgroups} on {max}: {x} x {y}");
+                assert!(
+                    launched >= workgroups.max(1),
+                    "{workgroups} on {max}: {x} x {y}"
+                );
+                assert!(
+                    launched - workgroups.max(1) < u64::from(y),
+                    "{workgroups} on {max}: {x} x {y} leaves a row's worth idle"
+                );
+            }
+        }
+        // 100,000 humanoids (67 bones, 64 lanes a workgroup): no idle workgroup at all.
+        assert_eq!(grid(104_688, 65_535), (52_344, 2));
     }
 }
