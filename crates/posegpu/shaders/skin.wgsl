@@ -18,11 +18,13 @@ struct ChunkUniform {
     // Where instance i's placement is: placements[placement_first + i * placement_stride].
     placement_first: u32,
     placement_stride: u32,
+    // vec4 words per skinning matrix: 3 rows, or 4 columns of a mat4x4 (SkinningLayout).
+    matrix_words: u32,
 }
 
 @group(0) @binding(0) var<uniform> view: ViewUniform;
 @group(0) @binding(1) var<uniform> chunk: ChunkUniform;
-@group(0) @binding(2) var<storage, read> skinning: array<Mat3x4>;
+@group(0) @binding(2) var<storage, read> skinning: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> placements: array<Xform>;
 
 struct VertexIn {
@@ -36,6 +38,20 @@ struct VertexOut {
     @builtin(position) clip: vec4<f32>,
     @location(0) normal: vec3<f32>,
     @location(1) @interpolate(flat) color: vec3<f32>,
+}
+
+// Skinning matrix `j` of the chunk as three rows, from either layout.
+fn skin_rows(j: u32) -> Mat3x4 {
+    let k = j * chunk.matrix_words;
+    if (chunk.matrix_words == 4u) {
+        let c0 = skinning[k];
+        let c1 = skinning[k + 1u];
+        let c2 = skinning[k + 2u];
+        let c3 = skinning[k + 3u];
+        return Mat3x4(vec4<f32>(c0.x, c1.x, c2.x, c3.x), vec4<f32>(c0.y, c1.y, c2.y, c3.y),
+            vec4<f32>(c0.z, c1.z, c2.z, c3.z));
+    }
+    return Mat3x4(skinning[k], skinning[k + 1u], skinning[k + 2u]);
 }
 
 fn apply_rows(m: Mat3x4, p: vec4<f32>) -> vec3<f32> {
@@ -59,7 +75,7 @@ fn vs_main(v: VertexIn, @builtin(instance_index) instance: u32) -> VertexOut {
     for (var k = 0u; k < 4u; k++) {
         let w = v.weights[k];
         if w > 0.0 {
-            let m = skinning[base + v.joints[k]];
+            let m = skin_rows(base + v.joints[k]);
             p += w * apply_rows(m, vec4<f32>(v.position, 1.0));
             n += w * apply_rows(m, vec4<f32>(v.normal, 0.0));
         }

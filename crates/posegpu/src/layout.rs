@@ -510,8 +510,9 @@ pub(crate) struct ViewUniform {
     pub light: [f32; 4],
 }
 
-/// Per chunk drawn: bones per instance, the chunk's first instance and where its placements
-/// start and how far apart they lie (in [`Xform`]s).
+/// Per chunk drawn: bones per instance, the chunk's first instance, where its placements
+/// start and how far apart they lie (in [`Xform`]s), and `vec4` words per skinning matrix (3
+/// for rows, 4 for 4x4 columns).
 #[cfg(feature = "render")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -520,6 +521,7 @@ pub(crate) struct ChunkUniform {
     pub first: u32,
     pub placement_first: u32,
     pub placement_stride: u32,
+    pub matrix_words: u32,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -724,7 +726,8 @@ mod tests {
             bones: bones,
             first: first,
             placement_first: placement_first,
-            placement_stride: placement_stride
+            placement_stride: placement_stride,
+            matrix_words: matrix_words
         }),
     ];
 

@@ -50,7 +50,10 @@ pub use blend::clips::{AimOffset, ClipBlendSpace};
 pub use blend::space::BlendSpace;
 pub use cpu::{CpuEvaluator, Crowd};
 pub use error::{Error, Result};
-pub use gpu::{CrowdTimes, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk, PassTimes};
+pub use gpu::{
+    CrowdTimes, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk, Outputs, PassTimes,
+    SkinningLayout,
+};
 pub use layout::{Mat3x4, Xform};
 pub use library::{AnimLibrary, LibraryBuilder, MaskId, NotifyInfo, RetargetSource, SourceId};
 pub use math::Transform;

@@ -6,6 +6,9 @@ use crate::math::Transform;
 /// Local transforms, component-space transforms and skinning matrices of many instances,
 /// instance-major (`[instance * bone_count + bone]`), the layout of the GPU output buffers;
 /// and the library's curves per instance (`[instance * curve_count + curve]`).
+///
+/// Read back from a GPU evaluator asked for fewer outputs ([`crate::Outputs`]), `locals` or
+/// `component` are empty.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Poses {
     /// Bones per instance.
@@ -29,7 +32,10 @@ pub struct Poses {
 impl Poses {
     /// The number of instances (0 when `bone_count` is 0).
     pub fn instance_count(&self) -> usize {
-        self.locals.len().checked_div(self.bone_count).unwrap_or(0)
+        self.skinning
+            .len()
+            .checked_div(self.bone_count)
+            .unwrap_or(0)
     }
 
     pub(crate) fn resize(&mut self, bone_count: usize, curve_count: usize, instances: usize) {
@@ -110,9 +116,16 @@ pub struct Deviation {
 }
 
 impl Deviation {
-    /// Compares `a` and `b` (same shape) on the local and component-space poses and skinning.
+    /// Compares `a` and `b` (same shape) on the local and component-space poses and skinning;
+    /// locals or component transforms that one side does not have (a GPU read-back asked for
+    /// fewer [`crate::Outputs`]) are not compared.
     pub fn between(a: &Poses, b: &Poses) -> Self {
-        assert_eq!(a.locals.len(), b.locals.len(), "pose sets differ in size");
+        assert_eq!(
+            a.skinning.len(),
+            b.skinning.len(),
+            "pose sets differ in size"
+        );
+        // Same size or one side empty: zip compares what both have.
         let mut d = Self::default();
         for (x, y) in a
             .locals

@@ -7,7 +7,7 @@ mod common;
 use common::{assert_gpu_matches_cpu, cpu_eval, gpu, gpu_eval, spread_instances, TOLERANCE};
 use posegpu::{
     AdditiveSpace, AnimLibrary, ClipSample, Deviation, Error, GpuEvaluator, GpuOptions, Instance,
-    PoseBatch,
+    Outputs, PoseBatch, SkinningLayout,
 };
 
 #[test]
@@ -289,5 +289,76 @@ fn layer_deltas_grow_up_to_an_odd_binding_limit() {
         let cpu = common::cpu_eval_batch(&lib, &batch);
         let d = Deviation::between(&poses, &cpu).relative(lib.skeleton().extent());
         assert!(d <= TOLERANCE, "{count} instances: {d:e}");
+    }
+}
+
+/// Fewer outputs, or skinning matrices as 4x4 columns: the matrices are the very ones the
+/// default evaluator writes (bit for bit), the outputs not asked for are absent, and what is
+/// kept is what the CPU twin computes. Mesh-space layers run first, so the in-place hierarchy
+/// reads locals the layer stage rewrote.
+#[test]
+fn outputs_on_request_are_the_default_outputs_bit_for_bit() {
+    let Some(ctx) = gpu() else { return };
+    let asset = posegpu::procedural::humanoid_asset();
+    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let mut batch = PoseBatch::new();
+    for i in 0..7 {
+        let layer = [ClipSample::new(2, 0.3 * i as f32, true)];
+        batch
+            .push_clip(i % 2, 0.25 * i as f32, true)
+            .blend(AdditiveSpace::Mesh, 0.6, &layer);
+    }
+    let eval = |outputs: Outputs| {
+        let options = GpuOptions {
+            outputs,
+            // Several chunks.
+            max_workgroups_per_dimension: Some(1),
+            ..Default::default()
+        };
+        let mut gpu = GpuEvaluator::new(&ctx, &lib, batch.len(), &options).unwrap();
+        gpu.evaluate_batch(&batch).unwrap();
+        let chunks = gpu.chunks();
+        assert!(chunks.len() > 1);
+        for c in chunks {
+            assert_eq!(c.locals.is_some(), outputs.locals);
+            assert_eq!(c.component.is_some(), outputs.component);
+            assert_eq!(c.skinning_layout, outputs.skinning);
+            let per_bone = outputs.skinning.bytes();
+            assert_eq!(
+                c.skinning.size(),
+                (c.capacity * lib.bone_count()) as u64 * per_bone
+            );
+        }
+        gpu.read_back().unwrap()
+    };
+    let all = eval(Outputs::ALL);
+    let cpu = common::cpu_eval_batch(&lib, &batch);
+    let d = Deviation::between(&all, &cpu).relative(lib.skeleton().extent());
+    assert!(d <= TOLERANCE, "{d:e}");
+    for layout in [SkinningLayout::Rows3x4, SkinningLayout::Columns4x4] {
+        for outputs in [
+            Outputs::ALL,
+            Outputs::COMPONENT_AND_SKINNING,
+            Outputs::SKINNING,
+            Outputs {
+                locals: true,
+                component: false,
+                skinning: layout,
+            },
+        ] {
+            let outputs = outputs.with_skinning(layout);
+            let some = eval(outputs);
+            assert_eq!(some.instance_count(), batch.len());
+            assert_eq!(some.skinning, all.skinning, "{outputs:?}");
+            let kept = |on: bool, v: &Vec<posegpu::Xform>, want: &Vec<posegpu::Xform>| {
+                if on {
+                    assert_eq!(v, want, "{outputs:?}");
+                } else {
+                    assert!(v.is_empty(), "{outputs:?}");
+                }
+            };
+            kept(outputs.locals, &some.locals, &all.locals);
+            kept(outputs.component, &some.component, &all.component);
+        }
     }
 }

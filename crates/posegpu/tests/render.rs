@@ -12,7 +12,7 @@ use posegpu::render::{
 };
 use posegpu::{
     Agent, AnimLibrary, ClipSample, CpuEvaluator, Crowd, Error, GpuContext, GpuCrowd, GpuEvaluator,
-    GpuOptions, Mat3x4, Player, PoseBatch, Poses, RootLock, Transform,
+    GpuOptions, Mat3x4, Outputs, Player, PoseBatch, Poses, RootLock, SkinningLayout, Transform,
 };
 
 const W: u32 = 384;
@@ -132,8 +132,13 @@ fn gpu_coverage(
     batch: &PoseBatch,
     placements: &[Transform],
     camera: &Camera,
+    outputs: Outputs,
 ) -> Vec<bool> {
-    let mut gpu = GpuEvaluator::new(ctx, lib, batch.len(), &few_per_chunk()).unwrap();
+    let options = GpuOptions {
+        outputs,
+        ..few_per_chunk()
+    };
+    let mut gpu = GpuEvaluator::new(ctx, lib, batch.len(), &options).unwrap();
     let placement_buffer = placements_buffer(ctx, placements).unwrap();
     gpu.write_batch(batch).unwrap();
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
@@ -218,18 +223,22 @@ fn row_camera(lib: &AnimLibrary, mesh: &SkinnedMesh, n: usize, spacing: f32) -> 
 }
 
 /// Renders `batch` on the GPU and checks every instance's silhouette against the CPU
-/// reference, and that a wrong pose (the reference pose instead) would have been caught.
+/// reference, and that a wrong pose (the reference pose instead) would have been caught: with
+/// every output in 3x4 rows, and with skinning matrices alone as 4x4 columns (built in place).
 fn check_silhouettes(lib: &AnimLibrary, mesh: &SkinnedMesh, batch: &PoseBatch, spacing: f32) {
     let Some(ctx) = gpu() else { return };
     let placements = row(batch.len(), spacing);
     let camera = row_camera(lib, mesh, batch.len(), spacing);
-    let drawn = gpu_coverage(&ctx, lib, mesh, batch, &placements, &camera);
     let skinning = cpu_skinning(lib, batch);
     let rest: Vec<Mat3x4> = (0..batch.len())
         .flat_map(|_| rest_skinning(lib.skeleton()))
         .collect();
     let wrong = [(rest.as_slice(), placements.as_slice())];
-    compare(lib, mesh, &camera, &drawn, (&skinning, &placements), &wrong);
+    let columns = Outputs::SKINNING.with_skinning(SkinningLayout::Columns4x4);
+    for outputs in [Outputs::ALL, columns] {
+        let drawn = gpu_coverage(&ctx, lib, mesh, batch, &placements, &camera, outputs);
+        compare(lib, mesh, &camera, &drawn, (&skinning, &placements), &wrong);
+    }
 }
 
 /// Each instance's silhouette in `drawn` against the CPU reference (`skinning` at

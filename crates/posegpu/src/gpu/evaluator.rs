@@ -8,17 +8,17 @@ use std::ops::Range;
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
+use super::outputs::{Outputs, SkinningLayout};
 use super::util::{
     fits_binding, grid, submit_timed, ErrorScope, MapAll, PassTimer, StagePipeline, WORKGROUP_SIZE,
 };
 use crate::batch::{Instance, PoseBatch};
 use crate::error::{Error, Result};
-use crate::layout::{Entry, Head, Mat3x4, Params, Xform, BONE_BLOCK};
+use crate::layout::{Entry, Head, Params, Xform, BONE_BLOCK};
 use crate::library::AnimLibrary;
 use crate::pose::Poses;
 
 const XFORM_BYTES: u64 = std::mem::size_of::<Xform>() as u64;
-const MAT_BYTES: u64 = std::mem::size_of::<Mat3x4>() as u64;
 const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
 /// The evaluator's passes (sample, layers, IK, hierarchy), each timed when timestamps exist.
 pub(crate) const EVAL_PASSES: u32 = 6;
@@ -34,6 +34,9 @@ pub struct GpuOptions {
     /// Room in a [`crate::GpuCrowd`]'s event list for this many events per step (notifies,
     /// loops, montage segments); default four per player plus 64.
     pub event_capacity: Option<u32>,
+    /// The results kept in the output buffers, and the skinning matrices' layout; default
+    /// all of them, in 3x4 rows.
+    pub outputs: Outputs,
 }
 
 /// GPU time of each pass, from timestamp queries.
@@ -71,7 +74,9 @@ impl PassTimes {
 ///
 /// Layouts, instance-major within the chunk (`[(instance - first) * bones + bone]`):
 /// `locals` and `component` are arrays of [`Xform`] (48 bytes), `skinning` an array of
-/// [`Mat3x4`] (48 bytes, three rows). All three have `STORAGE | COPY_SRC` usage.
+/// [`Mat3x4`] (48 bytes, three rows) or of column-major `mat4x4<f32>` (64 bytes), as
+/// `skinning_layout` says. All have `STORAGE | COPY_SRC` usage. `locals` and `component` are
+/// there when [`GpuOptions::outputs`] asks for them.
 pub struct OutputChunk {
     /// The crowd index of the chunk's first instance.
     pub first: usize,
@@ -79,15 +84,22 @@ pub struct OutputChunk {
     pub count: usize,
     /// Instances the buffers hold room for.
     pub capacity: usize,
-    /// Local transforms after sampling and layers ([`Xform`] per bone).
-    pub locals: wgpu::Buffer,
-    /// Component-space transforms ([`Xform`] per bone).
-    pub component: wgpu::Buffer,
-    /// Skinning matrices, component-space transform times inverse bind ([`Mat3x4`] per bone).
+    /// Local transforms after sampling and layers ([`Xform`] per bone), when asked for.
+    pub locals: Option<wgpu::Buffer>,
+    /// Component-space transforms ([`Xform`] per bone), when asked for.
+    pub component: Option<wgpu::Buffer>,
+    /// Skinning matrices, component-space transform times inverse bind, one per bone.
     pub skinning: wgpu::Buffer,
+    /// The layout of `skinning`.
+    pub skinning_layout: SkinningLayout,
     /// The library's curves per instance (`f32`, `[(instance - first) * curves + curve]`;
     /// morph-target weights a vertex stage binds); 16 bytes when the library has none.
     pub curves: wgpu::Buffer,
+    /// Where sampling writes the locals (`locals` when it is kept).
+    work: wgpu::Buffer,
+    /// Where the hierarchy writes the component transforms: `component` when it is kept,
+    /// `work` itself when the locals are not (built in place).
+    built: wgpu::Buffer,
     /// This frame's heads and entries (grown on demand).
     pub(crate) frame: wgpu::Buffer,
     /// Delta slots of deferred layers (grown on demand; 48 bytes when there are none).
@@ -110,6 +122,9 @@ pub(crate) struct Assets {
     inverse_bind: wgpu::Buffer,
     ik: wgpu::Buffer,
     curve_table: wgpu::Buffer,
+    /// 48 bytes bound where a stage's layout needs a buffer it does not read (the hierarchy's
+    /// locals when it builds in place).
+    placeholder: wgpu::Buffer,
 }
 
 /// Evaluates a crowd of instances of one [`AnimLibrary`] on the GPU.
@@ -125,6 +140,7 @@ pub struct GpuEvaluator {
     instances_per_chunk: usize,
     max_binding: u64,
     max_workgroups: u32,
+    outputs: Outputs,
     /// Whether the last batch written has blends or layers (the sampling pipeline that has
     /// their code), and mesh-space layers (the layer stage runs).
     blends_or_layers: bool,
@@ -174,7 +190,8 @@ impl GpuEvaluator {
             .min(options.max_workgroups_per_dimension.unwrap_or(u32::MAX))
             .max(1);
         let bones = lib.bone_count() as u64;
-        let per_instance = bones * XFORM_BYTES.max(MAT_BYTES);
+        let outputs = options.outputs;
+        let per_instance = bones * XFORM_BYTES.max(outputs.skinning.bytes());
         let what = || format!("one instance's output ({bones} bones)");
         fits_binding(what, per_instance, max_binding)?;
         // The sampling pass runs `instances * bones` invocations over a 2D grid of workgroups.
@@ -218,6 +235,7 @@ impl GpuEvaluator {
             )?,
             ik: storage("IK chains", bytemuck::cast_slice(&lib.data().ik))?,
             curve_table: storage("curves", bytemuck::cast_slice(&lib.data().curve_table))?,
+            placeholder: storage("placeholder", &[0; XFORM_BYTES as usize])?,
         };
         let pipeline =
             |stage: &str, constants: &[(&str, f64)]| StagePipeline::new(&device, stage, constants);
@@ -227,7 +245,16 @@ impl GpuEvaluator {
             pipeline("layers", &[]),
             pipeline("inertialize", &[("STARTS", 0.0)]),
             pipeline("ik", &[]),
-            pipeline("hierarchy", &[]),
+            pipeline(
+                "hierarchy",
+                &[
+                    ("IN_PLACE", f64::from(u8::from(!outputs.locals))),
+                    (
+                        "SKIN_COLUMNS",
+                        f64::from(u8::from(outputs.skinning == SkinningLayout::Columns4x4)),
+                    ),
+                ],
+            ),
             pipeline("curves", &[]),
             pipeline("inertialize", &[("STARTS", 1.0)]),
         ];
@@ -247,6 +274,7 @@ impl GpuEvaluator {
             instances_per_chunk,
             max_binding,
             max_workgroups,
+            outputs,
             blends_or_layers: false,
             layers_needed: false,
             ik_needed: false,
@@ -271,7 +299,7 @@ impl GpuEvaluator {
 
     /// The limits evaluating `lib` needs, on top of WebGPU's defaults: 9 bindings and 8
     /// storage buffers in one stage, and storage bindings that hold each of `lib`'s tables and
-    /// one instance's output. Larger crowds are split into chunks that fit the device's
+    /// one instance's output (its skinning matrices as 4x4, the larger layout). Larger crowds are split into chunks that fit the device's
     /// binding size, so asking the adapter for its own `max_storage_buffer_binding_size` and
     /// `max_buffer_size` (as [`GpuContext::new`] does) means fewer, larger dispatches.
     pub fn required_limits(lib: &AnimLibrary) -> wgpu::Limits {
@@ -289,7 +317,7 @@ impl GpuEvaluator {
         let largest = tables
             .into_iter()
             .map(|b| b as u64)
-            .chain([bones * XFORM_BYTES.max(MAT_BYTES)])
+            .chain([bones * SkinningLayout::Columns4x4.bytes()])
             .max()
             .unwrap_or(0)
             .next_multiple_of(16);
@@ -372,9 +400,15 @@ impl GpuEvaluator {
                 mapped_at_creation: false,
             })
         };
-        let locals = output("locals", n * bones * XFORM_BYTES);
-        let component = output("component", n * bones * XFORM_BYTES);
-        let skinning = output("skinning", n * bones * MAT_BYTES);
+        let o = self.outputs;
+        let work = output("locals", n * bones * XFORM_BYTES);
+        // Component transforms get a buffer of their own only where the locals are kept.
+        let built = if o.locals {
+            output("component", n * bones * XFORM_BYTES)
+        } else {
+            work.clone()
+        };
+        let skinning = output("skinning", n * bones * o.skinning.bytes());
         let curves = output("curves", (n * self.curve_count() * 4).max(16));
         let params = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("params"),
@@ -386,16 +420,19 @@ impl GpuEvaluator {
         let frame = self.frame_buffer(n * 3 * ENTRY_BYTES);
         let deltas = self.frame_buffer(XFORM_BYTES);
         let inertia = self.frame_buffer(XFORM_BYTES);
-        let outputs = [&locals, &component, &skinning, &curves];
+        let outputs = [&work, &built, &skinning, &curves];
         let groups = self.bind_groups(&params, &frame, &deltas, &inertia, outputs);
         OutputChunk {
             first,
             count: 0,
             capacity,
-            locals,
-            component,
+            locals: o.locals.then(|| work.clone()),
+            component: o.component.then(|| built.clone()),
             skinning,
+            skinning_layout: o.skinning,
             curves,
+            work,
+            built,
             frame,
             deltas,
             inertia,
@@ -420,7 +457,7 @@ impl GpuEvaluator {
         frame: &wgpu::Buffer,
         deltas: &wgpu::Buffer,
         inertia: &wgpu::Buffer,
-        [locals, component, skinning, curves]: [&wgpu::Buffer; 4],
+        [locals, built, skinning, curves]: [&wgpu::Buffer; 4],
     ) -> [wgpu::BindGroup; 8] {
         let a = &self.assets;
         let group = |pipeline: &StagePipeline, buffers: &[&wgpu::Buffer]| {
@@ -446,14 +483,19 @@ impl GpuEvaluator {
             group(inertialize, &[&sampling[..8], &[inertia]].concat()),
             // The IK stage binds what sampling does, with the IK table in the deltas' place.
             group(ik, &[&sampling[..8], &[&a.ik]].concat()),
+            // Built in place: the locals' binding holds a placeholder, the component's the locals.
             group(
                 hierarchy,
                 &[
                     params,
                     &a.parents,
                     &a.inverse_bind,
-                    locals,
-                    component,
+                    if self.outputs.locals {
+                        locals
+                    } else {
+                        &a.placeholder
+                    },
+                    built,
                     skinning,
                 ],
             ),
@@ -582,12 +624,7 @@ impl GpuEvaluator {
         let frame = frame.as_ref().unwrap_or(&chunk.frame);
         let deltas = deltas.as_ref().unwrap_or(&chunk.deltas);
         let inertia = inertia.as_ref().unwrap_or(&chunk.inertia);
-        let outputs = [
-            &chunk.locals,
-            &chunk.component,
-            &chunk.skinning,
-            &chunk.curves,
-        ];
+        let outputs = [&chunk.work, &chunk.built, &chunk.skinning, &chunk.curves];
         let groups = self.bind_groups(&chunk.params, frame, deltas, inertia, outputs);
         let (frame, deltas, inertia) = (frame.clone(), deltas.clone(), inertia.clone());
         let chunk = &mut self.chunks[k];
@@ -756,27 +793,31 @@ impl GpuEvaluator {
                 encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
                 staging
             };
-            let buffers = [
-                stage(&chunk.locals, n * XFORM_BYTES),
-                stage(&chunk.component, n * XFORM_BYTES),
-                stage(&chunk.skinning, n * MAT_BYTES),
+            staged.push(StagedChunk {
+                bones: chunk.first * bones..(chunk.first + chunk.count) * bones,
+                curves: chunk.first * curves..(chunk.first + chunk.count) * curves,
+                locals: chunk.locals.as_ref().map(|b| stage(b, n * XFORM_BYTES)),
+                component: chunk.component.as_ref().map(|b| stage(b, n * XFORM_BYTES)),
+                skinning: stage(&chunk.skinning, n * chunk.skinning_layout.bytes()),
+                layout: chunk.skinning_layout,
                 // At least 4 bytes: a copy may not be empty.
-                stage(&chunk.curves, (chunk.count * curves * 4).max(4) as u64),
-            ];
-            staged.push((
-                chunk.first * bones..(chunk.first + chunk.count) * bones,
-                chunk.first * curves..(chunk.first + chunk.count) * curves,
-                buffers,
-            ));
+                curve_values: stage(&chunk.curves, (chunk.count * curves * 4).max(4) as u64),
+            });
         }
         self.queue.submit([encoder.finish()]);
-        let buffers = staged.iter().flat_map(|(_, _, b)| b.iter());
+        let buffers = staged.iter().flat_map(|c| {
+            [&c.skinning, &c.curve_values]
+                .into_iter()
+                .chain(c.locals.iter())
+                .chain(c.component.iter())
+        });
         ReadBack {
             mapped: MapAll::new(buffers),
             staged,
             bones,
             curves,
             total,
+            outputs: self.outputs,
         }
     }
 }
@@ -792,15 +833,79 @@ fn grown_capacity(needed: u64, limit: u64) -> u64 {
         .max(needed.max(16))
 }
 
+/// One chunk's output copies: its ranges in the poses and the staged buffers.
+struct StagedChunk {
+    bones: Range<usize>,
+    curves: Range<usize>,
+    locals: Option<wgpu::Buffer>,
+    component: Option<wgpu::Buffer>,
+    skinning: wgpu::Buffer,
+    layout: SkinningLayout,
+    curve_values: wgpu::Buffer,
+}
+
 /// Staged output copies, resolving to [`Poses`] once every buffer is mapped.
 struct ReadBack {
     mapped: MapAll,
-    /// Per chunk: its bones' range, its curves' range, and the staged locals, component
-    /// transforms, skinning matrices and curves.
-    staged: Vec<(Range<usize>, Range<usize>, [wgpu::Buffer; 4])>,
+    staged: Vec<StagedChunk>,
     bones: usize,
     curves: usize,
     total: usize,
+    outputs: Outputs,
+}
+
+/// Copies a mapped buffer's first bytes into `dst` (cast from an aligned destination: the
+/// mapped copy has no alignment promise) and unmaps it.
+fn copy_mapped(dst: &mut [u8], buffer: &wgpu::Buffer) -> Result<()> {
+    let view = buffer
+        .get_mapped_range(..)
+        .map_err(|e| Error::gpu("reading a mapped buffer", e))?;
+    dst.copy_from_slice(&view[..dst.len()]);
+    drop(view);
+    buffer.unmap();
+    Ok(())
+}
+
+impl ReadBack {
+    /// The poses from the mapped copies: the outputs not kept are left empty.
+    fn poses(&self) -> Result<Poses> {
+        let mut poses = Poses::default();
+        poses.resize(self.bones, self.curves, self.total);
+        let mut words = Vec::new();
+        for c in &self.staged {
+            let r = c.bones.clone();
+            if let Some(b) = &c.locals {
+                copy_mapped(bytemuck::cast_slice_mut(&mut poses.locals[r.clone()]), b)?;
+            }
+            if let Some(b) = &c.component {
+                copy_mapped(bytemuck::cast_slice_mut(&mut poses.component[r.clone()]), b)?;
+            }
+            if c.layout == SkinningLayout::Rows3x4 {
+                copy_mapped(
+                    bytemuck::cast_slice_mut(&mut poses.skinning[r]),
+                    &c.skinning,
+                )?;
+            } else {
+                let per = c.layout.words() as usize * 4;
+                words.resize(r.len() * per, 0.0f32);
+                copy_mapped(bytemuck::cast_slice_mut(&mut words), &c.skinning)?;
+                for (m, w) in poses.skinning[r].iter_mut().zip(words.chunks_exact(per)) {
+                    *m = c.layout.rows(w);
+                }
+            }
+            copy_mapped(
+                bytemuck::cast_slice_mut(&mut poses.curves[c.curves.clone()]),
+                &c.curve_values,
+            )?;
+        }
+        if !self.outputs.locals {
+            poses.locals = Vec::new();
+        }
+        if !self.outputs.component {
+            poses.component = Vec::new();
+        }
+        Ok(poses)
+    }
 }
 
 impl std::future::Future for ReadBack {
@@ -812,50 +917,10 @@ impl std::future::Future for ReadBack {
     ) -> std::task::Poll<Self::Output> {
         let this = self.get_mut();
         match std::pin::Pin::new(&mut this.mapped).poll(cx) {
-            std::task::Poll::Pending => return std::task::Poll::Pending,
-            std::task::Poll::Ready(Err(e)) => return std::task::Poll::Ready(Err(e)),
-            std::task::Poll::Ready(Ok(())) => {}
+            std::task::Poll::Pending => std::task::Poll::Pending,
+            std::task::Poll::Ready(Err(e)) => std::task::Poll::Ready(Err(e)),
+            std::task::Poll::Ready(Ok(())) => std::task::Poll::Ready(this.poses()),
         }
-        let mut poses = Poses::default();
-        poses.resize(this.bones, this.curves, this.total);
-        // Cast the aligned destination to bytes: the mapped copy has no alignment promise.
-        let copy = |dst: &mut [u8], buffer: &wgpu::Buffer| -> Result<()> {
-            let view = buffer
-                .get_mapped_range(..)
-                .map_err(|e| Error::gpu("reading a mapped buffer", e))?;
-            dst.copy_from_slice(&view[..dst.len()]);
-            drop(view);
-            buffer.unmap();
-            Ok(())
-        };
-        for (r, rc, [locals, component, skinning, curves]) in &this.staged {
-            let result = copy(
-                bytemuck::cast_slice_mut(&mut poses.locals[r.clone()]),
-                locals,
-            )
-            .and_then(|()| {
-                copy(
-                    bytemuck::cast_slice_mut(&mut poses.component[r.clone()]),
-                    component,
-                )
-            })
-            .and_then(|()| {
-                copy(
-                    bytemuck::cast_slice_mut(&mut poses.skinning[r.clone()]),
-                    skinning,
-                )
-            })
-            .and_then(|()| {
-                copy(
-                    bytemuck::cast_slice_mut(&mut poses.curves[rc.clone()]),
-                    curves,
-                )
-            });
-            if let Err(e) = result {
-                return std::task::Poll::Ready(Err(e));
-            }
-        }
-        std::task::Poll::Ready(Ok(poses))
     }
 }
 

@@ -3,12 +3,14 @@
 mod context;
 mod crowd;
 mod evaluator;
+mod outputs;
 pub(crate) mod shaders;
 mod util;
 
 pub use context::GpuContext;
 pub use crowd::{CrowdTimes, GpuCrowd};
 pub use evaluator::{GpuEvaluator, GpuOptions, OutputChunk, PassTimes};
+pub use outputs::{Outputs, SkinningLayout};
 pub use util::PassTimer;
 #[cfg(feature = "render")]
 pub(crate) use util::{read_mapped, ErrorScope};

@@ -6,8 +6,8 @@ use wgpu::util::DeviceExt;
 use super::mesh::{SkinnedMesh, SkinnedVertex};
 use crate::error::{Error, Result};
 use crate::gpu::shaders;
-use crate::gpu::{GpuContext, GpuCrowd, OutputChunk};
-use crate::layout::{ChunkUniform, Mat3x4, ViewUniform, Xform};
+use crate::gpu::{GpuContext, GpuCrowd, OutputChunk, SkinningLayout};
+use crate::layout::{ChunkUniform, ViewUniform, Xform};
 use crate::math::Transform;
 
 /// The colour format [`CrowdRenderer`] draws into by default (and [`super::RenderTarget`] holds).
@@ -23,7 +23,6 @@ pub const BACKGROUND: wgpu::Color = wgpu::Color {
 pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 
 const XFORM_BYTES: u64 = std::mem::size_of::<Xform>() as u64;
-const MAT_BYTES: u64 = std::mem::size_of::<Mat3x4>() as u64;
 /// Per-chunk uniforms sit at this stride (the strictest `min_uniform_buffer_offset_alignment`).
 const SLOT: u64 = 256;
 
@@ -94,8 +93,10 @@ impl Camera {
 /// `placements[placement_first + i * placement_stride]` ([`Xform`]s).
 #[derive(Clone, Copy, Debug)]
 pub struct DrawChunk<'a> {
-    /// Skinning matrices ([`Mat3x4`]s), `bones` per instance from the start.
+    /// Skinning matrices ([`crate::Mat3x4`]s or 4x4 columns), `bones` per instance from the start.
     pub skinning: &'a wgpu::Buffer,
+    /// The layout of `skinning`.
+    pub skinning_layout: SkinningLayout,
     /// Instances to draw.
     pub count: usize,
     /// Global index of the first instance (instance colours stay put across chunks).
@@ -117,6 +118,7 @@ impl<'a> DrawChunk<'a> {
             .filter(|c| c.count > 0)
             .map(|c| Self {
                 skinning: &c.skinning,
+                skinning_layout: c.skinning_layout,
                 count: c.count,
                 first: c.first,
                 placements,
@@ -140,6 +142,7 @@ impl<'a> DrawChunk<'a> {
             .filter(|(c, _)| c.count > 0)
             .map(|(c, (_, _, motion))| Self {
                 skinning: &c.skinning,
+                skinning_layout: c.skinning_layout,
                 count: c.count,
                 first: c.first,
                 placements: motion,
@@ -308,6 +311,7 @@ impl CrowdRenderer {
                 first: c.first as u32,
                 placement_first: c.placement_first,
                 placement_stride: c.placement_stride,
+                matrix_words: c.skinning_layout.words(),
             };
             let at = k as u64 * SLOT;
             self.queue
@@ -363,7 +367,7 @@ impl CrowdRenderer {
     fn check(&self, k: usize, c: &DrawChunk) -> Result<()> {
         let bad = |what: String| Err(Error::Render { what });
         let count = c.count as u64;
-        let skinning = count * self.bones as u64 * MAT_BYTES;
+        let skinning = count * self.bones as u64 * c.skinning_layout.bytes();
         if skinning > c.skinning.size() {
             return bad(format!(
                 "draw chunk {k}: {count} instances of {} bones need {skinning} bytes of skinning \
