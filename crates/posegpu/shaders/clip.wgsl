@@ -1,7 +1,7 @@
 // Clip sampling, shared by the stages that sample clips (prepended after common.wgsl): one
 // bone of one clip at one time, retargeted by UE's translation modes or a character source's
-// plan. CPU twin: src/cpu/clip.rs. The library's tables are bindings 2 to 6 of every stage that
-// samples (src/gpu/shaders.rs lists each stage's).
+// plan. CPU twin: src/cpu/clip.rs. The library's tables are bindings 2, 4, 5 and 6 of every
+// stage that samples (src/gpu/shaders.rs lists each stage's).
 
 struct ClipData {
     duration: f32,
@@ -94,14 +94,25 @@ const ROOT_AXES_NONE: u32 = 2u;
 var<private> root_bone: u32 = 0u;
 var<private> root_up: vec3<f32> = vec3<f32>(0.0, 1.0, 0.0);
 
-@group(0) @binding(2) var<storage, read> clips: array<ClipData>;
-@group(0) @binding(3) var<storage, read> channels: array<ChannelData>;
+// The clip table: the library's clips, then their channels (a clip's channel_base counts from
+// the table's start), one binding for both (src/gpu/tables.rs).
+@group(0) @binding(2) var<storage, read> clip_table: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read> times: array<f32>;
 @group(0) @binding(5) var<storage, read> values: array<vec4<f32>>;
 // The retarget table, 16-byte words: per source its BoneRetargets, or a character source's
 // BonePlans, its reference locals and its path entries (four per word). Read through the
 // records below, word by word in the order of their fields.
 @group(0) @binding(6) var<storage, read> retarget: array<vec4<u32>>;
+
+fn clip_data(clip: u32) -> ClipData {
+    let w = clip_table[clip];
+    return ClipData(bitcast<f32>(w.x), w.y, w.z, w.w);
+}
+
+fn channel_data(channel: u32) -> ChannelData {
+    let w = clip_table[channel];
+    return ChannelData(w.x, w.y, w.z, w.w);
+}
 
 fn retarget_f32(w: u32) -> vec4<f32> {
     return bitcast<vec4<f32>>(retarget[w]);
@@ -274,7 +285,7 @@ fn sample_channels(ct: ChannelData, cr: ChannelData, cs: ChannelData, t: f32, fi
 fn source_local(clip: ClipData, bone: u32, rest: u32, t: f32, search: ptr<function, KeySearch>)
     -> Xform {
     let base = clip.channel_base + bone * 3u;
-    return sample_channels(channels[base], channels[base + 1u], channels[base + 2u], t,
+    return sample_channels(channel_data(base), channel_data(base + 1u), channel_data(base + 2u), t,
         retarget_xform(rest + bone * 3u), search);
 }
 
@@ -439,7 +450,7 @@ fn sample_clip(sample: SampleEntry, bone: u32) -> Xform {
         held = target_reference(bone);
         held.r = normalize_quat(held.r);
     }
-    let clip = clips[sample.clip_and_flags & ~INSTANCE_LOOP];
+    let clip = clip_data(sample.clip_and_flags & ~INSTANCE_LOOP);
     let looping = (sample.clip_and_flags & INSTANCE_LOOP) != 0u;
     let t = map_time(sample.time, clip.duration, looping);
     if (locked && lock != ROOT_LOCK_FIRST_FRAME && axes == 0u) {
@@ -476,9 +487,9 @@ fn sample_clip_at(clip: ClipData, t: f32, bone: u32) -> Xform {
     var cs = ct;
     if (r.source >= 0) {
         let base = clip.channel_base + u32(r.source) * 3u;
-        ct = channels[base];
-        cr = channels[base + 1u];
-        cs = channels[base + 2u];
+        ct = channel_data(base);
+        cr = channel_data(base + 1u);
+        cs = channel_data(base + 2u);
     }
     if (ct.count == 0u && cr.count == 0u && cs.count == 0u) {
         var out = IDENTITY_DELTA;

@@ -25,6 +25,15 @@ struct Params {
     curve_count: u32,
     root_up: vec4<f32>,
     root_parent: Xform,
+    // The fused pass's (fused.wgsl).
+    levels: u32,
+    group_instances: u32,
+    parents_word: u32,
+    inverse_bind_word: u32,
+    order_word: u32,
+    level_starts_word: u32,
+    pad0: u32,
+    pad1: u32,
 }
 
 const WORKGROUP_SIZE: u32 = 64u;
@@ -315,5 +324,35 @@ fn apply_delta(x: Xform, d: Xform) -> Xform {
         normalize_quat(r),
         vec4<f32>(x.t.xyz + d.t.xyz, 0.0),
         vec4<f32>(x.s.xyz * (1.0 + d.s.xyz), 0.0),
+    );
+}
+
+// translate(T) · rotate(R) · scale(S) · B, with B an affine 3x4 matrix.
+fn skinning_matrix(x: Xform, b: Mat3x4) -> Mat3x4 {
+    let q = x.r;
+    let x2 = q.x + q.x;
+    let y2 = q.y + q.y;
+    let z2 = q.z + q.z;
+    let xx = q.x * x2;
+    let xy = q.x * y2;
+    let xz = q.x * z2;
+    let yy = q.y * y2;
+    let yz = q.y * z2;
+    let zz = q.z * z2;
+    let wx = q.w * x2;
+    let wy = q.w * y2;
+    let wz = q.w * z2;
+    // Rows of rotate(R) · scale(S).
+    let m0 = vec3<f32>(1.0 - (yy + zz), xy - wz, xz + wy) * x.s.xyz;
+    let m1 = vec3<f32>(xy + wz, 1.0 - (xx + zz), yz - wx) * x.s.xyz;
+    let m2 = vec3<f32>(xz - wy, yz + wx, 1.0 - (xx + yy)) * x.s.xyz;
+    let c0 = vec3<f32>(b.r0.x, b.r1.x, b.r2.x);
+    let c1 = vec3<f32>(b.r0.y, b.r1.y, b.r2.y);
+    let c2 = vec3<f32>(b.r0.z, b.r1.z, b.r2.z);
+    let c3 = vec3<f32>(b.r0.w, b.r1.w, b.r2.w);
+    return Mat3x4(
+        vec4<f32>(dot(m0, c0), dot(m0, c1), dot(m0, c2), dot(m0, c3) + x.t.x),
+        vec4<f32>(dot(m1, c0), dot(m1, c1), dot(m1, c2), dot(m1, c3) + x.t.y),
+        vec4<f32>(dot(m2, c0), dot(m2, c1), dot(m2, c2), dot(m2, c3) + x.t.z),
     );
 }

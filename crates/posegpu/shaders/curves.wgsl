@@ -12,7 +12,7 @@
 
 fn curve_of(s: SampleEntry, curve: u32) -> f32 {
     let c = s.clip_and_flags & ~INSTANCE_LOOP;
-    let t = map_time(s.time, clips[c].duration, (s.clip_and_flags & INSTANCE_LOOP) != 0u);
+    let t = map_time(s.time, clip_data(c).duration, (s.clip_and_flags & INSTANCE_LOOP) != 0u);
     return sample_curve(curve_table[c * params.curve_count + curve], t);
 }
 

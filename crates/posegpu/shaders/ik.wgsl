@@ -239,7 +239,7 @@ fn main(
                 }
                 let f = s.weight / sum;
                 var g = p.end;
-                let clip = clips[s.clip_and_flags & ~INSTANCE_LOOP];
+                let clip = clip_data(s.clip_and_flags & ~INSTANCE_LOOP);
                 if ((clip.flags & CLIP_PLAN) != 0u) {
                     let record = bones + i;
                     let modes = retarget[clip.retarget_base + record * PLAN_WORDS + 10u].w;

@@ -15,7 +15,7 @@ struct RootMotionData {
 // The parts `axes` extract of the root-motion bone at track position `pos` within segment
 // `s`, retargeted as the pose is.
 fn root_at(s: SegmentData, pos: f32, axes: u32) -> Xform {
-    let t = map_time(segment_clip_time(s, pos), clips[s.clip].duration, false);
+    let t = map_time(segment_clip_time(s, pos), clip_data(s.clip).duration, false);
     return root_extract(sample_clip(SampleEntry(s.clip, t, 1.0, 0u), root_bone), axes);
 }
 

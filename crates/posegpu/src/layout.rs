@@ -77,7 +77,21 @@ pub(crate) struct Params {
     pub root_up: [f32; 4],
     /// The root-motion bone's parent at the reference pose, in component space.
     pub root_parent: Xform,
+    /// The fused pass's: the skeleton's depth levels, instances per workgroup, and where the
+    /// skeleton section's parts start in the retarget table (`src/gpu/tables.rs`).
+    pub levels: u32,
+    pub group_instances: u32,
+    pub parents_word: u32,
+    pub inverse_bind_word: u32,
+    pub order_word: u32,
+    pub level_starts_word: u32,
+    pub pad0: u32,
+    pub pad1: u32,
 }
+
+/// Bones the fused pass holds in workgroup memory (48 bytes each, within WebGPU's 16 KiB):
+/// larger skeletons take the separate passes.
+pub(crate) const FUSED_BONES: u32 = 320;
 
 // ---------------------------------------------------------------------------------------------
 // The frame: what each instance plays (src/batch.rs builds it)
@@ -574,7 +588,15 @@ mod tests {
             root_bone: root_bone,
             curve_count: curve_count,
             root_up: root_up,
-            root_parent: root_parent
+            root_parent: root_parent,
+            levels: levels,
+            group_instances: group_instances,
+            parents_word: parents_word,
+            inverse_bind_word: inverse_bind_word,
+            order_word: order_word,
+            level_starts_word: level_starts_word,
+            pad0: pad0,
+            pad1: pad1
         }),
         layout!(Head {
             first: first,
@@ -747,6 +769,7 @@ mod tests {
         &[
             ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
             ("BONE_BLOCK", U32(BONE_BLOCK)),
+            ("FUSED_BONES", U32(FUSED_BONES)),
             ("LAYER_BASE", U32(LAYER_BASE)),
             ("LAYER_LOCAL", U32(LAYER_LOCAL)),
             ("LAYER_MESH", U32(LAYER_MESH)),

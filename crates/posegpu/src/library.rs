@@ -88,6 +88,9 @@ pub(crate) struct LibraryData {
     pub(crate) sources: Vec<RetargetSource>,
     pub(crate) parents: Vec<i32>,
     pub(crate) inverse_bind: Vec<Mat3x4>,
+    /// [`crate::Skeleton::depth_levels`]: the bones level by level, and each level's start.
+    pub(crate) level_order: Vec<u32>,
+    pub(crate) level_starts: Vec<u32>,
     pub(crate) clips: Vec<ClipData>,
     pub(crate) channels: Vec<ChannelData>,
     pub(crate) times: Vec<f32>,
@@ -168,6 +171,7 @@ impl AnimLibrary {
             mapping,
             plan: None,
         };
+        let (level_order, level_starts) = target.depth_levels();
         LibraryBuilder {
             lib: LibraryData {
                 skeleton: target.clone(),
@@ -180,6 +184,8 @@ impl AnimLibrary {
                     .iter()
                     .map(|m| affine_rows(&m.unwrap_or(Mat4::IDENTITY)))
                     .collect(),
+                level_order,
+                level_starts,
                 clips: Vec::new(),
                 channels: Vec::new(),
                 times: Vec::new(),
@@ -697,7 +703,7 @@ fn to_u32(n: usize, what: &str) -> Result<u32> {
 }
 
 /// 32-bit values four to a 16-byte word, the last word padded with zeros.
-fn packed(values: &[u32]) -> impl Iterator<Item = Entry> + '_ {
+pub(crate) fn packed(values: &[u32]) -> impl Iterator<Item = Entry> + '_ {
     values.chunks(4).map(|c| {
         let mut word = [0; 4];
         word[..c.len()].copy_from_slice(c);

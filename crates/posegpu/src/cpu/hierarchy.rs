@@ -22,9 +22,14 @@ pub(super) fn run_instance(
             Err(_) => local,
         };
         component[i] = cs.into();
-        let bind: Mat4 = rows_to_mat4(&lib.data().inverse_bind[i]);
-        skinning[i] = affine_rows(&(cs.to_matrix() * bind));
+        skinning[i] = skinning_matrix(lib, i, &cs);
     }
+}
+
+/// Bone `bone`'s skinning matrix from its component-space transform `cs`.
+pub(super) fn skinning_matrix(lib: &AnimLibrary, bone: usize, cs: &Transform) -> Mat3x4 {
+    let bind: Mat4 = rows_to_mat4(&lib.data().inverse_bind[bone]);
+    affine_rows(&(cs.to_matrix() * bind))
 }
 
 /// The stage for every instance (instance-major buffers).

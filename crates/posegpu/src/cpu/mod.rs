@@ -3,15 +3,16 @@
 
 //!
 //! One file per stage, named as its shader: `clip.rs` ↔ `clip.wgsl`, `sample.rs` ↔
-//! `sample.wgsl`, `layers.rs`, `inertialize.rs`, `ik.rs`, `hierarchy.rs`, `curves.rs`,
-//! `advance.rs`,
-//! `root_motion.rs`, `skin.rs`, and
-//! the crowd that steps players on the CPU ([`Crowd`]).
+//! `sample.wgsl` (and the shared `layering.wgsl`), `layers.rs`, `inertialize.rs`, `ik.rs`,
+//! `hierarchy.rs`, `fused.rs`, `curves.rs`, `advance.rs`, `root_motion.rs`, `skin.rs`, and the
+//! crowd that steps players on the CPU ([`Crowd`]). The evaluator runs each instance's stages
+//! back to back, as the fused pass does where the batch [`fused::fuses`].
 
 mod advance;
 mod clip;
 pub(crate) mod crowd;
 mod curves;
+pub(crate) mod fused;
 mod hierarchy;
 mod ik;
 mod inertialize;
@@ -73,6 +74,7 @@ impl<'a> CpuEvaluator<'a> {
                 });
         }
         let chunk = INSTANCES_PER_TASK * bones;
+        let fused = fused::fuses(self.lib, batch);
         // The inertialization state of each task's instances, where the batch has any.
         let inertia: Vec<Option<&mut [Xform]>> = if batch.has_inertia() {
             out.inertia.chunks_mut(chunk).map(Some).collect()
@@ -93,6 +95,11 @@ impl<'a> CpuEvaluator<'a> {
                 let mut deltas = Vec::new();
                 for j in 0..l.len() / bones {
                     let (i, r) = (first + j, j * bones..(j + 1) * bones);
+                    if fused {
+                        let outputs = (&mut l[r.clone()], &mut c[r.clone()], &mut s[r]);
+                        fused::run_instance(self.lib, batch, i, outputs, &mut scratch);
+                        continue;
+                    }
                     let head = &batch.heads[i];
                     deltas.resize(head.slots as usize * bones, Xform::default());
                     let l = &mut l[r.clone()];

@@ -333,8 +333,7 @@ impl GpuCrowd {
                     &[
                         &params,
                         &structure,
-                        &assets.clips,
-                        &assets.channels,
+                        &assets.clip_table,
                         &assets.times,
                         &assets.values,
                         &assets.retarget,

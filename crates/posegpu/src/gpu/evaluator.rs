@@ -9,17 +9,22 @@ use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
 use super::outputs::{Outputs, SkinningLayout};
+use super::tables::SkeletonSection;
 use super::util::{
     fits_binding, grid, submit_timed, ErrorScope, MapAll, PassTimer, StagePipeline, WORKGROUP_SIZE,
 };
 use crate::batch::{Instance, PoseBatch};
 use crate::error::{Error, Result};
-use crate::layout::{Entry, Head, Params, Xform, BONE_BLOCK};
+use crate::layout::{Entry, Head, Params, Xform, BONE_BLOCK, FUSED_BONES};
 use crate::library::AnimLibrary;
 use crate::pose::Poses;
 
 const XFORM_BYTES: u64 = std::mem::size_of::<Xform>() as u64;
 const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
+/// The evaluator's pipelines (see [`GpuEvaluator`]'s `pipelines`).
+const PIPELINES: usize = 10;
+/// The fused pipelines' places in `pipelines`: one clip per instance, and the general one.
+const FUSED_SINGLE: usize = 8;
 /// The evaluator's passes (sample, layers, IK, hierarchy), each timed when timestamps exist.
 pub(crate) const EVAL_PASSES: u32 = 6;
 
@@ -37,12 +42,31 @@ pub struct GpuOptions {
     /// The results kept in the output buffers, and the skinning matrices' layout; default
     /// all of them, in 3x4 rows.
     pub outputs: Outputs,
+    /// One fused pass or separate passes for the batches the fused pass can run (no
+    /// mesh-space layers, IK or inertialization, at most 320 bones).
+    pub passes: PassPlan,
+}
+
+/// How batches with no stage between sampling and the hierarchy are evaluated
+/// ([`GpuOptions::passes`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PassPlan {
+    /// Fused on GPUs; separate on CPU adapters (lavapipe, SwiftShader), where the fused pass's
+    /// barriers and workgroup memory measured slower (BENCHMARKS.md).
+    #[default]
+    Auto,
+    /// One pass: each workgroup samples a block of instances into workgroup memory, walks their
+    /// hierarchy there and writes only the outputs.
+    Fused,
+    /// A sampling pass that writes the locals, then a hierarchy pass that reads them back.
+    Separate,
 }
 
 /// GPU time of each pass, from timestamp queries.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PassTimes {
-    /// The sampling pass, in nanoseconds.
+    /// The sampling pass, in nanoseconds; the fused pass (sampling and the hierarchy) when it
+    /// ran.
     pub sample_ns: f64,
     /// 0 when no instance had a mesh-space layer (the pass did not run).
     pub layers_ns: f64,
@@ -51,7 +75,8 @@ pub struct PassTimes {
     /// The IK pass; 0 when no instance had IK weights or the library has no IK chains (the
     /// pass did not run).
     pub ik_ns: f64,
-    /// The hierarchy pass, in nanoseconds.
+    /// The hierarchy pass, in nanoseconds; 0 when the fused pass ran (its time is in
+    /// `sample_ns`).
     pub hierarchy_ns: f64,
     /// The curve pass; 0 when the library has no curves (the pass did not run).
     pub curves_ns: f64,
@@ -109,12 +134,12 @@ pub struct OutputChunk {
     inertia: wgpu::Buffer,
     params: wgpu::Buffer,
     /// One per pipeline.
-    groups: [wgpu::BindGroup; 8],
+    groups: [wgpu::BindGroup; PIPELINES],
 }
 
 pub(crate) struct Assets {
-    pub clips: wgpu::Buffer,
-    pub channels: wgpu::Buffer,
+    /// The clips, then their channels ([`super::tables::clip_table`]).
+    pub clip_table: wgpu::Buffer,
     pub times: wgpu::Buffer,
     pub values: wgpu::Buffer,
     pub retarget: wgpu::Buffer,
@@ -134,8 +159,12 @@ pub struct GpuEvaluator {
     lib: AnimLibrary,
     assets: Assets,
     /// sample (one clip per instance), sample, layers, inertialize, ik, hierarchy, curves,
-    /// inertialize (a transition begins).
-    pipelines: [StagePipeline; 8],
+    /// inertialize (a transition begins), fused (one clip per instance), fused.
+    pipelines: [StagePipeline; PIPELINES],
+    /// Where the fused pass finds the skeleton in the retarget table.
+    skeleton: SkeletonSection,
+    /// Whether batches that can run as the fused pass do.
+    fuse: bool,
     chunks: Vec<OutputChunk>,
     instances_per_chunk: usize,
     max_binding: u64,
@@ -201,6 +230,9 @@ impl GpuEvaluator {
             .min(u64::from(u32::MAX) / bones)
             .max(1) as usize;
 
+        // The fused pass reads the skeleton from the end of the retarget table.
+        let skeleton = SkeletonSection::new(lib.data(), lib.data().retarget.len() as u32);
+        let retarget = [&lib.data().retarget[..], &skeleton.words].concat();
         let scope = ErrorScope::push(&device);
         let storage = |label: &str, bytes: &[u8]| -> Result<wgpu::Buffer> {
             fits_binding(
@@ -220,14 +252,13 @@ impl GpuEvaluator {
             )
         };
         let assets = Assets {
-            clips: storage("clips", bytemuck::cast_slice(&lib.data().clips))?,
-            channels: storage("channels", bytemuck::cast_slice(&lib.data().channels))?,
+            clip_table: storage(
+                "clip table",
+                bytemuck::cast_slice(&super::tables::clip_table(lib.data())),
+            )?,
             times: storage("key times", bytemuck::cast_slice(&lib.data().times))?,
             values: storage("key values", bytemuck::cast_slice(&lib.data().values))?,
-            retarget: storage(
-                "retarget caches",
-                bytemuck::cast_slice(&lib.data().retarget),
-            )?,
+            retarget: storage("retarget caches", bytemuck::cast_slice(&retarget))?,
             parents: storage("parents", bytemuck::cast_slice(&lib.data().parents))?,
             inverse_bind: storage(
                 "inverse bind",
@@ -239,24 +270,30 @@ impl GpuEvaluator {
         };
         let pipeline =
             |stage: &str, constants: &[(&str, f64)]| StagePipeline::new(&device, stage, constants);
+        let flag = |on: bool| f64::from(u8::from(on));
+        let columns = (
+            "SKIN_COLUMNS",
+            flag(outputs.skinning == SkinningLayout::Columns4x4),
+        );
+        let fused_outputs = [
+            ("WRITE_LOCALS", flag(outputs.locals)),
+            ("WRITE_COMPONENT", flag(outputs.component)),
+            columns,
+        ];
         let pipelines = [
             pipeline("sample", &[("SINGLE_CLIP", 1.0)]),
             pipeline("sample", &[]),
             pipeline("layers", &[]),
             pipeline("inertialize", &[("STARTS", 0.0)]),
             pipeline("ik", &[]),
-            pipeline(
-                "hierarchy",
-                &[
-                    ("IN_PLACE", f64::from(u8::from(!outputs.locals))),
-                    (
-                        "SKIN_COLUMNS",
-                        f64::from(u8::from(outputs.skinning == SkinningLayout::Columns4x4)),
-                    ),
-                ],
-            ),
+            pipeline("hierarchy", &[("IN_PLACE", flag(!outputs.locals)), columns]),
             pipeline("curves", &[]),
             pipeline("inertialize", &[("STARTS", 1.0)]),
+            pipeline(
+                "fused",
+                &[&fused_outputs[..], &[("SINGLE_CLIP", 1.0)]].concat(),
+            ),
+            pipeline("fused", &fused_outputs),
         ];
         let timer = device
             .features()
@@ -264,6 +301,11 @@ impl GpuEvaluator {
             .then(|| PassTimer::new(&device, queue, EVAL_PASSES));
         scope.pop()?;
 
+        let fuse = match options.passes {
+            PassPlan::Auto => device.adapter_info().device_type != wgpu::DeviceType::Cpu,
+            PassPlan::Fused => true,
+            PassPlan::Separate => false,
+        };
         let mut evaluator = Self {
             device,
             queue: queue.clone(),
@@ -275,6 +317,8 @@ impl GpuEvaluator {
             max_binding,
             max_workgroups,
             outputs,
+            skeleton,
+            fuse,
             blends_or_layers: false,
             layers_needed: false,
             ik_needed: false,
@@ -306,8 +350,7 @@ impl GpuEvaluator {
         let data = lib.data();
         let bones = lib.bone_count() as u64;
         let tables = [
-            std::mem::size_of_val(&data.clips[..]),
-            std::mem::size_of_val(&data.channels[..]),
+            std::mem::size_of_val(&data.clips[..]) + std::mem::size_of_val(&data.channels[..]),
             std::mem::size_of_val(&data.times[..]),
             std::mem::size_of_val(&data.values[..]),
             std::mem::size_of_val(&data.retarget[..]),
@@ -330,6 +373,15 @@ impl GpuEvaluator {
             max_storage_buffer_binding_size: defaults.max_storage_buffer_binding_size.max(largest),
             max_buffer_size: defaults.max_buffer_size.max(largest),
             ..defaults
+        }
+    }
+
+    /// The pass plan in effect ([`PassPlan::Auto`] resolved for this device).
+    pub fn pass_plan(&self) -> PassPlan {
+        if self.fuse {
+            PassPlan::Fused
+        } else {
+            PassPlan::Separate
         }
     }
 
@@ -458,17 +510,35 @@ impl GpuEvaluator {
         deltas: &wgpu::Buffer,
         inertia: &wgpu::Buffer,
         [locals, built, skinning, curves]: [&wgpu::Buffer; 4],
-    ) -> [wgpu::BindGroup; 8] {
+    ) -> [wgpu::BindGroup; PIPELINES] {
         let a = &self.assets;
         let group = |pipeline: &StagePipeline, buffers: &[&wgpu::Buffer]| {
             pipeline.bind(&self.device, buffers)
         };
-        let [plain, sample, layers, inertialize, ik, hierarchy, curve, starting] = &self.pipelines;
+        let [plain, sample, layers, inertialize, ik, hierarchy, curve, starting, fused_plain, fused] =
+            &self.pipelines;
+        // Where the locals are not kept, the stages after sampling bind a placeholder in their
+        // place, and the component transforms are built in the locals' buffer.
+        let kept_locals = if self.outputs.locals {
+            locals
+        } else {
+            &a.placeholder
+        };
+        let fusing = [
+            params,
+            frame,
+            &a.clip_table,
+            &a.times,
+            &a.values,
+            &a.retarget,
+            kept_locals,
+            built,
+            skinning,
+        ];
         let sampling = [
             params,
             frame,
-            &a.clips,
-            &a.channels,
+            &a.clip_table,
             &a.times,
             &a.values,
             &a.retarget,
@@ -480,28 +550,25 @@ impl GpuEvaluator {
             group(sample, &sampling),
             group(layers, &[params, frame, &a.parents, locals, deltas]),
             // The inertialization stage binds what sampling does, its state in the deltas'.
-            group(inertialize, &[&sampling[..8], &[inertia]].concat()),
+            group(inertialize, &[&sampling[..7], &[inertia]].concat()),
             // The IK stage binds what sampling does, with the IK table in the deltas' place.
-            group(ik, &[&sampling[..8], &[&a.ik]].concat()),
-            // Built in place: the locals' binding holds a placeholder, the component's the locals.
+            group(ik, &[&sampling[..7], &[&a.ik]].concat()),
             group(
                 hierarchy,
                 &[
                     params,
                     &a.parents,
                     &a.inverse_bind,
-                    if self.outputs.locals {
-                        locals
-                    } else {
-                        &a.placeholder
-                    },
+                    kept_locals,
                     built,
                     skinning,
                 ],
             ),
             // The curve stage binds the library's tables as sampling does.
-            group(curve, &[&sampling[..7], &[&a.curve_table, curves]].concat()),
-            group(starting, &[&sampling[..8], &[inertia]].concat()),
+            group(curve, &[&sampling[..6], &[&a.curve_table, curves]].concat()),
+            group(starting, &[&sampling[..7], &[inertia]].concat()),
+            group(fused_plain, &fusing),
+            group(fused, &fusing),
         ]
     }
 
@@ -594,6 +661,14 @@ impl GpuEvaluator {
                 root_bone: self.lib.data().root_bone,
                 root_up: self.lib.data().root_up_local.extend(0.0).to_array(),
                 root_parent: self.lib.data().root_parent.into(),
+                levels: self.skeleton.levels,
+                group_instances: (FUSED_BONES / (bones as u32).max(1)).max(1),
+                parents_word: self.skeleton.parents,
+                inverse_bind_word: self.skeleton.inverse_bind,
+                order_word: self.skeleton.order,
+                level_starts_word: self.skeleton.level_starts,
+                pad0: 0,
+                pad1: 0,
             };
             self.queue
                 .write_buffer(&chunk.params, 0, bytemuck::bytes_of(&params));
@@ -631,11 +706,22 @@ impl GpuEvaluator {
         (chunk.frame, chunk.deltas, chunk.inertia, chunk.groups) = (frame, deltas, inertia, groups);
     }
 
-    /// Records the sampling, layer (when needed) and hierarchy passes for the batch last
-    /// written. A renderer may record its draw after this in the same encoder: wgpu orders the
-    /// storage writes before the vertex reads.
+    /// Records the passes for the batch last written: the fused pass, or sampling, the layer,
+    /// inertialization and IK passes (each when needed) and the hierarchy; then the curves. A
+    /// renderer may record its draw after this in the same encoder: wgpu orders the storage
+    /// writes before the vertex reads.
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
         self.encode_passes(encoder, None);
+    }
+
+    /// Whether the batch last written runs as the fused pass: no stage between sampling and the
+    /// hierarchy is needed, and the skeleton fits the pass's workgroup memory.
+    pub(crate) fn fused(&self) -> bool {
+        self.fuse
+            && self.lib.bone_count() as u32 <= FUSED_BONES
+            && !self.layers_needed
+            && !self.inertia_needed
+            && !self.ik_needed
     }
 
     /// The passes, timed from the timer's pass `first` on when there is one.
@@ -645,6 +731,9 @@ impl GpuEvaluator {
         timer: Option<(&PassTimer, u32)>,
     ) {
         let bones = self.lib.bone_count() as u64;
+        let fused = self.fused();
+        // Invocations per instance, or instances per workgroup for the fused pass (as a
+        // fraction: 1 / group_instances).
         let stages: [(&str, u64); EVAL_PASSES as usize] = [
             ("sample", bones),
             ("layers", 1),
@@ -653,20 +742,25 @@ impl GpuEvaluator {
             ("hierarchy", 1),
             ("curves", self.curve_count()),
         ];
+        let group_instances = u64::from(FUSED_BONES / (bones as u32).max(1)).max(1);
         for (k, (label, per_instance)) in stages.into_iter().enumerate() {
             let skipped = k == 1 && !self.layers_needed
                 || k == 2 && !self.inertia_needed
-                || k == 3 && !self.ik_needed;
+                || k == 3 && !self.ik_needed
+                || k == 4 && fused;
             if skipped || per_instance == 0 {
                 continue;
             }
             let timestamp_writes = timer.map(|(t, first)| t.writes(first + k as u32));
+            let label = if k == 0 && fused { "fused" } else { label };
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(label),
                 timestamp_writes,
             });
-            // Pipelines: the sampling stage for single clips or the general one, then the others.
+            // Pipelines: the sampling stage (or the fused one) for single clips or the general
+            // one, then the others.
             let p = match k {
+                0 if fused => FUSED_SINGLE + usize::from(self.blends_or_layers),
                 0 => usize::from(self.blends_or_layers),
                 2 if self.inertia_start => 7,
                 _ => k + 1,
@@ -680,8 +774,13 @@ impl GpuEvaluator {
                 1
             };
             for chunk in self.chunks.iter().filter(|c| c.count > 0) {
-                let invocations = chunk.count as u64 * per_instance;
-                let (x, y) = grid(invocations.div_ceil(WORKGROUP_SIZE), self.max_workgroups);
+                let count = chunk.count as u64;
+                let workgroups = if k == 0 && fused {
+                    count.div_ceil(group_instances)
+                } else {
+                    (count * per_instance).div_ceil(WORKGROUP_SIZE)
+                };
+                let (x, y) = grid(workgroups, self.max_workgroups);
                 pass.set_bind_group(0, &chunk.groups[p], &[]);
                 for z in 1..=blocks {
                     pass.dispatch_workgroups(x, y, z);
@@ -739,7 +838,7 @@ impl GpuEvaluator {
             layers_ns: if self.layers_needed { spans[1] } else { 0.0 },
             inertialize_ns: if self.inertia_needed { spans[2] } else { 0.0 },
             ik_ns: if self.ik_needed { spans[3] } else { 0.0 },
-            hierarchy_ns: spans[4],
+            hierarchy_ns: if self.fused() { 0.0 } else { spans[4] },
             curves_ns: if self.curve_count() > 0 {
                 spans[5]
             } else {

@@ -5,11 +5,12 @@ mod crowd;
 mod evaluator;
 mod outputs;
 pub(crate) mod shaders;
+mod tables;
 mod util;
 
 pub use context::GpuContext;
 pub use crowd::{CrowdTimes, GpuCrowd};
-pub use evaluator::{GpuEvaluator, GpuOptions, OutputChunk, PassTimes};
+pub use evaluator::{GpuEvaluator, GpuOptions, OutputChunk, PassPlan, PassTimes};
 pub use outputs::{Outputs, SkinningLayout};
 pub use util::PassTimer;
 #[cfg(feature = "render")]

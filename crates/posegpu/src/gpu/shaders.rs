@@ -8,6 +8,9 @@ pub(crate) const COMMON: &str = include_str!("../../shaders/common.wgsl");
 /// Clip sampling, prepended to the stages that sample clips.
 const CLIP: &str = include_str!("../../shaders/clip.wgsl");
 
+/// An instance's local pose at one bone, prepended to the stages that build it.
+const LAYERING: &str = include_str!("../../shaders/layering.wgsl");
+
 /// Crowd playback state, prepended to the crowd stages.
 const PLAYBACK: &str = include_str!("../../shaders/playback.wgsl");
 
@@ -36,13 +39,12 @@ pub(crate) struct Stage {
 const COMPUTE: wgpu::ShaderStages = wgpu::ShaderStages::COMPUTE;
 
 /// The bindings of a stage that reads the frame and the library's tables: a uniform, the
-/// frame, bindings 2 to 6 (`clip.wgsl`'s tables), then two of the stage's own.
-const fn tables(seventh: Binding, eighth: Binding) -> [(u32, Binding); 9] {
+/// frame, bindings 2, 4, 5 and 6 (`clip.wgsl`'s tables), then two of the stage's own.
+const fn tables(seventh: Binding, eighth: Binding) -> [(u32, Binding); 8] {
     [
         (0, Uniform),
         (1, RO),
         (2, RO),
-        (3, RO),
         (4, RO),
         (5, RO),
         (6, RO),
@@ -51,15 +53,33 @@ const fn tables(seventh: Binding, eighth: Binding) -> [(u32, Binding); 9] {
     ]
 }
 
-/// Every stage. The pose stages read the library's tables (`clips`, `channels`, `times`,
-/// `values`, `retarget`) at bindings 2 to 6, where `clip.wgsl` declares them.
+/// Every stage. The pose stages read the library's tables (the clip table, `times`, `values`,
+/// `retarget`) at bindings 2, 4, 5 and 6, where `clip.wgsl` declares them.
 pub(crate) const STAGES: &[Stage] = &[
     Stage {
         name: "sample",
-        shared: &[CLIP],
+        shared: &[CLIP, LAYERING],
         body: include_str!("../../shaders/sample.wgsl"),
-        // params, frame, clips, channels, times, values, retarget, locals, deltas
+        // params, frame, clip table, times, values, retarget, locals, deltas
         bindings: &tables(RW, RW),
+        visibility: COMPUTE,
+    },
+    Stage {
+        name: "fused",
+        shared: &[CLIP, LAYERING],
+        body: include_str!("../../shaders/fused.wgsl"),
+        // params, frame, clip table, times, values, retarget, locals, component, skinning
+        bindings: &[
+            (0, Uniform),
+            (1, RO),
+            (2, RO),
+            (4, RO),
+            (5, RO),
+            (6, RO),
+            (7, RW),
+            (8, RW),
+            (9, RW),
+        ],
         visibility: COMPUTE,
     },
     Stage {
@@ -74,7 +94,7 @@ pub(crate) const STAGES: &[Stage] = &[
         name: "inertialize",
         shared: &[CLIP],
         body: include_str!("../../shaders/inertialize.wgsl"),
-        // params, frame, clips, channels, times, values, retarget, locals, inertia
+        // params, frame, clip table, times, values, retarget, locals, inertia
         bindings: &tables(RW, RW),
         visibility: COMPUTE,
     },
@@ -82,7 +102,7 @@ pub(crate) const STAGES: &[Stage] = &[
         name: "ik",
         shared: &[CLIP],
         body: include_str!("../../shaders/ik.wgsl"),
-        // params, frame, clips, channels, times, values, retarget, locals, ik
+        // params, frame, clip table, times, values, retarget, locals, ik
         bindings: &tables(RW, RO),
         visibility: COMPUTE,
     },
@@ -90,7 +110,7 @@ pub(crate) const STAGES: &[Stage] = &[
         name: "curves",
         shared: &[CLIP],
         body: include_str!("../../shaders/curves.wgsl"),
-        // params, frame, clips, channels, times, values, retarget, curve table, curves
+        // params, frame, clip table, times, values, retarget, curve table, curves
         bindings: &tables(RO, RW),
         visibility: COMPUTE,
     },
@@ -122,7 +142,7 @@ pub(crate) const STAGES: &[Stage] = &[
         name: "root_motion",
         shared: &[CLIP, PLAYBACK],
         body: include_str!("../../shaders/root_motion.wgsl"),
-        // crowd, structure, clips, channels, times, values, retarget, players, motion
+        // crowd, structure, clip table, times, values, retarget, players, motion
         bindings: &tables(RO, RW),
         visibility: COMPUTE,
     },
@@ -242,7 +262,7 @@ pub(crate) mod tests {
                 .strip_suffix(".wgsl")
                 .expect("only .wgsl files in shaders/");
             assert!(
-                ["common", "clip", "playback"].contains(&stage)
+                ["common", "clip", "layering", "playback"].contains(&stage)
                     || STAGES.iter().any(|s| s.name == stage)
                     || (stage == "skin" && cfg!(not(feature = "render"))),
                 "shaders/{name} is neither shared nor listed in STAGES"
@@ -253,8 +273,11 @@ pub(crate) mod tests {
     #[test]
     fn every_stage_and_shared_file_has_a_cpu_twin_of_the_same_name() {
         let cpu = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cpu");
-        for name in STAGES.iter().map(|s| s.name).chain(["clip"]) {
-            let twin = std::path::Path::new(cpu).join(format!("{name}.rs"));
+        // layering.wgsl is the body of sample.wgsl, shared with fused.wgsl: sample.rs twins it.
+        let shared = [("clip", "clip"), ("layering", "sample")];
+        let stages = STAGES.iter().map(|s| (s.name, s.name));
+        for (name, twin) in stages.chain(shared) {
+            let twin = std::path::Path::new(cpu).join(format!("{twin}.rs"));
             assert!(
                 twin.is_file(),
                 "{name}.wgsl has no CPU twin {}",

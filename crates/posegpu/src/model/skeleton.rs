@@ -184,6 +184,30 @@ impl Skeleton {
         &self.parents
     }
 
+    /// The bones level by level, the order the fused pass walks the hierarchy in: bones sorted
+    /// by depth (steps below a root), then index, and where each level starts in that order
+    /// (`levels + 1` entries, so level `d` is `order[starts[d]..starts[d + 1]]`).
+    pub(crate) fn depth_levels(&self) -> (Vec<u32>, Vec<u32>) {
+        // Parents precede their children, so one forward pass finds every depth.
+        let mut depth = vec![0u32; self.parents.len()];
+        for b in 0..depth.len() {
+            if let Ok(p) = usize::try_from(self.parents[b]) {
+                depth[b] = depth[p] + 1;
+            }
+        }
+        let levels = depth.iter().max().map_or(1, |d| d + 1) as usize;
+        let mut order: Vec<u32> = (0..depth.len() as u32).collect();
+        order.sort_by_key(|&b| (depth[b as usize], b));
+        let mut starts = vec![0u32; levels + 1];
+        for &d in &depth {
+            starts[d as usize + 1] += 1;
+        }
+        for d in 1..starts.len() {
+            starts[d] += starts[d - 1];
+        }
+        (order, starts)
+    }
+
     /// The parent of `bone`; `None` for a root.
     pub fn parent(&self, bone: usize) -> Option<usize> {
         usize::try_from(self.parents[bone]).ok()

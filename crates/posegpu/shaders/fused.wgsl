@@ -1,0 +1,113 @@
+// Sampling, the layers that apply bone by bone, and the hierarchy in one pass, for batches that
+// need no stage in between (no mesh-space layers, IK or inertialization) on skeletons of at
+// most FUSED_BONES bones. A workgroup takes a block of `params.group_instances` instances:
+//   1. each bone's local pose (layering.wgsl) into workgroup memory, lanes over consecutive
+//      (instance, bone) pairs;
+//   2. the hierarchy level by level: the bones d steps below a root composed with their
+//      parents once level d - 1 is done, a barrier between levels. Each bone is composed with
+//      its parent exactly as the CPU twin does, so the results are the separate passes' own;
+//   3. the outputs, lane by lane over consecutive 16-byte words (a warp's store fills whole
+//      lines), the skinning matrices built into workgroup memory first.
+// No local pose makes the round trip through memory that the separate passes' does.
+// CPU twin: src/cpu/sample.rs, then src/cpu/hierarchy.rs.
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> frame: array<vec4<u32>>;
+@group(0) @binding(7) var<storage, read_write> locals: array<vec4<f32>>;
+@group(0) @binding(8) var<storage, read_write> component: array<vec4<f32>>;
+// Three rows (Mat3x4) or four columns (mat4x4) per bone: SkinningLayout.
+@group(0) @binding(9) var<storage, read_write> skinning: array<vec4<f32>>;
+
+// The batches this pass runs have no deferred layers: layering.wgsl's delta writes never run.
+var<private> deltas: array<Xform, 1>;
+
+// Which outputs are kept (Outputs), and the skinning layout.
+override WRITE_LOCALS: bool = true;
+override WRITE_COMPONENT: bool = true;
+override SKIN_COLUMNS: bool = false;
+
+const FUSED_BONES: u32 = 320u;
+
+// The block's poses, then (step 3) the skinning matrices' rows in the same places.
+var<workgroup> poses: array<Xform, FUSED_BONES>;
+
+// Entry `k` of the u32 array packed four per word from word `w` of the retarget table.
+fn table_u32(w: u32, k: u32) -> u32 {
+    return retarget[w + k / 4u][k % 4u];
+}
+
+// Word `part` of an Xform (r, t, s).
+fn xform_word(x: Xform, part: u32) -> vec4<f32> {
+    if (part == 0u) {
+        return x.r;
+    }
+    if (part == 1u) {
+        return x.t;
+    }
+    return x.s;
+}
+
+@compute @workgroup_size(64)
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) num_wg: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let bones = params.bone_count;
+    let first = (wg.y * num_wg.x + wg.x) * params.group_instances;
+    // The same for every lane: a workgroup past the last instance still meets every barrier.
+    let count = min(params.group_instances, max(params.instance_count, first) - first);
+    let total = count * bones;
+    let base = first * bones;
+    root_bone = params.root_bone;
+    root_up = params.root_up.xyz;
+
+    for (var k = local_index; k < total; k += WORKGROUP_SIZE) {
+        poses[k] = bone_pose(base + k);
+    }
+    workgroupBarrier();
+    if (WRITE_LOCALS) {
+        for (var w = local_index; w < total * 3u; w += WORKGROUP_SIZE) {
+            locals[base * 3u + w] = xform_word(poses[w / 3u], w % 3u);
+        }
+        workgroupBarrier();
+    }
+
+    for (var d = 1u; d < params.levels; d++) {
+        let lo = table_u32(params.level_starts_word, d);
+        let n = table_u32(params.level_starts_word, d + 1u) - lo;
+        for (var k = local_index; k < count * n; k += WORKGROUP_SIZE) {
+            let at = (k / n) * bones;
+            let bone = table_u32(params.order_word, lo + k % n);
+            let parent = table_u32(params.parents_word, bone);
+            poses[at + bone] = compose(poses[at + bone], poses[at + parent]);
+        }
+        workgroupBarrier();
+    }
+
+    if (WRITE_COMPONENT) {
+        for (var w = local_index; w < total * 3u; w += WORKGROUP_SIZE) {
+            component[base * 3u + w] = xform_word(poses[w / 3u], w % 3u);
+        }
+    }
+    // Every lane is done reading the poses before they turn into matrices.
+    workgroupBarrier();
+    for (var k = local_index; k < total; k += WORKGROUP_SIZE) {
+        let r = params.inverse_bind_word + (k % bones) * 3u;
+        let b = Mat3x4(retarget_f32(r), retarget_f32(r + 1u), retarget_f32(r + 2u));
+        let m = skinning_matrix(poses[k], b);
+        poses[k] = Xform(m.r0, m.r1, m.r2);
+    }
+    workgroupBarrier();
+    if (SKIN_COLUMNS) {
+        for (var w = local_index; w < total * 4u; w += WORKGROUP_SIZE) {
+            let m = poses[w / 4u];
+            let c = w % 4u;
+            skinning[base * 4u + w] = vec4<f32>(m.r[c], m.t[c], m.s[c], select(0.0, 1.0, c == 3u));
+        }
+    } else {
+        for (var w = local_index; w < total * 3u; w += WORKGROUP_SIZE) {
+            skinning[base * 3u + w] = xform_word(poses[w / 3u], w % 3u);
+        }
+    }
+}

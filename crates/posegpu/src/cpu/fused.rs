@@ -1,0 +1,73 @@
+//! CPU twin of `shaders/fused.wgsl`: for batches with no stage between sampling and the
+//! hierarchy, an instance's local pose ([`super::sample`]), then its hierarchy walked level by
+//! level (bones `d` steps below a root once level `d - 1` is done), the order the fused pass
+//! composes in. Each bone is composed with its parent exactly as the parents-first walk of
+//! [`super::hierarchy`] does, so both give the same bits (a test checks it).
+
+use super::hierarchy::skinning_matrix;
+use super::sample::{sample_instance, Scratch};
+use crate::batch::PoseBatch;
+use crate::layout::{Mat3x4, Xform, FUSED_BONES};
+use crate::library::AnimLibrary;
+use crate::math::Transform;
+
+/// Whether `batch` runs as the fused pass: no mesh-space layer, IK or inertialization (the
+/// stages between sampling and the hierarchy), on a skeleton that fits the pass's workgroup
+/// memory.
+pub(crate) fn fuses(lib: &AnimLibrary, batch: &PoseBatch) -> bool {
+    lib.bone_count() <= FUSED_BONES as usize
+        && !batch.has_mesh_layers()
+        && !batch.has_inertia()
+        && (!batch.has_ik() || lib.data().ik.is_empty())
+}
+
+/// Instance `instance` of a batch that [`fuses`]: `locals`, `component` and `skinning` hold
+/// one entry per bone.
+pub(super) fn run_instance(
+    lib: &AnimLibrary,
+    batch: &PoseBatch,
+    instance: usize,
+    (locals, component, skinning): (&mut [Xform], &mut [Xform], &mut [Mat3x4]),
+    scratch: &mut Scratch,
+) {
+    sample_instance(lib, batch, instance, locals, &mut [], scratch);
+    component.copy_from_slice(locals);
+    let data = lib.data();
+    for level in data.level_starts.windows(2).skip(1) {
+        for &bone in &data.level_order[level[0] as usize..level[1] as usize] {
+            let (b, p) = (bone as usize, data.parents[bone as usize] as usize);
+            component[b] = Transform::compose(&component[b].into(), &component[p].into()).into();
+        }
+    }
+    for (bone, (cs, m)) in component.iter().zip(skinning).enumerate() {
+        *m = skinning_matrix(lib, bone, &(*cs).into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::hierarchy;
+
+    #[test]
+    fn level_order_gives_the_parents_first_walk_bit_for_bit() {
+        for (seed, bones) in [(1, 1), (2, 17), (3, 67), (4, 150), (5, 320)] {
+            let asset = crate::procedural::random_asset(seed, bones, 2);
+            let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+            let mut batch = PoseBatch::new();
+            batch.push_clip(0, 0.4, true);
+            batch.push_clip(1, 0.1, false);
+            assert!(fuses(&lib, &batch));
+            for i in 0..batch.len() {
+                let mut l = vec![Xform::default(); bones];
+                let (mut c, mut s) = (l.clone(), vec![[0.0; 12]; bones]);
+                let mut scratch = Scratch::default();
+                run_instance(&lib, &batch, i, (&mut l, &mut c, &mut s), &mut scratch);
+                let (mut c2, mut s2) = (l.clone(), s.clone());
+                hierarchy::run_instance(&lib, &l, &mut c2, &mut s2);
+                assert_eq!(c, c2, "{bones} bones, instance {i}");
+                assert_eq!(s, s2, "{bones} bones, instance {i}");
+            }
+        }
+    }
+}
