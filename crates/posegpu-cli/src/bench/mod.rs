@@ -14,6 +14,7 @@ use std::time::Instant;
 use crate::bandwidth::{copy_bandwidth, Bandwidth};
 use clap::ValueEnum;
 use posegpu::{AdditiveSpace, CpuEvaluator, Error, GpuContext, GpuEvaluator, GpuOptions};
+use posegpu::{Outputs, PassPlan};
 use posegpu::{PoseBatch, Poses};
 
 use crate::util::open_gpu;
@@ -30,6 +31,28 @@ pub enum BenchBackend {
     Gpu,
     /// The CPU twin only (no device is opened).
     Cpu,
+}
+
+/// How sampling and the hierarchy run (`posegpu::PassPlan`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Passes {
+    /// Fused on GPUs, separate on CPU adapters (lavapipe).
+    Auto,
+    /// One fused pass.
+    Fused,
+    /// A sampling pass, then a hierarchy pass.
+    Separate,
+}
+
+/// What the evaluator keeps (`posegpu::Outputs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Kept {
+    /// Locals, component transforms and skinning matrices.
+    All,
+    /// Component transforms and skinning matrices.
+    Component,
+    /// Skinning matrices only.
+    Skinning,
 }
 
 /// The additive layer's space.
@@ -68,6 +91,12 @@ pub struct BenchArgs {
     /// The additive layer's space.
     #[arg(long, value_enum, default_value = "local")]
     layer_space: LayerSpace,
+    /// One fused pass or separate passes (auto: fused on GPUs, separate on lavapipe).
+    #[arg(long, value_enum, default_value = "auto")]
+    passes: Passes,
+    /// The outputs the evaluator keeps.
+    #[arg(long, value_enum, default_value = "all")]
+    outputs: Kept,
     /// MiB copied by the bandwidth probe (clamped to the device's storage-binding limit).
     #[arg(long, value_parser = at_least_one, default_value_t = 256)]
     copy_mib: usize,
@@ -163,15 +192,28 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
     println!("{}", report::table_header());
 
     let run_cpu = args.backend != BenchBackend::Gpu;
+    let options = GpuOptions {
+        passes: match args.passes {
+            Passes::Auto => PassPlan::Auto,
+            Passes::Fused => PassPlan::Fused,
+            Passes::Separate => PassPlan::Separate,
+        },
+        outputs: match args.outputs {
+            Kept::All => Outputs::ALL,
+            Kept::Component => Outputs::COMPONENT_AND_SKINNING,
+            Kept::Skinning => Outputs::SKINNING,
+        },
+        ..Default::default()
+    };
     let mut rows = Vec::new();
     for w in &workloads {
         let mut gpu = match &ctx {
-            Some(ctx) => Some(GpuEvaluator::new(ctx, &w.lib, 1, &GpuOptions::default())?),
+            Some(ctx) => Some(GpuEvaluator::new(ctx, &w.lib, 1, &options)?),
             None => None,
         };
         for &n in &args.instances {
             let cpu = run_cpu && n <= args.cpu_max_instances;
-            let row = measure(w, n, args.frames, gpu.as_mut(), cpu)?;
+            let row = measure(w, n, args.frames, (gpu.as_mut(), &options), cpu)?;
             let row = Row {
                 layer_space: space.name(),
                 copy_bytes_per_s: copy.as_ref().map(Bandwidth::bytes_per_second),
@@ -213,10 +255,17 @@ fn measure(
     w: &Workload,
     n: usize,
     frames: usize,
-    gpu: Option<&mut GpuEvaluator>,
+    (gpu, options): (Option<&mut GpuEvaluator>, &GpuOptions),
     cpu: bool,
 ) -> Result<Row, Error> {
     let mut batch = PoseBatch::with_capacity(n, 5);
+    // The traffic modelled: the evaluator's plan, or without one the GPU design's (fused).
+    let fused = gpu
+        .as_ref()
+        .map_or(options.passes != PassPlan::Separate, |g| {
+            g.pass_plan() == PassPlan::Fused
+        });
+    let outputs = options.outputs;
     let time = |f: usize| f as f32 / 60.0;
     let gpu = match gpu {
         Some(gpu) => {
@@ -262,7 +311,7 @@ fn measure(
         layer_space: "",
         frames,
         gpu,
-        traffic: traffic::model(&w.lib, &batch),
+        traffic: traffic::model(&w.lib, &batch, fused, outputs),
         copy_bytes_per_s: None,
         cpu_ms,
         cpu_threads: 0,

@@ -16,9 +16,14 @@
 //!   (48 B) and writes the mesh rotations before and after it back (32 B).
 //! - **hierarchy** (`hierarchy.wgsl`): reads parents (4 B) and inverse binds (48 B) per bone
 //!   once, per bone of every instance reads its local transform and writes its component
-//!   transform and skinning matrix (48 + 48 + 48 B).
+//!   transform and skinning matrix (48 + 48 + 48 B); built in place over the locals when they
+//!   are not kept, and without the component writes' cost counted apart.
+//! - **fused** (`fused.wgsl`, for batches with no mesh-space layer on skeletons of at most 320
+//!   bones): reads what sampling reads and the hierarchy's tables once, and writes only the
+//!   outputs kept: locals (48 B), component transforms (48 B), skinning matrices (48 B as
+//!   rows, 64 B as 4x4 columns). Counted in `sample`; `hierarchy` is 0.
 
-use posegpu::{AnimLibrary, Mat3x4, PoseBatch, Xform};
+use posegpu::{AnimLibrary, Mat3x4, Outputs, PoseBatch, Xform};
 
 const XFORM: u64 = std::mem::size_of::<Xform>() as u64;
 const MAT: u64 = std::mem::size_of::<Mat3x4>() as u64;
@@ -26,6 +31,8 @@ const ENTRY: u64 = 16;
 const PARENT: u64 = 4;
 /// What the layer stage writes back into a delta slot per bone (two `vec4<f32>` rotations).
 const SLOT_WRITEBACK: u64 = 32;
+/// The largest skeleton the fused pass takes.
+const FUSED_BONES: u64 = 320;
 
 /// Bytes one frame moves, per pass.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -48,14 +55,24 @@ impl PassBytes {
     }
 }
 
-/// The bytes each pass moves to evaluate `batch` with `lib` (the module's rules).
-pub fn model(lib: &AnimLibrary, batch: &PoseBatch) -> PassBytes {
+/// The bytes each pass moves to evaluate `batch` with `lib` (the module's rules), with the
+/// fused pass where `fused` and the batch allows it, keeping `outputs`.
+pub fn model(lib: &AnimLibrary, batch: &PoseBatch, fused: bool, outputs: Outputs) -> PassBytes {
     let bones = lib.bone_count() as u64;
     let n = batch.len() as u64;
     let frame = batch.frame_words() as u64 * ENTRY;
     let hierarchy_tables = bones * (PARENT + MAT);
     // Everything uploaded once that is not the hierarchy's: what the sampling pass binds.
     let sample_tables = lib.asset_bytes().saturating_sub(hierarchy_tables);
+    let skin = outputs.skinning.bytes();
+    if fused && !batch.has_mesh_layers() && bones <= FUSED_BONES {
+        let kept = u64::from(outputs.locals) * XFORM + u64::from(outputs.component) * XFORM;
+        return PassBytes {
+            sample: frame + sample_tables + hierarchy_tables + n * bones * (kept + skin),
+            layers: 0,
+            hierarchy: 0,
+        };
+    }
     let slots = u64::from(batch.slot_count());
     let sample = frame + sample_tables + n * bones * XFORM + slots * bones * XFORM;
     let layers = if batch.has_mesh_layers() {
@@ -68,7 +85,7 @@ pub fn model(lib: &AnimLibrary, batch: &PoseBatch) -> PassBytes {
     } else {
         0
     };
-    let hierarchy = hierarchy_tables + n * bones * (XFORM + XFORM + MAT);
+    let hierarchy = hierarchy_tables + n * bones * (XFORM + XFORM + skin);
     PassBytes {
         sample,
         layers,
@@ -147,7 +164,7 @@ mod tests {
     #[test]
     fn a_local_layer_costs_the_sampling_pass_nothing_per_bone() {
         let space = AdditiveSpace::Local;
-        let bytes = model(&tiny(space), &batch(space));
+        let bytes = model(&tiny(space), &batch(space), false, Outputs::ALL);
         assert_eq!(bytes.sample, FRAME + SAMPLE_TABLES + 3 * 2 * 48);
         assert_eq!(bytes.layers, 0);
         assert_eq!(bytes.hierarchy, 8 + 96 + 3 * 2 * (48 + 48 + 48));
@@ -159,7 +176,7 @@ mod tests {
     #[test]
     fn a_mesh_layer_adds_a_delta_per_bone_and_the_layer_pass() {
         let space = AdditiveSpace::Mesh;
-        let bytes = model(&tiny(space), &batch(space));
+        let bytes = model(&tiny(space), &batch(space), false, Outputs::ALL);
         // One delta slot per instance: 48 B per bone written by sampling.
         assert_eq!(
             bytes.sample,
@@ -176,12 +193,36 @@ mod tests {
     }
 
     #[test]
+    fn the_fused_pass_moves_the_outputs_kept_and_no_locals_between_passes() {
+        let space = AdditiveSpace::Local;
+        let (lib, batch) = (tiny(space), batch(space));
+        let tables = FRAME + SAMPLE_TABLES + 8 + 96;
+        let all = model(&lib, &batch, true, Outputs::ALL);
+        assert_eq!(all.sample, tables + 3 * 2 * (48 + 48 + 48));
+        assert_eq!((all.layers, all.hierarchy), (0, 0));
+        let kept = model(&lib, &batch, true, Outputs::COMPONENT_AND_SKINNING);
+        assert_eq!(kept.sample, tables + 3 * 2 * (48 + 48));
+        let columns = Outputs::SKINNING.with_skinning(posegpu::SkinningLayout::Columns4x4);
+        assert_eq!(
+            model(&lib, &batch, true, columns).sample,
+            tables + 3 * 2 * 64
+        );
+        // The separate passes move the locals twice more (written, read back).
+        let separate = model(&lib, &batch, false, Outputs::ALL);
+        assert_eq!(separate.total() - all.total(), 3 * 2 * 48);
+        // A mesh-space layer needs the layer stage: never fused.
+        let mesh = AdditiveSpace::Mesh;
+        let (lib, batch) = (tiny(mesh), super::tests::batch(mesh));
+        assert!(model(&lib, &batch, true, Outputs::ALL).layers > 0);
+    }
+
+    #[test]
     fn shared_tables_fade_out_of_the_per_bone_figure_with_instances() {
         let lib = posegpu::procedural::humanoid_asset();
         let lib = AnimLibrary::new(&lib.skeleton, &lib.clips).unwrap();
         let per_bone = |n: usize| {
             let b = PoseBatch::from_instances(&crate::workload::crowd(&lib, n, 0.0));
-            model(&lib, &b).per_bone((n * lib.bone_count()) as u64)[3]
+            model(&lib, &b, false, Outputs::ALL).per_bone((n * lib.bone_count()) as u64)[3]
         };
         // One clip sample per instance: 48 + 144 B per bone, plus 48 B of frame per instance (a
         // head, a layer header, a sample).

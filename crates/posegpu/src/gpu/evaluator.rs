@@ -1,7 +1,8 @@
 //! The GPU evaluator: assets uploaded once, a small frame buffer per frame (what each instance
-//! plays), up to five compute passes (sampling; the parent-ordered layer stage when some
-//! instance has a mesh-space layer; IK when some has IK weights; the hierarchy; the curves when
-//! the library has any) and output buffers a renderer binds directly.
+//! plays), the compute passes (the fused pass where the batch allows it; else sampling, the
+//! parent-ordered layer stage when some instance has a mesh-space layer, inertialization and IK
+//! when some instance has them, and the hierarchy; then the curves when the library has any)
+//! and output buffers a renderer binds directly.
 
 use std::ops::Range;
 
@@ -524,17 +525,6 @@ impl GpuEvaluator {
         } else {
             &a.placeholder
         };
-        let fusing = [
-            params,
-            frame,
-            &a.clip_table,
-            &a.times,
-            &a.values,
-            &a.retarget,
-            kept_locals,
-            built,
-            skinning,
-        ];
         let sampling = [
             params,
             frame,
@@ -545,6 +535,8 @@ impl GpuEvaluator {
             locals,
             deltas,
         ];
+        // The fused stage binds the tables as sampling does, then the outputs.
+        let fusing = [&sampling[..6], &[kept_locals, built, skinning]].concat();
         [
             group(plain, &sampling),
             group(sample, &sampling),
@@ -732,8 +724,7 @@ impl GpuEvaluator {
     ) {
         let bones = self.lib.bone_count() as u64;
         let fused = self.fused();
-        // Invocations per instance, or instances per workgroup for the fused pass (as a
-        // fraction: 1 / group_instances).
+        // Invocations per instance (the fused pass takes `group_instances` per workgroup).
         let stages: [(&str, u64); EVAL_PASSES as usize] = [
             ("sample", bones),
             ("layers", 1),
