@@ -51,8 +51,8 @@ pub use blend::space::BlendSpace;
 pub use cpu::{CpuEvaluator, Crowd};
 pub use error::{Error, Result};
 pub use gpu::{
-    CrowdTimes, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk, Outputs, PassPlan,
-    PassTimes, SkinningLayout,
+    replay_traffic, CrowdTimes, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk,
+    Outputs, PassPlan, PassTimes, PassTraffic, SkinningLayout,
 };
 pub use layout::{Mat3x4, Xform};
 pub use library::{AnimLibrary, LibraryBuilder, MaskId, NotifyInfo, RetargetSource, SourceId};

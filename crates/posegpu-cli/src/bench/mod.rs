@@ -97,6 +97,11 @@ pub struct BenchArgs {
     /// The outputs the evaluator keeps.
     #[arg(long, value_enum, default_value = "all")]
     outputs: Kept,
+    /// Also replay each configuration's memory traffic warp by warp (no GPU needed): sectors
+    /// and lines per bone against the compulsory minimum, and DRAM bytes per bone, for the
+    /// separate passes and the fused pass.
+    #[arg(long)]
+    traffic: bool,
     /// MiB copied by the bandwidth probe (clamped to the device's storage-binding limit).
     #[arg(long, value_parser = at_least_one, default_value_t = 256)]
     copy_mib: usize,
@@ -227,6 +232,14 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
         }
     }
 
+    if args.traffic {
+        for w in &workloads {
+            for &n in &args.instances {
+                print_traffic(w, n, options.outputs);
+            }
+        }
+    }
+
     let title = plot_title(ctx.as_ref(), space);
     let plot = report::plot(&rows, &title);
     let is_svg = args
@@ -317,6 +330,51 @@ fn measure(
         cpu_threads: 0,
         adapter: String::new(),
     })
+}
+
+/// Instances the traffic replay runs (a whole number of fused workgroups for any skeleton up
+/// to 320 bones is not needed: the figures are per bone).
+const REPLAYED: usize = 4096;
+
+/// The warp-level traffic replay of `n` instances (at most [`REPLAYED`]) of `w`, keeping
+/// `outputs`, for the separate passes and the fused one.
+fn print_traffic(w: &Workload, n: usize, outputs: Outputs) {
+    let replayed = n.min(REPLAYED);
+    let mut batch = PoseBatch::with_capacity(replayed, 5);
+    w.batch(replayed, 0.0, &mut batch);
+    let bones = (replayed * w.bones()) as f64;
+    println!(
+        "traffic, {} bones x {n} instances (replayed: {replayed}; warps of 32 lanes, 32-byte \
+         sectors, 128-byte lines; {outputs:?}):",
+        w.bones()
+    );
+    for plan in [PassPlan::Separate, PassPlan::Fused] {
+        let Some(passes) = posegpu::replay_traffic(&w.lib, &batch, plan, outputs) else {
+            println!(
+                "  {plan:?}: not replayed (plan clips, IK, inertialization or dynamic mesh layers)"
+            );
+            return;
+        };
+        let dram: u64 = passes.iter().map(|p| p.dram_bytes).sum();
+        for p in &passes {
+            println!(
+                "  {:<9} {:<9} sectors/bone {:>6.2}  lines/bone {:>6.2}  compulsory {:>6.2}  \
+                 x{:.2}  DRAM {:>6.1} B/bone",
+                format!("{plan:?}").to_lowercase(),
+                p.pass,
+                p.sectors as f64 / bones,
+                p.lines as f64 / bones,
+                p.compulsory_sectors as f64 / bones,
+                p.sector_ratio(),
+                p.dram_bytes as f64 / bones
+            );
+        }
+        println!(
+            "  {:<19} DRAM {:>6.1} B/bone in all",
+            "",
+            dram as f64 / bones
+        );
+    }
 }
 
 fn copy_line(copy: &Bandwidth) -> String {

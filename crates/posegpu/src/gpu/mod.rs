@@ -4,6 +4,7 @@ mod context;
 mod crowd;
 mod evaluator;
 mod outputs;
+mod replay;
 pub(crate) mod shaders;
 mod tables;
 mod util;
@@ -12,6 +13,7 @@ pub use context::GpuContext;
 pub use crowd::{CrowdTimes, GpuCrowd};
 pub use evaluator::{GpuEvaluator, GpuOptions, OutputChunk, PassPlan, PassTimes};
 pub use outputs::{Outputs, SkinningLayout};
+pub use replay::{replay_traffic, PassTraffic};
 pub use util::PassTimer;
 #[cfg(feature = "render")]
 pub(crate) use util::{read_mapped, ErrorScope};
