@@ -63,6 +63,7 @@ struct BonePlan {
 }
 
 const CHANNEL_STEP: u32 = 1u;
+const CHANNEL_STRIDE_SHIFT: u32 = 8u;
 const CLIP_ADDITIVE: u32 = 1u;
 const RETARGET_ORIENT: u32 = 1u;
 const CLIP_PLAN: u32 = 4u;
@@ -93,9 +94,15 @@ const ROOT_AXES_NONE: u32 = 2u;
 // samples sets them from its uniform before it samples (Params, CrowdParams).
 var<private> root_bone: u32 = 0u;
 var<private> root_up: vec3<f32> = vec3<f32>(0.0, 1.0, 0.0);
+// The target's bone count, the stride of the retarget records' fields (each stage that samples
+// sets it, as root_bone).
+var<private> table_bones: u32 = 0u;
 
-// The clip table: the library's clips, then their channels (a clip's channel_base counts from
-// the table's start), one binding for both (src/gpu/tables.rs).
+// The clip table: the library's clips, then their channels, one binding for both
+// (src/gpu/tables.rs). A clip's channels are kind-major (all its source bones' translations,
+// then rotations, then scales), so that lanes sampling neighbouring bones read neighbouring
+// words; channel_base counts from the table's start and the clip's flags carry its source
+// bone count above bit 8.
 @group(0) @binding(2) var<storage, read> clip_table: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read> times: array<f32>;
 @group(0) @binding(5) var<storage, read> values: array<vec4<f32>>;
@@ -114,6 +121,11 @@ fn channel_data(channel: u32) -> ChannelData {
     return ChannelData(w.x, w.y, w.z, w.w);
 }
 
+// Channel `k` (0 translation, 1 rotation, 2 scale) of source bone `source` in `clip`.
+fn clip_channel(clip: ClipData, source: u32, k: u32) -> ChannelData {
+    return channel_data(clip.channel_base + k * (clip.flags >> 8u) + source);
+}
+
 fn retarget_f32(w: u32) -> vec4<f32> {
     return bitcast<vec4<f32>>(retarget[w]);
 }
@@ -122,11 +134,18 @@ fn retarget_xform(w: u32) -> Xform {
     return Xform(retarget_f32(w), retarget_f32(w + 1u), retarget_f32(w + 2u));
 }
 
-fn bone_retarget(w: u32) -> BoneRetarget {
+// Target bone `bone`'s record of the retarget section at word `base`. The section is
+// field-major (word k of bone b at base + k * table_bones + b: lanes of neighbouring bones read
+// neighbouring words); src/gpu/tables.rs lays it out.
+fn bone_retarget(base: u32, bone: u32) -> BoneRetarget {
+    let n = table_bones;
+    let w = base + bone;
     let h = retarget[w];
-    return BoneRetarget(bitcast<i32>(h.x), h.y, h.z, bitcast<f32>(h.w), retarget_xform(w + 1u),
-        retarget_xform(w + 4u), retarget_xform(w + 7u), retarget_f32(w + 10u),
-        retarget_f32(w + 11u), retarget_f32(w + 12u));
+    return BoneRetarget(bitcast<i32>(h.x), h.y, h.z, bitcast<f32>(h.w),
+        Xform(retarget_f32(w + n), retarget_f32(w + 2u * n), retarget_f32(w + 3u * n)),
+        Xform(retarget_f32(w + 4u * n), retarget_f32(w + 5u * n), retarget_f32(w + 6u * n)),
+        Xform(retarget_f32(w + 7u * n), retarget_f32(w + 8u * n), retarget_f32(w + 9u * n)),
+        retarget_f32(w + 10u * n), retarget_f32(w + 11u * n), retarget_f32(w + 12u * n));
 }
 
 fn bone_plan(w: u32) -> BonePlan {
@@ -171,7 +190,7 @@ fn sample_curve(ch: ChannelData, t: f32) -> f32 {
 
 // The target's reference local of `bone`: the library's own table comes first.
 fn target_reference(bone: u32) -> Xform {
-    return bone_retarget(bone * RETARGET_WORDS).target_ref;
+    return bone_retarget(0u, bone).target_ref;
 }
 
 // The last key search, reused by the next channel with the same key times (channels that share
@@ -226,7 +245,10 @@ struct KeyPair {
 fn channel_keys(search: ptr<function, KeySearch>, ch: ChannelData, t: f32) -> KeyPair {
     search_keys(search, ch, t);
     let step = (ch.flags & CHANNEL_STEP) != 0u;
-    return KeyPair(ch.value_offset + (*search).lo, ch.value_offset + (*search).hi, select((*search).alpha, 0.0, step));
+    // Keys are stored key-major among the channels that share their times.
+    let stride = ch.flags >> CHANNEL_STRIDE_SHIFT;
+    return KeyPair(ch.value_offset + (*search).lo * stride, ch.value_offset + (*search).hi * stride,
+        select((*search).alpha, 0.0, step));
 }
 
 // The translation retargeting modes, exactly as retarget_bone in src/cpu/clip.rs.
@@ -284,9 +306,8 @@ fn sample_channels(ct: ChannelData, cr: ChannelData, cs: ChannelData, t: f32, fi
 // reference local, stored at word `rest` on.
 fn source_local(clip: ClipData, bone: u32, rest: u32, t: f32, search: ptr<function, KeySearch>)
     -> Xform {
-    let base = clip.channel_base + bone * 3u;
-    return sample_channels(channel_data(base), channel_data(base + 1u), channel_data(base + 2u), t,
-        retarget_xform(rest + bone * 3u), search);
+    return sample_channels(clip_channel(clip, bone, 0u), clip_channel(clip, bone, 1u),
+        clip_channel(clip, bone, 2u), t, retarget_xform(rest + bone * 3u), search);
 }
 
 // X, the composition of the sampled source locals over path entries start .. start + len (each
@@ -479,17 +500,17 @@ fn sample_clip_at(clip: ClipData, t: f32, bone: u32) -> Xform {
     if ((clip.flags & CLIP_PLAN) != 0u) {
         return apply_plan(clip, t, bone);
     }
-    let r = bone_retarget(clip.retarget_base + bone * RETARGET_WORDS);
+    let r = bone_retarget(clip.retarget_base, bone);
 
     // A bone with no source bone, or whose source bone has no track, keeps its reference.
     var ct = ChannelData(0u, 0u, 0u, 0u);
     var cr = ct;
     var cs = ct;
     if (r.source >= 0) {
-        let base = clip.channel_base + u32(r.source) * 3u;
-        ct = channel_data(base);
-        cr = channel_data(base + 1u);
-        cs = channel_data(base + 2u);
+        let source = u32(r.source);
+        ct = clip_channel(clip, source, 0u);
+        cr = clip_channel(clip, source, 1u);
+        cs = clip_channel(clip, source, 2u);
     }
     if (ct.count == 0u && cr.count == 0u && cs.count == 0u) {
         var out = IDENTITY_DELTA;

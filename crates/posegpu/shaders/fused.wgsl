@@ -60,6 +60,7 @@ fn main(
     let total = count * bones;
     let base = first * bones;
     root_bone = params.root_bone;
+    table_bones = params.bone_count;
     root_up = params.root_up.xyz;
 
     for (var k = local_index; k < total; k += WORKGROUP_SIZE) {
@@ -93,8 +94,9 @@ fn main(
     // Every lane is done reading the poses before they turn into matrices.
     workgroupBarrier();
     for (var k = local_index; k < total; k += WORKGROUP_SIZE) {
-        let r = params.inverse_bind_word + (k % bones) * 3u;
-        let b = Mat3x4(retarget_f32(r), retarget_f32(r + 1u), retarget_f32(r + 2u));
+        // Row-major rows: lanes of neighbouring bones read neighbouring words.
+        let r = params.inverse_bind_word + k % bones;
+        let b = Mat3x4(retarget_f32(r), retarget_f32(r + bones), retarget_f32(r + 2u * bones));
         let m = skinning_matrix(poses[k], b);
         poses[k] = Xform(m.r0, m.r1, m.r2);
     }

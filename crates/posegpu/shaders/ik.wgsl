@@ -184,6 +184,7 @@ fn main(
     let base = instance * bones;
     let head = as_head(frame[instance]);
     root_bone = params.root_bone;
+    table_bones = params.bone_count;
     root_up = params.root_up.xyz;
     // The IK layer: the instance's last, when it has one.
     var e = head.first;

@@ -90,6 +90,7 @@ fn main(
         return;
     }
     root_bone = params.root_bone;
+    table_bones = params.bone_count;
     root_up = params.root_up.xyz;
     let head = as_head(frame[index / bones]);
     let bone = index % bones;

@@ -13,6 +13,11 @@ struct CrowdParams {
     root_up: vec3<f32>,
     root_bone: u32,
     root_parent: Xform,
+    // The target's bone count (table_bones in clip.wgsl).
+    bone_count: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 // One sequence player. `entry` is its clip sample in the chunk's frame buffer; `step_start`

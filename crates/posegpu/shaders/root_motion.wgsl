@@ -111,6 +111,7 @@ fn main(
         return;
     }
     root_bone = crowd.root_bone;
+    table_bones = crowd.bone_count;
     root_up = crowd.root_up;
     let axes = (g.flags >> 8u) & ~0xffu;
     // The blend rule: weights at or below ZERO_WEIGHT dropped, the rest renormalized; one kept

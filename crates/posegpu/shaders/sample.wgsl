@@ -18,6 +18,7 @@ fn main(
         return;
     }
     root_bone = params.root_bone;
+    table_bones = params.bone_count;
     root_up = params.root_up.xyz;
     locals[index] = bone_pose(index);
 }

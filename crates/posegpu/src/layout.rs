@@ -198,12 +198,16 @@ pub(crate) struct ChannelData {
     pub time_offset: u32,
     pub value_offset: u32,
     pub count: u32,
-    /// [`CHANNEL_STEP`].
+    /// [`CHANNEL_STEP`], and the values' stride from [`CHANNEL_STRIDE_SHIFT`] up.
     pub flags: u32,
 }
 
 /// [`ChannelData::flags`]: STEP interpolation.
 pub(crate) const CHANNEL_STEP: u32 = 1;
+/// [`ChannelData::flags`] from this bit up: the stride of the channel's values, the number of
+/// the clip's channels that share its key times (stored key-major: key `k` at `value_offset +
+/// k * stride`).
+pub(crate) const CHANNEL_STRIDE_SHIFT: u32 = 8;
 
 /// Everything the sampling stage needs to drive one target bone from one retarget source:
 /// built on the host once per (retarget source, target skeleton) pair, uploaded once, read for
@@ -396,6 +400,11 @@ pub(crate) struct CrowdParams {
     /// The root-motion bone's parent at the reference pose, in component space: root motion
     /// measured in its frame is turned into the character's (`P ∘ Δ ∘ P⁻¹`).
     pub root_parent: Xform,
+    /// The target's bone count: the stride of the retarget records' fields on the GPU.
+    pub bone_count: u32,
+    pub pad0: u32,
+    pub pad1: u32,
+    pub pad2: u32,
 }
 
 /// One sequence player (64 bytes). `entry` is its clip sample in the chunk's frame buffer;
@@ -695,7 +704,11 @@ mod tests {
             segments: segments,
             root_up: root_up,
             root_bone: root_bone,
-            root_parent: root_parent
+            root_parent: root_parent,
+            bone_count: bone_count,
+            pad0: pad0,
+            pad1: pad1,
+            pad2: pad2
         }),
         layout!(PlayerData {
             track: track,
@@ -795,6 +808,7 @@ mod tests {
             ("ROOT_AXES_NONE", U32(ROOT_AXES_NONE)),
             ("CLIP_ADDITIVE", U32(CLIP_ADDITIVE)),
             ("CHANNEL_STEP", U32(CHANNEL_STEP)),
+            ("CHANNEL_STRIDE_SHIFT", U32(CHANNEL_STRIDE_SHIFT)),
             ("RETARGET_ORIENT", U32(RETARGET_ORIENT)),
             ("CLIP_PLAN", U32(CLIP_PLAN)),
             ("RETARGET_WORDS", U32(RETARGET_WORDS)),

@@ -11,8 +11,8 @@ use bytemuck::Pod;
 
 use crate::error::{Error, Result};
 use crate::layout::{
-    BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CHANNEL_STEP, CLIP_ADDITIVE,
-    CLIP_MESH_SPACE, CLIP_PLAN, PLAN_WORDS, RETARGET_WORDS,
+    BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CHANNEL_STEP, CHANNEL_STRIDE_SHIFT,
+    CLIP_ADDITIVE, CLIP_MESH_SPACE, CLIP_PLAN, PLAN_WORDS, RETARGET_WORDS,
 };
 use crate::math::{affine_rows, Transform};
 use crate::model::{
@@ -420,6 +420,10 @@ impl LibraryBuilder {
                         Some(AdditiveSpace::Mesh) => CLIP_ADDITIVE | CLIP_MESH_SPACE,
                     },
             });
+            // The clip's channels, curves first, then every track's translation, then every
+            // rotation, then every scale; their values are laid out once all are known
+            // (`push_values`).
+            let mut pending = Vec::new();
             let mut curves = Vec::with_capacity(clip.curves().len());
             for curve in clip.curves() {
                 let index = match lib.curve_names.iter().position(|n| *n == curve.name) {
@@ -429,20 +433,51 @@ impl LibraryBuilder {
                         lib.curve_names.len() - 1
                     }
                 };
-                let shared = &mut self.shared_times;
-                let ch = lib.push_channel(shared, Some(&curve.channel), |v| [*v, 0.0, 0.0, 0.0])?;
-                curves.push((to_u32(index, "curve table")?, ch));
+                let ch = lib.push_times(&mut self.shared_times, Some(&curve.channel))?;
+                let values = curve.channel.values.iter().map(|v| [*v, 0.0, 0.0, 0.0]);
+                pending.push((ch, values.collect::<Vec<_>>()));
+                curves.push(to_u32(index, "curve table")?);
             }
-            lib.clip_curves.push(curves);
-            for track in clip.tracks() {
-                let shared = &mut self.shared_times;
-                let t = lib.push_channel(shared, track.translation.as_ref(), |v| {
-                    v.extend(0.0).to_array()
-                })?;
-                let r = lib.push_channel(shared, track.rotation.as_ref(), |q| q.to_array())?;
-                let s =
-                    lib.push_channel(shared, track.scale.as_ref(), |v| v.extend(0.0).to_array())?;
-                lib.channels.extend([t, r, s]);
+            let vec3s = |c: Option<&Channel<Vec3>>| -> Vec<[f32; 4]> {
+                c.map_or(Vec::new(), |c| {
+                    c.values.iter().map(|v| v.extend(0.0).to_array()).collect()
+                })
+            };
+            let tracks = clip.tracks();
+            for kind in 0..3 {
+                for track in tracks {
+                    let shared = &mut self.shared_times;
+                    pending.push(match kind {
+                        0 => (
+                            lib.push_times(shared, track.translation.as_ref())?,
+                            vec3s(track.translation.as_ref()),
+                        ),
+                        1 => (
+                            lib.push_times(shared, track.rotation.as_ref())?,
+                            track.rotation.as_ref().map_or(Vec::new(), |c| {
+                                c.values.iter().map(|q| q.to_array()).collect()
+                            }),
+                        ),
+                        _ => (
+                            lib.push_times(shared, track.scale.as_ref())?,
+                            vec3s(track.scale.as_ref()),
+                        ),
+                    });
+                }
+            }
+            let channels = lib.push_values(pending)?;
+            let (curve_channels, track_channels) = channels.split_at(curves.len());
+            lib.clip_curves.push(
+                curves
+                    .into_iter()
+                    .zip(curve_channels.iter().copied())
+                    .collect(),
+            );
+            // The channel table keeps the library's order: per bone, T, R, S.
+            let bones = tracks.len();
+            for bone in 0..bones {
+                lib.channels
+                    .extend((0..3).map(|kind| track_channels[kind * bones + bone]));
             }
         }
         Ok(self)
@@ -508,11 +543,12 @@ impl LibraryData {
         self.retarget[i / 4][i % 4]
     }
 
-    fn push_channel<T>(
+    /// `channel`'s key times (stored once for every channel that has the same ones): its
+    /// channel record, its values not placed yet; absent (`count` 0) without a channel.
+    fn push_times<T>(
         &mut self,
         shared_times: &mut HashMap<Vec<u32>, u32>,
         channel: Option<&Channel<T>>,
-        to_vec4: impl Fn(&T) -> [f32; 4],
     ) -> Result<ChannelData> {
         let Some(c) = channel else {
             return Ok(ChannelData::default());
@@ -527,17 +563,53 @@ impl LibraryData {
                 o
             }
         };
-        let value_offset = to_u32(self.values.len(), "key values")?;
-        self.values.extend(c.values.iter().map(to_vec4));
         Ok(ChannelData {
             time_offset,
-            value_offset,
+            value_offset: 0,
             count: to_u32(c.len(), "key count")?,
             flags: match c.interpolation {
                 Interpolation::Linear => 0,
                 Interpolation::Step => CHANNEL_STEP,
             },
         })
+    }
+
+    /// One clip's channel values, in `channels`' order. The channels that share key times form
+    /// a group whose values are stored key-major: key `k` of the group's `r`-th channel at
+    /// `base + k * members + r`, the stride in the flags from [`CHANNEL_STRIDE_SHIFT`] up. So
+    /// the lanes that sample neighbouring bones at one time read neighbouring values. Returns
+    /// the channels with their value offsets.
+    fn push_values(
+        &mut self,
+        channels: Vec<(ChannelData, Vec<[f32; 4]>)>,
+    ) -> Result<Vec<ChannelData>> {
+        let mut out: Vec<ChannelData> = channels.iter().map(|(c, _)| *c).collect();
+        let mut groups: Vec<(u32, Vec<usize>)> = Vec::new();
+        for (i, (c, _)) in channels
+            .iter()
+            .enumerate()
+            .filter(|(_, (c, _))| c.count > 0)
+        {
+            match groups.iter_mut().find(|(t, _)| *t == c.time_offset) {
+                Some((_, members)) => members.push(i),
+                None => groups.push((c.time_offset, vec![i])),
+            }
+        }
+        for (_, members) in groups {
+            let base = to_u32(self.values.len(), "key values")?;
+            let stride = to_u32(members.len(), "channels sharing key times")?;
+            let keys = channels[members[0]].1.len();
+            self.values.reserve(keys * members.len());
+            for k in 0..keys {
+                self.values
+                    .extend(members.iter().map(|&m| channels[m].1[k]));
+            }
+            for (rank, &m) in members.iter().enumerate() {
+                out[m].value_offset = base + rank as u32;
+                out[m].flags |= stride << CHANNEL_STRIDE_SHIFT;
+            }
+        }
+        Ok(out)
     }
 }
 

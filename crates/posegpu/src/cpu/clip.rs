@@ -9,8 +9,8 @@ use crate::additive::delta::IDENTITY_DELTA;
 use crate::batch::RootPart;
 use crate::batch::{ClipSample, RootLock, RootMotionAxes};
 use crate::layout::{
-    BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Xform, CHANNEL_STEP, CLIP_ADDITIVE,
-    CLIP_PLAN, PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS,
+    BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Xform, CHANNEL_STEP,
+    CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS,
 };
 use crate::library::AnimLibrary;
 use crate::math::{lerp3, normalize_quat, twist, Transform, ORIENT_PRECISION};
@@ -54,9 +54,11 @@ fn sample_channel(
     } else {
         alpha
     };
+    // Keys are stored key-major among the channels that share their times.
+    let stride = ch.flags >> CHANNEL_STRIDE_SHIFT;
     Some((
-        ch.value_offset + k0 as u32,
-        ch.value_offset + k1 as u32,
+        ch.value_offset + k0 as u32 * stride,
+        ch.value_offset + k1 as u32 * stride,
         alpha,
     ))
 }

@@ -253,6 +253,8 @@ impl GpuCrowd {
                 root_up: lib.data().root_up_local.to_array(),
                 root_bone: lib.data().root_bone,
                 root_parent: lib.data().root_parent.into(),
+                bone_count: lib.bone_count() as u32,
+                ..Default::default()
             };
             planned.push(ChunkPlan {
                 index,

@@ -233,7 +233,11 @@ impl GpuEvaluator {
 
         // The fused pass reads the skeleton from the end of the retarget table.
         let skeleton = SkeletonSection::new(lib.data(), lib.data().retarget.len() as u32);
-        let retarget = [&lib.data().retarget[..], &skeleton.words].concat();
+        let retarget = [
+            &super::tables::retarget_table(lib.data())[..],
+            &skeleton.words,
+        ]
+        .concat();
         let scope = ErrorScope::push(&device);
         let storage = |label: &str, bytes: &[u8]| -> Result<wgpu::Buffer> {
             fits_binding(

@@ -27,10 +27,10 @@ use super::evaluator::PassPlan;
 use super::outputs::Outputs;
 use crate::batch::PoseBatch;
 use crate::layout::{
-    Entry, CLIP_ADDITIVE, CLIP_PLAN, FUSED_BONES, INSTANCE_LOOP, LAYER_BASE, LAYER_BLEND_LOCAL,
-    LAYER_BLEND_MESH, LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_IK, LAYER_INERTIALIZE,
-    LAYER_MESH, RETARGET_ORIENT, RETARGET_WORDS, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE,
-    WORKGROUP_SIZE,
+    Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, FUSED_BONES, INSTANCE_LOOP, LAYER_BASE,
+    LAYER_BLEND_LOCAL, LAYER_BLEND_MESH, LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_IK,
+    LAYER_INERTIALIZE, LAYER_MESH, RETARGET_ORIENT, RETARGET_WORDS, ROOT_LOCK_FIRST_FRAME,
+    ROOT_LOCK_REF_POSE, WORKGROUP_SIZE,
 };
 use crate::library::AnimLibrary;
 use crate::model::map_time;
@@ -146,6 +146,8 @@ struct Replay<'a> {
     inverse_bind_word: u64,
     order_word: u64,
     starts_word: u64,
+    /// Each clip's source bone count (the stride of its kind-major channels).
+    sources: Vec<u32>,
 }
 
 impl<'a> Replay<'a> {
@@ -156,10 +158,20 @@ impl<'a> Replay<'a> {
         let inverse_bind_word = parents_word + bones.div_ceil(4);
         let order_word = inverse_bind_word + 3 * bones;
         let starts_word = order_word + bones.div_ceil(4);
+        let sources = (0..data.clips.len())
+            .map(|c| {
+                let end = data
+                    .clips
+                    .get(c + 1)
+                    .map_or(data.channels.len() as u32, |next| next.channel_base);
+                (end - data.clips[c].channel_base) / 3
+            })
+            .collect();
         Self {
             lib,
             batch,
             outputs,
+            sources,
             parents_word,
             inverse_bind_word,
             order_word,
@@ -344,9 +356,11 @@ impl<'a> Replay<'a> {
                 }
             }
             for k in strided.clone().take_while(|&k| k < total) {
-                let row = (self.inverse_bind_word + (k % bones) as u64 * 3) * 16;
+                // Row-major: row r of bone b at inverse_bind_word + r * bones + b.
+                let first = self.inverse_bind_word + (k % bones) as u64;
                 for r in 0..3 {
-                    read(out, 930 + r as u32, Buffer::Retarget, row + r * 16, 16);
+                    let word = first + r * bones as u64;
+                    read(out, 930 + r as u32, Buffer::Retarget, word * 16, 16);
                 }
             }
             let words = self.words() as usize;
@@ -401,7 +415,7 @@ impl<'a> Replay<'a> {
             }
             let blend = matches!(kind, LAYER_BLEND_LOCAL | LAYER_BLEND_MESH);
             if kind == LAYER_BASE || blend {
-                self.retarget_words(out, 5, bone as u64 * RETARGET_WORDS as u64 + 4, 3);
+                self.record_words(out, 5, (0, bone), 4, 3);
             }
             for k in 0..count {
                 let sample = self.entry(first + k);
@@ -430,9 +444,8 @@ impl<'a> Replay<'a> {
         let lock = sample[3] & 0xff;
         let axes = sample[3] & !0xff;
         let locked = bone as u32 == data.root_bone && lock != 0;
-        let bone_word = bone as u64 * RETARGET_WORDS as u64;
         if locked && lock == ROOT_LOCK_REF_POSE {
-            self.retarget_words(out, 20, bone_word + 4, 3);
+            self.record_words(out, 20, (0, bone), 4, 3);
         }
         let clip_index = sample[0] & !INSTANCE_LOOP;
         read(out, 23, Buffer::ClipTable, u64::from(clip_index) * 16, 16);
@@ -452,52 +465,50 @@ impl<'a> Replay<'a> {
         };
         let additive = clip.flags & CLIP_ADDITIVE != 0;
         for &t in times {
-            let w = u64::from(clip.retarget_base) + bone as u64 * RETARGET_WORDS as u64;
-            let record = data.record::<crate::layout::BoneRetarget>(w as u32);
-            read(out, 24, Buffer::Retarget, w * 16, 16);
+            let w = clip.retarget_base + bone as u32 * RETARGET_WORDS;
+            let record = data.record::<crate::layout::BoneRetarget>(w);
+            let at = (clip.retarget_base, bone);
+            self.record_words(out, 24, at, 0, 1);
             let mut channels = [crate::layout::ChannelData::default(); 3];
             if let Ok(source) = u32::try_from(record.source) {
-                let channel = clip.channel_base + source * 3;
-                // In the clip table the channels follow the clips.
-                let at = u64::from(data.clips.len() as u32 + channel) * 16;
+                // In the clip table the channels follow the clips, kind-major per clip.
+                let sources = u64::from(self.sources[clip_index as usize]);
+                let base = (data.clips.len() as u32 + clip.channel_base) as u64;
                 for (k, ch) in channels.iter_mut().enumerate() {
-                    *ch = data.channels[channel as usize + k];
-                    read(
-                        out,
-                        25 + k as u32,
-                        Buffer::ClipTable,
-                        at + k as u64 * 16,
-                        16,
-                    );
+                    *ch = data.channels[(clip.channel_base + source * 3) as usize + k];
+                    let word = base + k as u64 * sources + u64::from(source);
+                    read(out, 25 + k as u32, Buffer::ClipTable, word * 16, 16);
                 }
             }
             if channels.iter().all(|c| c.count == 0) {
                 if !additive {
-                    self.retarget_words(out, 28, w + 4, 3);
+                    self.record_words(out, 28, at, 4, 3);
                 }
                 continue;
             }
             if !additive {
-                self.retarget_words(out, 31, w + 1, 3);
+                self.record_words(out, 31, at, 1, 3);
             }
             let mut search = None;
             for (k, ch) in channels.iter().enumerate().filter(|(_, c)| c.count > 0) {
                 let (lo, hi) = self.search_keys(&mut search, ch, t, out);
                 for (j, key) in [lo, hi].into_iter().enumerate() {
-                    let at = u64::from(ch.value_offset + key) * 16;
+                    // Key-major among the channels that share key times.
+                    let stride = ch.flags >> CHANNEL_STRIDE_SHIFT;
+                    let at = u64::from(ch.value_offset + key * stride) * 16;
                     read(out, 40 + (k * 2 + j) as u32, Buffer::Values, at, 16);
                 }
             }
             let mode = record.mode;
             if mode == TranslationMode::Skeleton as u32 && !additive {
-                self.retarget_words(out, 46, w + 5, 1);
+                self.record_words(out, 46, at, 5, 1);
             } else if mode == TranslationMode::AnimationRelative as u32 && !additive {
-                self.retarget_words(out, 47, w + 7, 3);
+                self.record_words(out, 47, at, 7, 3);
             } else if mode == TranslationMode::OrientAndScale as u32
                 && !additive
                 && record.flags & RETARGET_ORIENT != 0
             {
-                self.retarget_words(out, 50, w + 10, 3);
+                self.record_words(out, 50, at, 10, 3);
             }
         }
     }
@@ -547,10 +558,26 @@ impl<'a> Replay<'a> {
         found
     }
 
-    /// `count` 16-byte words of the retarget table from word `w`.
-    fn retarget_words(&self, out: &mut Vec<Access>, site: u32, w: u64, count: u64) {
-        for k in 0..count {
-            read(out, site + k as u32, Buffer::Retarget, (w + k) * 16, 16);
+    /// Words `first .. first + count` of target bone `bone`'s record in the retarget section
+    /// at word `base`, which the GPU holds field-major (`bone_retarget` in `clip.wgsl`).
+    fn record_words(
+        &self,
+        out: &mut Vec<Access>,
+        site: u32,
+        (base, bone): (u32, usize),
+        first: u64,
+        count: u64,
+    ) {
+        let bones = self.bones() as u64;
+        for k in first..first + count {
+            let word = u64::from(base) + k * bones + bone as u64;
+            read(
+                out,
+                site + (k - first) as u32,
+                Buffer::Retarget,
+                word * 16,
+                16,
+            );
         }
     }
 }

@@ -2,26 +2,61 @@
 //! holds them: fewer, larger bindings, so that the fused pass reads everything it needs through
 //! at most 8 storage buffers.
 
-use crate::layout::Entry;
+use crate::layout::{Entry, RETARGET_WORDS};
 use crate::library::{packed, LibraryData};
 
 /// The clip table (`clip_table` in `clip.wgsl`): the library's clips, then their channels, 16
-/// bytes each, every clip's `channel_base` rebased to count from the table's start.
+/// bytes each. Each clip's channels are laid out kind-major (its source bones' translations,
+/// then rotations, then scales: lanes sampling neighbouring bones read neighbouring words), its
+/// `channel_base` rebased to count from the table's start and its source bone count put in its
+/// flags above bit 8.
 pub(crate) fn clip_table(data: &LibraryData) -> Vec<Entry> {
     let rebase = data.clips.len() as u32;
-    let clips = data.clips.iter().map(|c| {
-        [
-            c.duration.to_bits(),
-            c.channel_base + rebase,
-            c.retarget_base,
-            c.flags,
-        ]
-    });
-    let channels = data
-        .channels
-        .iter()
-        .map(|c| [c.time_offset, c.value_offset, c.count, c.flags]);
-    clips.chain(channels).collect()
+    let mut table = Vec::with_capacity(data.clips.len() + data.channels.len());
+    let mut channels = vec![[0; 4]; data.channels.len()];
+    for (c, clip) in data.clips.iter().enumerate() {
+        let end = data
+            .clips
+            .get(c + 1)
+            .map_or(data.channels.len(), |next| next.channel_base as usize);
+        let start = clip.channel_base as usize;
+        let sources = (end - start) / 3;
+        for (i, ch) in data.channels[start..end].iter().enumerate() {
+            let (source, kind) = (i / 3, i % 3);
+            channels[start + kind * sources + source] =
+                [ch.time_offset, ch.value_offset, ch.count, ch.flags];
+        }
+        table.push([
+            clip.duration.to_bits(),
+            clip.channel_base + rebase,
+            clip.retarget_base,
+            clip.flags | (sources as u32) << 8,
+        ]);
+    }
+    table.extend(channels);
+    table
+}
+
+/// The retarget table as the shaders read it: each section of [`crate::layout::BoneRetarget`]s
+/// (the target's own, and each source retargeted by translation modes) field-major, word `k`
+/// of bone `b` at `base + k * bones + b`, so that lanes of neighbouring bones read neighbouring
+/// words. Plans, masks and the rest stay as they are.
+pub(crate) fn retarget_table(data: &LibraryData) -> Vec<Entry> {
+    let mut table = data.retarget.clone();
+    let bones = data.parents.len();
+    let words = RETARGET_WORDS as usize;
+    for (source, &base) in data.sources.iter().zip(&data.source_tables) {
+        if source.plan.is_some() {
+            continue;
+        }
+        let base = base as usize;
+        for b in 0..bones {
+            for k in 0..words {
+                table[base + k * bones + b] = data.retarget[base + b * words + k];
+            }
+        }
+    }
+    table
 }
 
 /// The skeleton section appended to the retarget table for the fused pass (`fused.wgsl`), from
@@ -29,7 +64,7 @@ pub(crate) fn clip_table(data: &LibraryData) -> Vec<Entry> {
 pub(crate) struct SkeletonSection {
     /// Parents (`-1` for a root, as `i32` bits), four per word.
     pub parents: u32,
-    /// Inverse bind matrices, three words (rows) per bone.
+    /// Inverse bind matrices' rows, row-major: row `r` of bone `b` at word `r * bones + b`.
     pub inverse_bind: u32,
     /// Bones ordered by depth, then index, four per word ([`crate::Skeleton::depth_levels`]):
     /// level `d` (bones `d` steps below a root) is `order[level_starts[d] .. level_starts[d +
@@ -49,8 +84,12 @@ impl SkeletonSection {
         let parent_bits: Vec<u32> = data.parents.iter().map(|&p| p as u32).collect();
         let mut words: Vec<Entry> = packed(&parent_bits).collect();
         let inverse_bind = first + words.len() as u32;
-        for m in &data.inverse_bind {
-            words.extend(m.chunks(4).map(|r| std::array::from_fn(|k| r[k].to_bits())));
+        for row in 0..3 {
+            words.extend(
+                data.inverse_bind
+                    .iter()
+                    .map(|m| std::array::from_fn(|k| m[row * 4 + k].to_bits())),
+            );
         }
         let order_at = first + words.len() as u32;
         words.extend(packed(order));
