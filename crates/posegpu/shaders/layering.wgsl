@@ -55,7 +55,8 @@ fn bone_pose(index: u32) -> Xform {
         }
         let blend = kind == LAYER_BLEND_LOCAL || kind == LAYER_BLEND_MESH;
         var x0 = IDENTITY_DELTA;
-        if (kind == LAYER_BASE || blend) {
+        // With no sample kept, a base or a blend is the reference pose: loaded only then.
+        if ((kind == LAYER_BASE || blend) && kept == 0u) {
             x0 = target_reference(bone);
         }
         var x1 = x0;
