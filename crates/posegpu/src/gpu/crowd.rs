@@ -273,6 +273,9 @@ impl GpuCrowd {
             StagePipeline::new(&device, "advance", &[]),
             StagePipeline::new(&device, "root_motion", &[]),
         ];
+        for p in &pipelines {
+            p.get();
+        }
         let events = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("finished events"),
             size: 4 * (1 + crowd.len() as u64),
@@ -414,6 +417,7 @@ impl GpuCrowd {
     /// after it). `dt` is written to the queue, so submit this encoder before the next step.
     pub fn encode_step(&mut self, encoder: &mut wgpu::CommandEncoder, dt: f32) -> Result<()> {
         self.write_dt(dt)?;
+        self.eval.compile_planned()?;
         self.encode_passes(encoder, None);
         Ok(())
     }
@@ -422,6 +426,7 @@ impl GpuCrowd {
     /// the adapter has no timestamp queries.
     pub fn advance_timed(&mut self, dt: f32) -> Result<Option<CrowdTimes>> {
         self.write_dt(dt)?;
+        self.eval.compile_planned()?;
         let mut encoder = self
             .eval
             .device()
@@ -580,7 +585,7 @@ impl GpuCrowd {
                 label: Some(label),
                 timestamp_writes: timer.map(|t| t.writes(k as u32)),
             });
-            pass.set_pipeline(&pipeline.pipeline);
+            pass.set_pipeline(pipeline.get());
             for c in &self.chunks {
                 let workgroups = (c.count as u64).div_ceil(WORKGROUP_SIZE);
                 let (x, y) = grid(workgroups, self.eval.max_workgroups());

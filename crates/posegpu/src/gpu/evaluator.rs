@@ -273,8 +273,9 @@ impl GpuEvaluator {
             curve_table: storage("curves", bytemuck::cast_slice(&lib.data().curve_table))?,
             placeholder: storage("placeholder", &[0; XFORM_BYTES as usize])?,
         };
-        let pipeline =
-            |stage: &str, constants: &[(&str, f64)]| StagePipeline::new(&device, stage, constants);
+        let pipeline = |stage: &str, constants: &[(&'static str, f64)]| {
+            StagePipeline::new(&device, stage, constants)
+        };
         let flag = |on: bool| f64::from(u8::from(on));
         let columns = (
             "SKIN_COLUMNS",
@@ -674,7 +675,8 @@ impl GpuEvaluator {
         self.ik_needed = batch.has_ik() && !self.lib.data().ik.is_empty();
         self.inertia_needed = batch.has_inertia();
         self.inertia_start = batch.has_inertia_start();
-        scope.map_or(Ok(()), ErrorScope::pop)
+        scope.map_or(Ok(()), ErrorScope::pop)?;
+        self.compile_planned()
     }
 
     /// Grows chunk `k`'s frame and delta buffers to hold the given bytes (by half again, so a
@@ -720,6 +722,51 @@ impl GpuEvaluator {
             && !self.ik_needed
     }
 
+    /// The passes the batch last written runs, in order: each one's place among the
+    /// [`EVAL_PASSES`] (its timer slot), its pipeline, and its invocations per instance (the
+    /// fused pass takes `320 / bones` instances per workgroup instead).
+    fn planned_passes(&self) -> Vec<(usize, usize, u64)> {
+        let bones = self.lib.bone_count() as u64;
+        let fused = self.fused();
+        let per_instance = [bones, 1, bones, 1, 1, self.curve_count()];
+        (0..EVAL_PASSES as usize)
+            .filter(|&k| {
+                let skipped = k == 1 && !self.layers_needed
+                    || k == 2 && !self.inertia_needed
+                    || k == 3 && !self.ik_needed
+                    || k == 4 && fused;
+                !skipped && per_instance[k] > 0
+            })
+            .map(|k| {
+                // Pipelines: the sampling stage (or the fused one) for single clips or the
+                // general one, then the others.
+                let p = match k {
+                    0 if fused => FUSED_SINGLE + usize::from(self.blends_or_layers),
+                    0 => usize::from(self.blends_or_layers),
+                    2 if self.inertia_start => 7,
+                    _ => k + 1,
+                };
+                (k, p, per_instance[k])
+            })
+            .collect()
+    }
+
+    /// Compiles the pipelines the next frame runs that are not compiled yet, reporting a
+    /// failure as an error (a pipeline is compiled the first time a frame needs it).
+    pub(crate) fn compile_planned(&self) -> Result<()> {
+        let planned = self.planned_passes();
+        let missing = planned.iter().filter(|&&(_, p, _)| !self.pipelines[p].is_compiled());
+        let missing: Vec<usize> = missing.map(|&(_, p, _)| p).collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let scope = ErrorScope::push(&self.device);
+        for p in missing {
+            self.pipelines[p].get();
+        }
+        scope.pop()
+    }
+
     /// The passes, timed from the timer's pass `first` on when there is one.
     pub(crate) fn encode_passes(
         &self,
@@ -728,39 +775,15 @@ impl GpuEvaluator {
     ) {
         let bones = self.lib.bone_count() as u64;
         let fused = self.fused();
-        // Invocations per instance (the fused pass takes `group_instances` per workgroup).
-        let stages: [(&str, u64); EVAL_PASSES as usize] = [
-            ("sample", bones),
-            ("layers", 1),
-            ("inertialize", bones),
-            ("ik", 1),
-            ("hierarchy", 1),
-            ("curves", self.curve_count()),
-        ];
         let group_instances = u64::from(FUSED_BONES / (bones as u32).max(1)).max(1);
-        for (k, (label, per_instance)) in stages.into_iter().enumerate() {
-            let skipped = k == 1 && !self.layers_needed
-                || k == 2 && !self.inertia_needed
-                || k == 3 && !self.ik_needed
-                || k == 4 && fused;
-            if skipped || per_instance == 0 {
-                continue;
-            }
+        for (k, p, per_instance) in self.planned_passes() {
             let timestamp_writes = timer.map(|(t, first)| t.writes(first + k as u32));
-            let label = if k == 0 && fused { "fused" } else { label };
+            let label = self.pipelines[p].name();
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(label),
                 timestamp_writes,
             });
-            // Pipelines: the sampling stage (or the fused one) for single clips or the general
-            // one, then the others.
-            let p = match k {
-                0 if fused => FUSED_SINGLE + usize::from(self.blends_or_layers),
-                0 => usize::from(self.blends_or_layers),
-                2 if self.inertia_start => 7,
-                _ => k + 1,
-            };
-            pass.set_pipeline(&self.pipelines[p].pipeline);
+            pass.set_pipeline(self.pipelines[p].get());
             // The stages that walk an instance's bones take a dispatch per block of bones (see
             // BONE_BLOCK); dispatch b has b + 1 layers in z, of which the last works.
             let blocks = if matches!(k, 1 | 4) {

@@ -6,39 +6,67 @@ use crate::error::{Error, Result};
 
 pub(crate) const WORKGROUP_SIZE: u64 = crate::layout::WORKGROUP_SIZE as u64;
 
-/// A compute stage's pipeline with the explicit bind group layout its [`Stage`] declares.
+/// A compute stage's pipeline with the explicit bind group layout its [`Stage`] declares. The
+/// layout is made at once (bind groups need it); the pipeline is compiled the first time it is
+/// asked for, so that an evaluator compiles only the variants its batches use (half a second
+/// each on lavapipe).
 pub(crate) struct StagePipeline {
-    pub pipeline: wgpu::ComputePipeline,
+    device: wgpu::Device,
     layout: wgpu::BindGroupLayout,
     stage: &'static Stage,
+    constants: Vec<(&'static str, f64)>,
+    pipeline: std::sync::OnceLock<wgpu::ComputePipeline>,
 }
 
 impl StagePipeline {
     /// The pipeline of `stage` (entry point `main`), with `constants` for its override
     /// constants.
-    pub(crate) fn new(device: &wgpu::Device, stage: &str, constants: &[(&str, f64)]) -> Self {
+    pub(crate) fn new(
+        device: &wgpu::Device,
+        stage: &str,
+        constants: &[(&'static str, f64)],
+    ) -> Self {
         let stage = shaders::stage(stage);
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(stage.name),
-            source: wgpu::ShaderSource::Wgsl(shaders::source(stage).into()),
-        });
-        let layout = shaders::bind_group_layout(device, stage);
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(stage.name),
-            layout: Some(&shaders::pipeline_layout(device, &layout)),
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants,
-                ..Default::default()
-            },
-            cache: None,
-        });
         Self {
-            pipeline,
-            layout,
+            device: device.clone(),
+            layout: shaders::bind_group_layout(device, stage),
             stage,
+            constants: constants.to_vec(),
+            pipeline: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The stage's name (a label for its passes).
+    pub(crate) fn name(&self) -> &'static str {
+        self.stage.name
+    }
+
+    /// Whether the pipeline has been compiled.
+    pub(crate) fn is_compiled(&self) -> bool {
+        self.pipeline.get().is_some()
+    }
+
+    /// The pipeline, compiled on first use. Callers that must report a failure as an error
+    /// compile it first inside an [`ErrorScope`].
+    pub(crate) fn get(&self) -> &wgpu::ComputePipeline {
+        self.pipeline.get_or_init(|| {
+            let device = &self.device;
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(self.stage.name),
+                source: wgpu::ShaderSource::Wgsl(shaders::source(self.stage).into()),
+            });
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(self.stage.name),
+                layout: Some(&shaders::pipeline_layout(device, &self.layout)),
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &self.constants,
+                    ..Default::default()
+                },
+                cache: None,
+            })
+        })
     }
 
     /// A bind group of `buffers`, one per declared binding, in binding order.
