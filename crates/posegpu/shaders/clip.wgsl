@@ -64,6 +64,7 @@ struct BonePlan {
 
 const CHANNEL_STEP: u32 = 1u;
 const CHANNEL_STRIDE_SHIFT: u32 = 8u;
+const CLIP_SOURCES_SHIFT: u32 = 8u;
 const CLIP_ADDITIVE: u32 = 1u;
 const RETARGET_ORIENT: u32 = 1u;
 const CLIP_PLAN: u32 = 4u;
@@ -106,9 +107,10 @@ var<private> table_bones: u32 = 0u;
 @group(0) @binding(2) var<storage, read> clip_table: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read> times: array<f32>;
 @group(0) @binding(5) var<storage, read> values: array<vec4<f32>>;
-// The retarget table, 16-byte words: per source its BoneRetargets, or a character source's
-// BonePlans, its reference locals and its path entries (four per word). Read through the
-// records below, word by word in the order of their fields.
+// The retarget table, 16-byte words: per source its BoneRetargets (RETARGET_WORDS words each,
+// field-major: bone_retarget), or a character source's BonePlans, its reference locals and its
+// path entries (four per word), read word by word in the order of their fields; the bone
+// masks; then the skeleton section the fused pass reads (src/gpu/tables.rs).
 @group(0) @binding(6) var<storage, read> retarget: array<vec4<u32>>;
 
 fn clip_data(clip: u32) -> ClipData {
@@ -123,7 +125,7 @@ fn channel_data(channel: u32) -> ChannelData {
 
 // Channel `k` (0 translation, 1 rotation, 2 scale) of source bone `source` in `clip`.
 fn clip_channel(clip: ClipData, source: u32, k: u32) -> ChannelData {
-    return channel_data(clip.channel_base + k * (clip.flags >> 8u) + source);
+    return channel_data(clip.channel_base + k * (clip.flags >> CLIP_SOURCES_SHIFT) + source);
 }
 
 fn retarget_f32(w: u32) -> vec4<f32> {

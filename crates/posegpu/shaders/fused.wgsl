@@ -9,7 +9,7 @@
 //   3. the outputs, lane by lane over consecutive 16-byte words (a warp's store fills whole
 //      lines), the skinning matrices built into workgroup memory first.
 // No local pose makes the round trip through memory that the separate passes' does.
-// CPU twin: src/cpu/sample.rs, then src/cpu/hierarchy.rs.
+// CPU twin: src/cpu/fused.rs.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> frame: array<vec4<u32>>;

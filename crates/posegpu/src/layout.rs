@@ -190,6 +190,9 @@ pub(crate) const CLIP_ADDITIVE: u32 = 1;
 /// [`ClipData::flags`], with [`CLIP_ADDITIVE`]: the rotation deltas are between mesh-space
 /// rotations.
 pub(crate) const CLIP_MESH_SPACE: u32 = 2;
+/// [`ClipData::flags`] on the GPU from this bit up: the clip's source bone count, the stride of
+/// its kind-major channels (`src/gpu/tables.rs`).
+pub(crate) const CLIP_SOURCES_SHIFT: u32 = 8;
 
 /// One channel's place in the key arrays; `count == 0` means the channel is absent.
 #[repr(C)]
@@ -809,6 +812,7 @@ mod tests {
             ("CLIP_ADDITIVE", U32(CLIP_ADDITIVE)),
             ("CHANNEL_STEP", U32(CHANNEL_STEP)),
             ("CHANNEL_STRIDE_SHIFT", U32(CHANNEL_STRIDE_SHIFT)),
+            ("CLIP_SOURCES_SHIFT", U32(CLIP_SOURCES_SHIFT)),
             ("RETARGET_ORIENT", U32(RETARGET_ORIENT)),
             ("CLIP_PLAN", U32(CLIP_PLAN)),
             ("RETARGET_WORDS", U32(RETARGET_WORDS)),

@@ -597,7 +597,18 @@ impl LibraryData {
         }
         for (_, members) in groups {
             let base = to_u32(self.values.len(), "key values")?;
-            let stride = to_u32(members.len(), "channels sharing key times")?;
+            // The stride lives in the flags' upper 24 bits.
+            let limit = 1u64 << (32 - CHANNEL_STRIDE_SHIFT);
+            let stride = members.len() as u32;
+            if members.len() as u64 >= limit {
+                return Err(Error::TooLarge {
+                    what: "channels of one clip that share their key times".to_string(),
+                    size: members.len() as u64,
+                    limit: limit - 1,
+                    unit: "channels",
+                    limit_name: "24-bit value stride",
+                });
+            }
             let keys = channels[members[0]].1.len();
             self.values.reserve(keys * members.len());
             for k in 0..keys {

@@ -26,7 +26,8 @@ const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
 const PIPELINES: usize = 10;
 /// The fused pipelines' places in `pipelines`: one clip per instance, and the general one.
 const FUSED_SINGLE: usize = 8;
-/// The evaluator's passes (sample, layers, IK, hierarchy), each timed when timestamps exist.
+/// The evaluator's passes (sample or fused, layers, inertialize, IK, hierarchy, curves), each
+/// timed when timestamps exist.
 pub(crate) const EVAL_PASSES: u32 = 6;
 
 /// Limits below the device's, to force the splitting paths (tests use them), or to keep
@@ -347,11 +348,12 @@ impl GpuEvaluator {
         wgpu::Features::TIMESTAMP_QUERY
     }
 
-    /// The limits evaluating `lib` needs, on top of WebGPU's defaults: 9 bindings and 8
+    /// The limits evaluating `lib` needs, on top of WebGPU's defaults: 10 bindings and 8
     /// storage buffers in one stage, and storage bindings that hold each of `lib`'s tables and
-    /// one instance's output (its skinning matrices as 4x4, the larger layout). Larger crowds are split into chunks that fit the device's
-    /// binding size, so asking the adapter for its own `max_storage_buffer_binding_size` and
-    /// `max_buffer_size` (as [`GpuContext::new`] does) means fewer, larger dispatches.
+    /// one instance's output (its skinning matrices as 4x4, the larger layout). Larger crowds
+    /// are split into chunks that fit the device's binding size, so asking the adapter for its
+    /// own `max_storage_buffer_binding_size` and `max_buffer_size` (as [`GpuContext::new`]
+    /// does) means fewer, larger dispatches.
     pub fn required_limits(lib: &AnimLibrary) -> wgpu::Limits {
         let data = lib.data();
         let bones = lib.bone_count() as u64;
@@ -359,7 +361,9 @@ impl GpuEvaluator {
             std::mem::size_of_val(&data.clips[..]) + std::mem::size_of_val(&data.channels[..]),
             std::mem::size_of_val(&data.times[..]),
             std::mem::size_of_val(&data.values[..]),
-            std::mem::size_of_val(&data.retarget[..]),
+            // The retarget table, the skeleton section after it.
+            std::mem::size_of_val(&data.retarget[..])
+                + std::mem::size_of_val(&SkeletonSection::new(data, 0).words[..]),
             std::mem::size_of_val(&data.parents[..]),
             std::mem::size_of_val(&data.inverse_bind[..]),
         ];
@@ -375,7 +379,7 @@ impl GpuEvaluator {
             max_storage_buffers_per_shader_stage: defaults
                 .max_storage_buffers_per_shader_stage
                 .max(8),
-            max_bindings_per_bind_group: defaults.max_bindings_per_bind_group.max(9),
+            max_bindings_per_bind_group: defaults.max_bindings_per_bind_group.max(10),
             max_storage_buffer_binding_size: defaults.max_storage_buffer_binding_size.max(largest),
             max_buffer_size: defaults.max_buffer_size.max(largest),
             ..defaults
@@ -755,7 +759,9 @@ impl GpuEvaluator {
     /// failure as an error (a pipeline is compiled the first time a frame needs it).
     pub(crate) fn compile_planned(&self) -> Result<()> {
         let planned = self.planned_passes();
-        let missing = planned.iter().filter(|&&(_, p, _)| !self.pipelines[p].is_compiled());
+        let missing = planned
+            .iter()
+            .filter(|&&(_, p, _)| !self.pipelines[p].is_compiled());
         let missing: Vec<usize> = missing.map(|&(_, p, _)| p).collect();
         if missing.is_empty() {
             return Ok(());

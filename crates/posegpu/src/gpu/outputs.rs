@@ -3,9 +3,10 @@
 /// The results a [`crate::GpuEvaluator`] keeps in its output buffers each frame
 /// ([`crate::GpuOptions::outputs`]). Skinning matrices are always written; local and
 /// component-space transforms only when asked for. A renderer that binds only the skinning
-/// matrices asks for [`Outputs::SKINNING`]: the hierarchy then builds the component transforms
-/// in place over the locals, so the chunk holds two buffers of 48 bytes per bone instead of
-/// three, and a read-back copies only the skinning matrices.
+/// matrices asks for [`Outputs::SKINNING`]: the fused pass then writes nothing else, the
+/// separate hierarchy pass builds the component transforms in place over the locals (two
+/// buffers of 48 bytes per bone instead of three), and a read-back copies only the skinning
+/// matrices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Outputs {
     /// Local transforms after sampling, layers and IK ([`crate::OutputChunk::locals`]).

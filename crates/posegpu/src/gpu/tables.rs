@@ -2,7 +2,7 @@
 //! holds them: fewer, larger bindings, so that the fused pass reads everything it needs through
 //! at most 8 storage buffers.
 
-use crate::layout::{Entry, RETARGET_WORDS};
+use crate::layout::{Entry, CLIP_SOURCES_SHIFT, RETARGET_WORDS};
 use crate::library::{packed, LibraryData};
 
 /// The clip table (`clip_table` in `clip.wgsl`): the library's clips, then their channels, 16
@@ -30,7 +30,7 @@ pub(crate) fn clip_table(data: &LibraryData) -> Vec<Entry> {
             clip.duration.to_bits(),
             clip.channel_base + rebase,
             clip.retarget_base,
-            clip.flags | (sources as u32) << 8,
+            clip.flags | (sources as u32) << CLIP_SOURCES_SHIFT,
         ]);
     }
     table.extend(channels);
