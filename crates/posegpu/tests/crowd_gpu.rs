@@ -6,8 +6,8 @@ mod common;
 
 use posegpu::playback::Montage;
 use posegpu::{
-    procedural, Agent, AnimLibrary, Crowd, Deviation, GpuCrowd, GpuOptions, PlayRate, Player,
-    RootLock, Segment, Transform,
+    procedural, Agent, AnimLibrary, Crowd, Deviation, GpuCrowd, GpuOptions, PassPlan, PlayRate,
+    Player, RootLock, Segment, Transform,
 };
 
 fn along_z(z: f32) -> Transform {
@@ -94,6 +94,14 @@ fn mixed_crowd(lib: &AnimLibrary) -> Crowd {
 #[test]
 fn a_crowd_steps_the_same_on_gpu_and_cpu() {
     let Some(ctx) = common::gpu() else { return };
+    // The separate passes, and the fused pass (which a crowd without transitions or IK runs
+    // on a GPU).
+    for passes in [PassPlan::Separate, PassPlan::Fused] {
+        steps_the_same(&ctx, passes);
+    }
+}
+
+fn steps_the_same(ctx: &posegpu::GpuContext, passes: PassPlan) {
     let asset = procedural::humanoid_asset();
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
     let mut cpu = mixed_crowd(&lib);
@@ -101,9 +109,11 @@ fn a_crowd_steps_the_same_on_gpu_and_cpu() {
     // Small bindings: the crowd spans several chunks.
     let options = GpuOptions {
         max_binding_size: Some(20 * lib.bone_count() as u64 * 48),
+        passes,
         ..GpuOptions::default()
     };
-    let mut gpu = GpuCrowd::new(&ctx, &lib, &cpu, &options).unwrap();
+    let mut gpu = GpuCrowd::new(ctx, &lib, &cpu, &options).unwrap();
+    assert_eq!(gpu.evaluator().pass_plan(), passes);
     assert!(
         gpu.evaluator().chunks().len() > 1,
         "the test needs several chunks"
@@ -131,7 +141,7 @@ fn a_crowd_steps_the_same_on_gpu_and_cpu() {
         }
         cpu.advance(&lib, dt).unwrap();
         gpu.advance(dt).unwrap();
-        let what = format!("step {step} (dt {dt})");
+        let what = format!("{passes:?}, step {step} (dt {dt})");
         let (gp, cp) = (gpu.read_players().unwrap(), cpu.all_players());
         for (k, (g, c)) in gp.iter().zip(cp).enumerate() {
             assert!(
