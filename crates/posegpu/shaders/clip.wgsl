@@ -196,13 +196,35 @@ fn target_reference(bone: u32) -> Xform {
 }
 
 // The last key search, reused by the next channel with the same key times (channels that share
-// times share one stored array). count == 0 matches no channel that is searched.
+// times share one stored array). count == 0 matches no channel that is searched (NO_SEARCH).
 struct KeySearch {
     time_offset: u32,
     count: u32,
     lo: u32,
     hi: u32,
     alpha: f32,
+}
+
+const NO_SEARCH = KeySearch(0u, 0u, 0u, 0u, 0.0);
+
+// The search a stage has already made for the sample about to be sampled, at its time (the
+// fused pass shares one per sample across its lanes, fused.wgsl); NO_SEARCH otherwise. Each
+// clip sampling starts from it, so channels with its key times skip their own search.
+var<private> seeded_search: KeySearch = NO_SEARCH;
+
+// The search of `sample`'s clip at its time, over the key times of its first source bone's
+// rotation (baked clips share them among all their channels); NO_SEARCH where that channel is
+// absent.
+fn sample_search(sample: SampleEntry) -> KeySearch {
+    let clip = clip_data(sample.clip_and_flags & ~INSTANCE_LOOP);
+    let looping = (sample.clip_and_flags & INSTANCE_LOOP) != 0u;
+    let t = map_time(sample.time, clip.duration, looping);
+    let ch = clip_channel(clip, 0u, 1u);
+    var search = NO_SEARCH;
+    if (ch.count > 0u) {
+        search_keys(&search, ch, t);
+    }
+    return search;
 }
 
 // times[lo] <= t < times[hi], or lo == hi before the first key and after the last.
@@ -357,7 +379,7 @@ fn plan_swing(rest: vec3<f32>, chord: vec3<f32>) -> vec4<f32> {
 // identity by construction are left out).
 fn apply_plan(clip: ClipData, t: f32, bone: u32) -> Xform {
     let r = bone_plan(clip.retarget_base + bone * PLAN_WORDS);
-    var search = KeySearch(0u, 0u, 0u, 0u, 0.0);
+    var search = seeded_search;
     // X (main) and the two chords, folded in one loop: the sampling code is inlined once.
     let lens = array<u32, 3>(r.path_len, r.chord_len, r.parent_chord_len);
     let caps = array<u32, 3>(r.t_cap, 0u, 0u);
@@ -479,6 +501,10 @@ fn sample_clip(sample: SampleEntry, bone: u32) -> Xform {
     if (locked && lock != ROOT_LOCK_FIRST_FRAME && axes == 0u) {
         return held;
     }
+    if (locked) {
+        // A seed is a search at t; a first-frame lock samples at 0 too.
+        seeded_search = NO_SEARCH;
+    }
     // The animation at t, and for a first-frame lock the clip at 0 (one call site in a loop:
     // compilers that inline every call copy it once).
     let first_frame = locked && lock == ROOT_LOCK_FIRST_FRAME;
@@ -526,6 +552,6 @@ fn sample_clip_at(clip: ClipData, t: f32, bone: u32) -> Xform {
     if (!additive) {
         fill = r.source_ref;
     }
-    var search = KeySearch(0u, 0u, 0u, 0u, 0.0);
+    var search = seeded_search;
     return retarget_bone(sample_channels(ct, cr, cs, t, fill, &search), r, additive);
 }

@@ -31,6 +31,20 @@ const FUSED_BONES: u32 = 320u;
 // The block's poses, then (step 3) the skinning matrices' rows in the same places.
 var<workgroup> poses: array<Xform, FUSED_BONES>;
 
+// Shared work: each sample's key search at its time (sample_search), made once for the lanes
+// of all its bones, for the block's first SHARED_SEARCHES frame words from `block_entry` on.
+const SHARED_SEARCHES: u32 = 48u;
+var<workgroup> searches: array<KeySearch, SHARED_SEARCHES>;
+var<private> block_entry: u32;
+
+fn seed(entry: u32) -> KeySearch {
+    let slot = entry - block_entry;
+    if (slot < SHARED_SEARCHES) {
+        return searches[slot];
+    }
+    return NO_SEARCH;
+}
+
 // Entry `k` of the u32 array packed four per word from word `w` of the retarget table.
 fn table_u32(w: u32, k: u32) -> u32 {
     return retarget[w + k / 4u][k % 4u];
@@ -62,6 +76,24 @@ fn main(
     root_bone = params.root_bone;
     table_bones = params.bone_count;
     root_up = params.root_up.xyz;
+
+    // 0. Each sample's key search, a lane per instance.
+    block_entry = as_head(frame[min(first, params.instance_count - 1u)]).first;
+    for (var i = local_index; i < count; i += WORKGROUP_SIZE) {
+        let head = as_head(frame[first + i]);
+        var e = head.first;
+        for (var l = 0u; l < head.layers; l++) {
+            let n = layer_samples(as_layer(frame[e]));
+            for (var k = 1u; k <= n; k++) {
+                let slot = e + k - block_entry;
+                if (slot < SHARED_SEARCHES) {
+                    searches[slot] = sample_search(as_sample(frame[e + k]));
+                }
+            }
+            e += 1u + n;
+        }
+    }
+    workgroupBarrier();
 
     for (var k = local_index; k < total; k += WORKGROUP_SIZE) {
         poses[k] = bone_pose(base + k);

@@ -11,12 +11,14 @@
 override SINGLE_CLIP: bool = false;
 
 // Invocation `index` of `params.instance_count * params.bone_count`: its instance's pose at its
-// bone. The caller sets root_bone and root_up first.
+// bone. The caller sets root_bone and root_up first, and defines `seed(entry)`: the key search
+// already made for the sample at frame word `entry`, or NO_SEARCH.
 fn bone_pose(index: u32) -> Xform {
     let bones = params.bone_count;
     let head = as_head(frame[index / bones]);
     let bone = index % bones;
     if (SINGLE_CLIP) {
+        seeded_search = seed(head.first + 1u);
         return sample_clip(as_sample(frame[head.first + 1u]), bone);
     }
     var pose = IDENTITY_DELTA;
@@ -69,6 +71,7 @@ fn bone_pose(index: u32) -> Xform {
             if (!dynamic && w <= ZERO_WEIGHT) {
                 continue;
             }
+            seeded_search = seed(first + k);
             let x = sample_clip(sample, bone);
             if (dynamic && k == 1u) {
                 x1 = x;

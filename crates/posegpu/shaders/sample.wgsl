@@ -7,6 +7,11 @@
 @group(0) @binding(7) var<storage, read_write> locals: array<Xform>;
 @group(0) @binding(8) var<storage, read_write> deltas: array<Xform>;
 
+// No search is shared here: each invocation samples one bone.
+fn seed(entry: u32) -> KeySearch {
+    return NO_SEARCH;
+}
+
 @compute @workgroup_size(64)
 fn main(
     @builtin(workgroup_id) wg: vec3<u32>,

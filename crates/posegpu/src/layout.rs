@@ -92,6 +92,9 @@ pub(crate) struct Params {
 /// Bones the fused pass holds in workgroup memory (48 bytes each, within WebGPU's 16 KiB):
 /// larger skeletons take the separate passes.
 pub(crate) const FUSED_BONES: u32 = 320;
+/// Key searches the fused pass shares per workgroup (one per sample of its block's first frame
+/// words; 20 bytes each, in the 1 KiB of workgroup memory the poses leave).
+pub(crate) const SHARED_SEARCHES: u32 = 48;
 
 // ---------------------------------------------------------------------------------------------
 // The frame: what each instance plays (src/batch.rs builds it)
@@ -786,6 +789,7 @@ mod tests {
             ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
             ("BONE_BLOCK", U32(BONE_BLOCK)),
             ("FUSED_BONES", U32(FUSED_BONES)),
+            ("SHARED_SEARCHES", U32(SHARED_SEARCHES)),
             ("LAYER_BASE", U32(LAYER_BASE)),
             ("LAYER_LOCAL", U32(LAYER_LOCAL)),
             ("LAYER_MESH", U32(LAYER_MESH)),

@@ -30,7 +30,7 @@ use crate::layout::{
     Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, FUSED_BONES, INSTANCE_LOOP, LAYER_BASE,
     LAYER_BLEND_LOCAL, LAYER_BLEND_MESH, LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_IK,
     LAYER_INERTIALIZE, LAYER_MESH, RETARGET_ORIENT, RETARGET_WORDS, ROOT_LOCK_FIRST_FRAME,
-    ROOT_LOCK_REF_POSE, WORKGROUP_SIZE,
+    ROOT_LOCK_REF_POSE, SHARED_SEARCHES, WORKGROUP_SIZE,
 };
 use crate::library::AnimLibrary;
 use crate::model::map_time;
@@ -58,6 +58,9 @@ enum Buffer {
     Parents,
     InverseBind,
 }
+
+/// A key search's result: the time array (offset, count) and the keys found.
+type Search = (u32, u32, u32, u32);
 
 /// One lane's access: a buffer, a byte range, and the site it comes from.
 #[derive(Clone, Copy, Debug)]
@@ -194,7 +197,7 @@ impl<'a> Replay<'a> {
                 return;
             }
             deltas.clear();
-            self.bone_pose(index, out, &mut deltas);
+            self.bone_pose(index, None, out, &mut deltas);
             write_xform(out, 900, Buffer::Locals, index as u64);
             out.append(&mut deltas);
         })
@@ -322,8 +325,26 @@ impl<'a> Replay<'a> {
             let total = count * bones;
             let base = (first * bones) as u64;
             let strided = (local..).step_by(lanes_per_group);
+            // 0. Each sample's key search, a lane per instance (`seed` in fused.wgsl).
+            let block_entry = self.batch.heads[first].first;
+            for i in strided.clone().take_while(|&i| i < count) {
+                let head = &self.batch.heads[first + i];
+                read(out, 960, Buffer::Frame, (first + i) as u64 * 16, 16);
+                let mut e = head.first;
+                for _ in 0..head.layers {
+                    read(out, 961, Buffer::Frame, u64::from(e) * 16, 16);
+                    let n = self.entry(e)[0] >> 8;
+                    for k in 1..=n {
+                        if e + k - block_entry < SHARED_SEARCHES {
+                            read(out, 962, Buffer::Frame, u64::from(e + k) * 16, 16);
+                            self.sample_search(self.entry(e + k), Some(out));
+                        }
+                    }
+                    e += 1 + n;
+                }
+            }
             for k in strided.clone().take_while(|&k| k < total) {
-                self.bone_pose(first * bones + k, out, &mut deltas);
+                self.bone_pose(first * bones + k, Some(block_entry), out, &mut deltas);
             }
             if self.outputs.locals {
                 for w in strided.clone().take_while(|&w| w < total * 3) {
@@ -382,14 +403,28 @@ impl<'a> Replay<'a> {
 
     /// `bone_pose` in `layering.wgsl`: what invocation `index` reads; deferred layers' delta
     /// writes go to `deltas`.
-    fn bone_pose(&self, index: usize, out: &mut Vec<Access>, deltas: &mut Vec<Access>) {
+    /// With `shared` (the fused pass's block's first frame word), each sample starts from the
+    /// key search the block shares for it.
+    fn bone_pose(
+        &self,
+        index: usize,
+        shared: Option<u32>,
+        out: &mut Vec<Access>,
+        deltas: &mut Vec<Access>,
+    ) {
+        let seed = |entry: u32| {
+            shared
+                .filter(|&b| entry - b < SHARED_SEARCHES)
+                .and_then(|_| self.sample_search(self.entry(entry), None))
+        };
         let bones = self.bones();
         let (instance, bone) = (index / bones, index % bones);
         let head = &self.batch.heads[instance];
         read(out, 1, Buffer::Frame, instance as u64 * 16, 16);
         if self.batch.is_single_clips() {
             read(out, 2, Buffer::Frame, u64::from(head.first + 1) * 16, 16);
-            self.sample_clip(self.entry(head.first + 1), bone, out);
+            let seed = seed(head.first + 1);
+            self.sample_clip(self.entry(head.first + 1), bone, seed, out);
             return;
         }
         let (mut e, mut slot, mut deferred) = (head.first, u64::from(head.slot), false);
@@ -425,7 +460,7 @@ impl<'a> Replay<'a> {
                 if kind != LAYER_DYNAMIC_LOCAL && f32::from_bits(sample[2]) <= ZERO_WEIGHT {
                     continue;
                 }
-                self.sample_clip(sample, bone, out);
+                self.sample_clip(sample, bone, seed(first + k), out);
             }
             if kind == LAYER_BASE {
                 continue;
@@ -440,8 +475,34 @@ impl<'a> Replay<'a> {
         }
     }
 
-    /// `sample_clip` and `sample_clip_at` in `clip.wgsl` (UE's translation modes).
-    fn sample_clip(&self, sample: Entry, bone: usize, out: &mut Vec<Access>) {
+    /// `sample_search` in `clip.wgsl`: the search of `sample`'s clip at its time over its first
+    /// source bone's rotation keys; its loads go to `out` where given.
+    fn sample_search(&self, sample: Entry, out: Option<&mut Vec<Access>>) -> Option<Search> {
+        let data = self.lib.data();
+        let c = sample[0] & !INSTANCE_LOOP;
+        let clip = data.clips[c as usize];
+        let t = map_time(
+            f32::from_bits(sample[1]),
+            clip.duration,
+            sample[0] & INSTANCE_LOOP != 0,
+        );
+        let rotation = clip.channel_base as usize + 1;
+        let ch = data.channels.get(rotation).filter(|c| c.count > 0).copied();
+        let mut scratch = Vec::new();
+        let out = out.unwrap_or(&mut scratch);
+        read(out, 963, Buffer::ClipTable, u64::from(c) * 16, 16);
+        let sources = u64::from(self.sources[c as usize]);
+        let word = (data.clips.len() as u32 + clip.channel_base) as u64 + sources;
+        read(out, 964, Buffer::ClipTable, word * 16, 16);
+        let ch = ch.filter(|_| sources > 0)?;
+        let mut search = None;
+        self.search_keys(&mut search, &ch, t, out);
+        search
+    }
+
+    /// `sample_clip` and `sample_clip_at` in `clip.wgsl` (UE's translation modes), from the
+    /// key search `seed`.
+    fn sample_clip(&self, sample: Entry, bone: usize, seed: Option<Search>, out: &mut Vec<Access>) {
         let data = self.lib.data();
         let lock = sample[3] & 0xff;
         let axes = sample[3] & !0xff;
@@ -491,7 +552,8 @@ impl<'a> Replay<'a> {
             if !additive {
                 self.record_words(out, 31, at, 1, 3);
             }
-            let mut search = None;
+            // A seed is a search at t; a first-frame lock samples at 0 too.
+            let mut search = seed.filter(|_| !locked);
             for (k, ch) in channels.iter().enumerate().filter(|(_, c)| c.count > 0) {
                 let (lo, hi) = self.search_keys(&mut search, ch, t, out);
                 for (j, key) in [lo, hi].into_iter().enumerate() {
@@ -519,7 +581,7 @@ impl<'a> Replay<'a> {
     /// skipped where the previous channel had the same key times.
     fn search_keys(
         &self,
-        last: &mut Option<(u32, u32, u32, u32)>,
+        last: &mut Option<Search>,
         ch: &crate::layout::ChannelData,
         t: f32,
         out: &mut Vec<Access>,
