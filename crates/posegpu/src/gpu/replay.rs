@@ -841,6 +841,35 @@ mod tests {
         assert_eq!(h.dram_bytes, (9 + 1 + 3 + 9 + 9) * 32);
     }
 
+    /// A mesh-space layer takes the separate passes and the layer pass, whatever the plan;
+    /// what the replay does not model is refused, not guessed.
+    #[test]
+    fn mesh_layers_replay_three_passes_and_unmodelled_batches_are_refused() {
+        let asset = crate::procedural::humanoid_asset();
+        let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+        let mut batch = PoseBatch::new();
+        for i in 0..40 {
+            let layer = [crate::ClipSample::new(2, 0.1 * i as f32, true)];
+            batch.push_clip(i % 2, 0.05 * i as f32, true).blend(
+                crate::AdditiveSpace::Mesh,
+                0.5,
+                &layer,
+            );
+        }
+        let passes = replay_traffic(&lib, &batch, PassPlan::Fused, Outputs::ALL).unwrap();
+        let names: Vec<_> = passes.iter().map(|p| p.pass).collect();
+        assert_eq!(names, ["sample", "layers", "hierarchy"]);
+        let layers = &passes[1];
+        // The layer pass reads and writes each instance's locals and its delta slot.
+        assert!(layers.dram_bytes >= 40 * 67 * 48 * 3, "{layers:?}");
+        assert!(layers.sectors >= layers.compulsory_sectors, "{layers:?}");
+        batch.clear();
+        batch
+            .push_clip(0, 0.0, true)
+            .ik(crate::IkWeights::default());
+        assert!(replay_traffic(&lib, &batch, PassPlan::Fused, Outputs::ALL).is_none());
+    }
+
     /// The aims for the fused pass, on the humanoid (67 bones) playing its clips: at most 1.3x
     /// the compulsory sectors, at most 110 DRAM bytes per bone with component and skinning
     /// kept and 60 with skinning alone; the separate passes miss the DRAM aim.
