@@ -19,7 +19,7 @@
 //! left out, as a GPU compiler removes them.
 //!
 //! Not replayed: plan clips (retargeting between characters), IK, inertialization and
-//! dynamic mesh-space layers. [`replay_traffic`] returns `None` for batches that have them.
+//! dynamic mesh-space layers. [`replay_traffic`] returns `None` for batches that play them.
 
 use std::collections::{HashMap, HashSet};
 
@@ -97,27 +97,28 @@ impl PassTraffic {
 
 /// Replays the passes evaluating `batch` runs (with the fused pass where `passes` says so and
 /// the batch allows it; [`PassPlan::Auto`] counts as fused) and keeping `outputs`. `None` for
-/// batches with what the replay does not model (see the module).
+/// a batch that plays what the replay does not model (see the module), or that `lib` refuses.
 pub fn replay_traffic(
     lib: &AnimLibrary,
     batch: &PoseBatch,
     passes: PassPlan,
     outputs: Outputs,
 ) -> Option<Vec<PassTraffic>> {
+    batch.validate(lib).ok()?;
     let data = lib.data();
-    let plans = data.clips.iter().any(|c| c.flags & CLIP_PLAN != 0);
+    let plan = |sample: &Entry| data.clips[(sample[0] & !INSTANCE_LOOP) as usize].flags & CLIP_PLAN;
     let unmodelled = batch.heads.iter().any(|head| {
-        let mut e = head.first;
+        let mut e = head.first as usize;
         (0..head.layers).any(|_| {
-            let word = batch.entries[e as usize][0];
-            e += 1 + (word >> 8);
-            matches!(
-                word & 0xff,
-                LAYER_DYNAMIC_MESH | LAYER_INERTIALIZE | LAYER_IK
-            )
+            let word = batch.entries[e][0];
+            let samples = &batch.entries[e + 1..e + 1 + (word >> 8) as usize];
+            e += 1 + samples.len();
+            let kind = word & 0xff;
+            matches!(kind, LAYER_DYNAMIC_MESH | LAYER_INERTIALIZE | LAYER_IK)
+                || samples.iter().any(|s| plan(s) != 0)
         })
     });
-    if plans || unmodelled {
+    if unmodelled {
         return None;
     }
     let r = Replay::new(lib, batch, outputs);
