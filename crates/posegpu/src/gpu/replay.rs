@@ -25,6 +25,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::evaluator::PassPlan;
 use super::outputs::Outputs;
+use super::tables::{clip_sources, SkeletonSection};
 use crate::batch::PoseBatch;
 use crate::layout::{
     Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, FUSED_BONES, INSTANCE_LOOP, LAYER_BASE,
@@ -157,29 +158,16 @@ struct Replay<'a> {
 impl<'a> Replay<'a> {
     fn new(lib: &'a AnimLibrary, batch: &'a PoseBatch, outputs: Outputs) -> Self {
         let data = lib.data();
-        let bones = lib.bone_count() as u64;
-        let parents_word = data.retarget.len() as u64;
-        let inverse_bind_word = parents_word + bones.div_ceil(4);
-        let order_word = inverse_bind_word + 3 * bones;
-        let starts_word = order_word + bones.div_ceil(4);
-        let sources = (0..data.clips.len())
-            .map(|c| {
-                let end = data
-                    .clips
-                    .get(c + 1)
-                    .map_or(data.channels.len() as u32, |next| next.channel_base);
-                (end - data.clips[c].channel_base) / 3
-            })
-            .collect();
+        let section = SkeletonSection::new(data, data.retarget.len() as u32);
         Self {
             lib,
             batch,
             outputs,
-            sources,
-            parents_word,
-            inverse_bind_word,
-            order_word,
-            starts_word,
+            sources: clip_sources(data),
+            parents_word: section.parents.into(),
+            inverse_bind_word: section.inverse_bind.into(),
+            order_word: section.order.into(),
+            starts_word: section.level_starts.into(),
         }
     }
 

@@ -14,13 +14,9 @@ pub(crate) fn clip_table(data: &LibraryData) -> Vec<Entry> {
     let rebase = data.clips.len() as u32;
     let mut table = Vec::with_capacity(data.clips.len() + data.channels.len());
     let mut channels = vec![[0; 4]; data.channels.len()];
-    for (c, clip) in data.clips.iter().enumerate() {
-        let end = data
-            .clips
-            .get(c + 1)
-            .map_or(data.channels.len(), |next| next.channel_base as usize);
-        let start = clip.channel_base as usize;
-        let sources = (end - start) / 3;
+    for (clip, sources) in data.clips.iter().zip(clip_sources(data)) {
+        let (start, sources) = (clip.channel_base as usize, sources as usize);
+        let end = start + 3 * sources;
         for (i, ch) in data.channels[start..end].iter().enumerate() {
             let (source, kind) = (i / 3, i % 3);
             channels[start + kind * sources + source] =
@@ -35,6 +31,17 @@ pub(crate) fn clip_table(data: &LibraryData) -> Vec<Entry> {
     }
     table.extend(channels);
     table
+}
+
+/// Each clip's source bone count: its channels over 3 (three per source bone).
+pub(crate) fn clip_sources(data: &LibraryData) -> Vec<u32> {
+    let ends = data.clips.iter().skip(1).map(|c| c.channel_base);
+    let ends = ends.chain([data.channels.len() as u32]);
+    data.clips
+        .iter()
+        .zip(ends)
+        .map(|(c, end)| (end - c.channel_base) / 3)
+        .collect()
 }
 
 /// The retarget table as the shaders read it: each section of [`crate::layout::BoneRetarget`]s
