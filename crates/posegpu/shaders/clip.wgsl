@@ -150,23 +150,43 @@ fn bone_retarget(base: u32, bone: u32) -> BoneRetarget {
         retarget_f32(w + 10u * n), retarget_f32(w + 11u * n), retarget_f32(w + 12u * n));
 }
 
-fn bone_plan(w: u32) -> BonePlan {
-    let w4 = retarget_f32(w + 4u);
-    let w6 = retarget_f32(w + 6u);
-    let w7 = retarget[w + 7u];
-    let w8 = retarget[w + 8u];
-    let w9 = retarget[w + 9u];
-    let w10 = retarget[w + 10u];
-    let w11 = retarget[w + 11u];
-    let w12 = retarget[w + 12u];
-    let w16 = retarget[w + 16u];
-    return BonePlan(retarget_f32(w), retarget_f32(w + 1u), retarget_f32(w + 2u),
-        retarget_f32(w + 3u), w4.xyz, w4.w, retarget_f32(w + 5u), w6.xyz, w6.w,
+// Word `k` of plan record `record` in the plan section at word `base`: the target bones'
+// records are field-major (word k of bone b at base + k * table_bones + b), the IK goal
+// records after them as they are (src/gpu/tables.rs).
+fn plan_word(base: u32, record: u32, k: u32) -> u32 {
+    if (record < table_bones) {
+        return base + k * table_bones + record;
+    }
+    return base + record * PLAN_WORDS + k;
+}
+
+fn plan_f32(base: u32, record: u32, k: u32) -> vec4<f32> {
+    return bitcast<vec4<f32>>(retarget[plan_word(base, record, k)]);
+}
+
+fn bone_plan(base: u32, record: u32) -> BonePlan {
+    let p0 = plan_f32(base, record, 0u);
+    let p1 = plan_f32(base, record, 1u);
+    let p2 = plan_f32(base, record, 2u);
+    let p3 = plan_f32(base, record, 3u);
+    let p5 = plan_f32(base, record, 5u);
+    let p13 = plan_f32(base, record, 13u);
+    let p14 = plan_f32(base, record, 14u);
+    let p15 = plan_f32(base, record, 15u);
+    let w4 = plan_f32(base, record, 4u);
+    let w6 = plan_f32(base, record, 6u);
+    let w7 = retarget[plan_word(base, record, 7u)];
+    let w8 = retarget[plan_word(base, record, 8u)];
+    let w9 = retarget[plan_word(base, record, 9u)];
+    let w10 = retarget[plan_word(base, record, 10u)];
+    let w11 = retarget[plan_word(base, record, 11u)];
+    let w12 = retarget[plan_word(base, record, 12u)];
+    let w16 = retarget[plan_word(base, record, 16u)];
+    return BonePlan(p0, p1, p2, p3, w4.xyz, w4.w, p5, w6.xyz, w6.w,
         bitcast<vec3<f32>>(w7.xyz), w7.w, bitcast<vec3<f32>>(w8.xyz), w8.w,
         bitcast<vec3<f32>>(w9.xyz), w9.w, bitcast<vec3<f32>>(w10.xyz), w10.w,
         bitcast<vec3<f32>>(w11.xyz), w11.w, bitcast<vec3<f32>>(w12.xyz), w12.w,
-        retarget_f32(w + 13u), retarget_f32(w + 14u), retarget_f32(w + 15u),
-        bitcast<vec3<f32>>(w16.xyz), w16.w);
+        p13, p14, p15, bitcast<vec3<f32>>(w16.xyz), w16.w);
 }
 
 // The weight of `bone` in the bone mask at word `mask` of the retarget table, four weights a
@@ -378,7 +398,7 @@ fn plan_swing(rest: vec3<f32>, chord: vec3<f32>) -> vec4<f32> {
 // apply_bone in src/retarget/plan/apply.rs (same operations, same order; factors that are the
 // identity by construction are left out).
 fn apply_plan(clip: ClipData, t: f32, bone: u32) -> Xform {
-    let r = bone_plan(clip.retarget_base + bone * PLAN_WORDS);
+    let r = bone_plan(clip.retarget_base, bone);
     var search = seeded_search;
     // X (main) and the two chords, folded in one loop: the sampling code is inlined once.
     let lens = array<u32, 3>(r.path_len, r.chord_len, r.parent_chord_len);

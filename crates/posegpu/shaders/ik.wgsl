@@ -243,7 +243,7 @@ fn main(
                 let clip = clip_data(s.clip_and_flags & ~INSTANCE_LOOP);
                 if ((clip.flags & CLIP_PLAN) != 0u) {
                     let record = bones + i;
-                    let modes = retarget[clip.retarget_base + record * PLAN_WORDS + 10u].w;
+                    let modes = retarget[plan_word(clip.retarget_base, record, 10u)].w;
                     if ((modes & PLAN_NO_GOAL) == 0u) {
                         let looping = (s.clip_and_flags & INSTANCE_LOOP) != 0u;
                         let t = map_time(s.time, clip.duration, looping);

@@ -2,7 +2,7 @@
 //! holds them: fewer, larger bindings, so that the fused pass reads everything it needs through
 //! at most 8 storage buffers.
 
-use crate::layout::{Entry, CLIP_SOURCES_SHIFT, RETARGET_WORDS};
+use crate::layout::{Entry, CLIP_SOURCES_SHIFT, PLAN_WORDS, RETARGET_WORDS};
 use crate::library::{packed, LibraryData};
 
 /// The clip table (`clip_table` in `clip.wgsl`): the library's clips, then their channels, 16
@@ -44,18 +44,21 @@ pub(crate) fn clip_sources(data: &LibraryData) -> Vec<u32> {
         .collect()
 }
 
-/// The retarget table as the shaders read it: each section of [`crate::layout::BoneRetarget`]s
-/// (the target's own, and each source retargeted by translation modes) field-major, word `k`
-/// of bone `b` at `base + k * bones + b`, so that lanes of neighbouring bones read neighbouring
-/// words. Plans, masks and the rest stay as they are.
+/// The retarget table as the shaders read it: the target bones' records of every section
+/// field-major, word `k` of bone `b` at `base + k * bones + b`, so that lanes of neighbouring
+/// bones read neighbouring words. That is each section of [`crate::layout::BoneRetarget`]s (the
+/// target's own, and each source retargeted by translation modes), and the first `bones`
+/// [`crate::layout::BonePlan`]s of each character source's plan. A plan's IK goal records,
+/// reference locals and paths, and the masks, stay as they are.
 pub(crate) fn retarget_table(data: &LibraryData) -> Vec<Entry> {
     let mut table = data.retarget.clone();
     let bones = data.parents.len();
-    let words = RETARGET_WORDS as usize;
     for (source, &base) in data.sources.iter().zip(&data.source_tables) {
-        if source.plan.is_some() {
-            continue;
-        }
+        let words = if source.plan.is_some() {
+            PLAN_WORDS
+        } else {
+            RETARGET_WORDS
+        } as usize;
         let base = base as usize;
         for b in 0..bones {
             for k in 0..words {
