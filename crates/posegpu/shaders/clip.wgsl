@@ -92,12 +92,19 @@ const ROOT_AXES_PLANE: u32 = 1u;
 const ROOT_AXES_NONE: u32 = 2u;
 
 // The library's root-motion bone and its up (in the bone's parent's frame): each stage that
-// samples sets them from its uniform before it samples (Params, CrowdParams).
+// samples sets them (set_library).
 var<private> root_bone: u32 = 0u;
 var<private> root_up: vec3<f32> = vec3<f32>(0.0, 1.0, 0.0);
-// The target's bone count, the stride of the retarget records' fields (each stage that samples
-// sets it, as root_bone).
+// The target's bone count, the stride of the retarget records' fields.
 var<private> table_bones: u32 = 0u;
+
+// Sets the library's facts above from a stage's uniform (Params, CrowdParams): each stage that
+// samples calls it before it samples.
+fn set_library(bone_count: u32, bone: u32, up: vec3<f32>) {
+    table_bones = bone_count;
+    root_bone = bone;
+    root_up = up;
+}
 
 // The clip table: the library's clips, then their channels, one binding for both
 // (src/gpu/tables.rs). A clip's channels are kind-major (all its source bones' translations,

@@ -73,9 +73,7 @@ fn main(
     let count = min(params.group_instances, max(params.instance_count, first) - first);
     let total = count * bones;
     let base = first * bones;
-    root_bone = params.root_bone;
-    table_bones = params.bone_count;
-    root_up = params.root_up.xyz;
+    set_library(params.bone_count, params.root_bone, params.root_up.xyz);
 
     // 0. Each sample's key search, a lane per instance.
     block_entry = as_head(frame[min(first, params.instance_count - 1u)]).first;

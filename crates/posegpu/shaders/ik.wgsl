@@ -183,9 +183,7 @@ fn main(
     let bones = params.bone_count;
     let base = instance * bones;
     let head = as_head(frame[instance]);
-    root_bone = params.root_bone;
-    table_bones = params.bone_count;
-    root_up = params.root_up.xyz;
+    set_library(params.bone_count, params.root_bone, params.root_up.xyz);
     // The IK layer: the instance's last, when it has one.
     var e = head.first;
     var last = e;

@@ -89,9 +89,7 @@ fn main(
     if (index >= params.instance_count * bones) {
         return;
     }
-    root_bone = params.root_bone;
-    table_bones = params.bone_count;
-    root_up = params.root_up.xyz;
+    set_library(params.bone_count, params.root_bone, params.root_up.xyz);
     let head = as_head(frame[index / bones]);
     let bone = index % bones;
     var e = head.first;

@@ -110,9 +110,7 @@ fn main(
         motion[i].delta = IDENTITY;
         return;
     }
-    root_bone = crowd.root_bone;
-    table_bones = crowd.bone_count;
-    root_up = crowd.root_up;
+    set_library(crowd.bone_count, crowd.root_bone, crowd.root_up);
     let axes = (g.flags >> 8u) & ~0xffu;
     // The blend rule: weights at or below ZERO_WEIGHT dropped, the rest renormalized; one kept
     // player's motion as it is. Players that give no root motion weigh nothing.

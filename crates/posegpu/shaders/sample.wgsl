@@ -22,8 +22,6 @@ fn main(
     if (index >= params.instance_count * params.bone_count) {
         return;
     }
-    root_bone = params.root_bone;
-    table_bones = params.bone_count;
-    root_up = params.root_up.xyz;
+    set_library(params.bone_count, params.root_bone, params.root_up.xyz);
     locals[index] = bone_pose(index);
 }

@@ -642,6 +642,7 @@ impl GpuEvaluator {
             *f > c.frame.size() || *d > c.deltas.size() || inertia_bytes(c) > c.inertia.size()
         });
         let scope = grows.then(|| ErrorScope::push(&self.device));
+        let group_instances = self.group_instances();
         for (k, (rebased, own, frame_bytes, delta_bytes)) in frames.into_iter().enumerate() {
             let inertia = inertia_bytes(&self.chunks[k]);
             self.fit_chunk(k, frame_bytes, delta_bytes, inertia);
@@ -663,7 +664,7 @@ impl GpuEvaluator {
                 root_up: self.lib.data().root_up_local.extend(0.0).to_array(),
                 root_parent: self.lib.data().root_parent.into(),
                 levels: self.skeleton.levels,
-                group_instances: (FUSED_BONES / (bones as u32).max(1)).max(1),
+                group_instances,
                 parents_word: self.skeleton.parents,
                 inverse_bind_word: self.skeleton.inverse_bind,
                 order_word: self.skeleton.order,
@@ -726,6 +727,12 @@ impl GpuEvaluator {
             && !self.ik_needed
     }
 
+    /// Instances per workgroup of the fused pass: as many whole skeletons as its workgroup
+    /// memory holds.
+    fn group_instances(&self) -> u32 {
+        (FUSED_BONES / (self.lib.bone_count() as u32).max(1)).max(1)
+    }
+
     /// The passes the batch last written runs, in order: each one's place among the
     /// [`EVAL_PASSES`] (its timer slot), its pipeline, and its invocations per instance (the
     /// fused pass takes `320 / bones` instances per workgroup instead).
@@ -781,7 +788,7 @@ impl GpuEvaluator {
     ) {
         let bones = self.lib.bone_count() as u64;
         let fused = self.fused();
-        let group_instances = u64::from(FUSED_BONES / (bones as u32).max(1)).max(1);
+        let group_instances = u64::from(self.group_instances());
         for (k, p, per_instance) in self.planned_passes() {
             let timestamp_writes = timer.map(|(t, first)| t.writes(first + k as u32));
             let label = self.pipelines[p].name();

@@ -545,15 +545,7 @@ impl<'a> Replay<'a> {
             }
             // A seed is a search at t; a first-frame lock samples at 0 too.
             let mut search = seed.filter(|_| !locked);
-            for (k, ch) in channels.iter().enumerate().filter(|(_, c)| c.count > 0) {
-                let (lo, hi) = self.search_keys(&mut search, ch, t, out);
-                for (j, key) in [lo, hi].into_iter().enumerate() {
-                    // Key-major among the channels that share key times.
-                    let stride = ch.flags >> CHANNEL_STRIDE_SHIFT;
-                    let at = u64::from(ch.value_offset + key * stride) * 16;
-                    read(out, 40 + (k * 2 + j) as u32, Buffer::Values, at, 16);
-                }
-            }
+            self.sample_channels(&mut search, &channels, t, 40, out);
             let mode = record.mode;
             if mode == TranslationMode::Skeleton as u32 && !additive {
                 self.record_words(out, 46, at, 5, 1);
@@ -608,16 +600,30 @@ impl<'a> Replay<'a> {
                         read(out, 94 + k as u32, Buffer::Retarget, (rest + k) * 16, 16);
                     }
                 }
-                for (k, ch) in chs.iter().enumerate().filter(|(_, c)| c.count > 0) {
-                    let (lo, hi) = self.search_keys(&mut search, ch, t, out);
-                    let stride = ch.flags >> CHANNEL_STRIDE_SHIFT;
-                    for (j, key) in [lo, hi].into_iter().enumerate() {
-                        let at = u64::from(ch.value_offset + key * stride) * 16;
-                        read(out, 97 + (k * 2 + j) as u32, Buffer::Values, at, 16);
-                    }
-                }
+                self.sample_channels(&mut search, chs, t, 97, out);
             }
             first += len;
+        }
+    }
+
+    /// `sample_channels` in `clip.wgsl`: each present channel's key search and its two keys
+    /// (sites from `site` on, two per channel).
+    fn sample_channels(
+        &self,
+        search: &mut Option<Search>,
+        channels: &[crate::layout::ChannelData],
+        t: f32,
+        site: u32,
+        out: &mut Vec<Access>,
+    ) {
+        for (k, ch) in channels.iter().enumerate().filter(|(_, c)| c.count > 0) {
+            let (lo, hi) = self.search_keys(search, ch, t, out);
+            // Key-major among the channels that share key times.
+            let stride = ch.flags >> CHANNEL_STRIDE_SHIFT;
+            for (j, key) in [lo, hi].into_iter().enumerate() {
+                let at = u64::from(ch.value_offset + key * stride) * 16;
+                read(out, site + (k * 2 + j) as u32, Buffer::Values, at, 16);
+            }
         }
     }
 
