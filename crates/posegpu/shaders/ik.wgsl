@@ -11,9 +11,21 @@
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> frame: array<vec4<u32>>;
 @group(0) @binding(7) var<storage, read_write> locals: array<Xform>;
-// The IK table, 16-byte words: [chain count, 0, 0, 0], the IkChains, their paths (four bone
-// indices per word).
+// The IK table, 16-byte words: the IkHeader, the IkChains, their paths (four bone indices per
+// word).
 @group(0) @binding(8) var<storage, read> ik: array<vec4<u32>>;
+
+// The table's head (IkHeader in src/layout.rs, which documents the fields).
+struct IkHeader {
+    chain_count: u32,
+    pelvis: u32,
+    pelvis_path_start: u32,
+    pelvis_path_len: u32,
+    max_drop: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
 
 // One chain (IkChain in src/layout.rs, which documents the fields).
 struct IkChain {
@@ -41,6 +53,8 @@ const IK_HAND: u32 = 1u;
 const IK_CARRIED: u32 = 2u;
 const IK_NO_BONE: u32 = 0xffffffffu;
 const IK_CHAIN_WORDS: u32 = 6u;
+const IK_HEADER_WORDS: u32 = 2u;
+const IK_MAX_CHAINS: u32 = 3u;
 const PLAN_NO_GOAL: u32 = 8u;
 const TINY: f32 = 1e-8;
 // How much of the chain's bend direction (in root lengths) steadies the pose's own bend
@@ -49,8 +63,14 @@ const BEND_BIAS: f32 = 0.05;
 // The most of its length a chain stretches to (MAX_REACH in src/retarget/ik.rs).
 const MAX_REACH: f32 = 0.999;
 
+fn ik_header() -> IkHeader {
+    let w0 = ik[0];
+    let w1 = ik[1];
+    return IkHeader(w0.x, w0.y, w0.z, w0.w, bitcast<f32>(w1.x), w1.y, w1.z, w1.w);
+}
+
 fn ik_chain(i: u32) -> IkChain {
-    let w = 1u + i * IK_CHAIN_WORDS;
+    let w = IK_HEADER_WORDS + i * IK_CHAIN_WORDS;
     let w0 = ik[w];
     let w1 = ik[w + 1u];
     let w2 = ik[w + 2u];
@@ -165,6 +185,105 @@ fn two_bone(a: vec3<f32>, b: vec3<f32>, e: vec3<f32>, aim: vec3<f32>, pole_in: v
     return TwoBone(true, da, swing_to(e1 - b1, e_new - b1));
 }
 
+// A leg whose goal is in component space (not carried): the pelvis is lowered for it
+// (lowers_pelvis in src/retarget/ik.rs).
+fn lowers_pelvis(c: IkChain) -> bool {
+    return (c.flags & (IK_HAND | IK_CARRIED)) == 0u && c.goal_parent == IK_NO_BONE;
+}
+
+// Where a leg's end aims toward its goal with weight w: its height always, across the ground
+// only as far as the goal is in contact (leg_aim in src/retarget/ik.rs).
+fn leg_aim(c: IkChain, end: vec3<f32>, goal: vec3<f32>, w: f32) -> vec3<f32> {
+    let to_goal = goal - end;
+    let vertical = c.up * dot(to_goal, c.up);
+    let lift = dot(goal, c.up) - c.rest_height;
+    let contact = 1.0 - smoothstep(c.contact_lo, c.contact_hi, lift);
+    return end + (vertical + (to_goal - vertical) * contact) * w;
+}
+
+// How far a chain's root joint must move down `up` for its end to reach the aim (pelvis_drop
+// in src/retarget/ik.rs).
+fn pelvis_drop(a: vec3<f32>, b: vec3<f32>, e: vec3<f32>, aim: vec3<f32>, up: vec3<f32>) -> f32 {
+    let reach = (length(b - a) + length(e - b)) * MAX_REACH;
+    let d = aim - a;
+    if (dot(d, d) <= reach * reach) {
+        return 0.0;
+    }
+    let along = dot(d, up);
+    let across = dot(d, d) - along * along;
+    if (across >= reach * reach) {
+        return 0.0;
+    }
+    return max(-along - sqrt(reach * reach - across), 0.0);
+}
+
+// All of the drop the legs need up to max, fading to none at 1.5 max (capped_drop in
+// src/retarget/ik.rs).
+fn capped_drop(needed: f32, max_drop: f32) -> f32 {
+    if (needed <= max_drop) {
+        return needed;
+    }
+    return max(max_drop * (3.0 - 2.0 * needed / max_drop), 0.0);
+}
+
+struct Goal {
+    t: vec3<f32>,
+    r: vec4<f32>,
+}
+
+// Chain i's goal: the blend of the base samples' goals (component space; a sample without one
+// gives the end where it is), as blend_goal in src/retarget/ik.rs.
+fn blend_goal(base: u32, first: u32, count: u32, sum: f32, i: u32, c: IkChain, end: Xform,
+    has_frame: bool, goal_frame: Xform) -> Goal {
+    let bones = params.bone_count;
+    var goal_t = vec3<f32>(0.0);
+    var goal_r = vec4<f32>(0.0);
+    for (var k = 0u; k < count; k++) {
+        let s = as_sample(frame[first + k]);
+        if (s.weight <= ZERO_WEIGHT) {
+            continue;
+        }
+        let f = s.weight / sum;
+        var g = end;
+        let clip = clip_data(s.clip_and_flags & ~INSTANCE_LOOP);
+        if ((clip.flags & CLIP_PLAN) != 0u) {
+            let record = bones + i;
+            let modes = retarget[plan_word(clip.retarget_base, record, 10u)].w;
+            if ((modes & PLAN_NO_GOAL) == 0u) {
+                let looping = (s.clip_and_flags & INSTANCE_LOOP) != 0u;
+                let t = map_time(s.time, clip.duration, looping);
+                // The goal, and for an in-place sample's component-space goal also the clip's
+                // own (unlocked) root-motion bone: one call site, so that the sampling code is
+                // inlined once.
+                let relock = s.root_lock != 0u && !has_frame;
+                var r0 = IDENTITY;
+                for (var q = 0u; q < select(1u, 2u, relock); q++) {
+                    let x = apply_plan(clip, t, select(record, root_bone, q == 1u));
+                    if (q == 0u) {
+                        g = x;
+                    } else {
+                        r0 = x;
+                    }
+                }
+                if (has_frame) {
+                    g = compose(g, goal_frame);
+                } else if (relock) {
+                    // At the height the clip gives it: the floor does not move with the lock.
+                    let h = dot(g.t.xyz, c.up);
+                    let root_then = compose(r0, params.root_parent);
+                    let root_now = compose(locals[base + root_bone], params.root_parent);
+                    g = compose(relative(g, root_then), root_now);
+                    g.t = vec4<f32>(g.t.xyz + c.up * (h - dot(g.t.xyz, c.up)), 0.0);
+                }
+            }
+        }
+        goal_t += g.t.xyz * f;
+        let r = select(-g.r, g.r, dot(goal_r, g.r) >= 0.0);
+        goal_r += r * f;
+    }
+    return Goal(goal_t, goal_r);
+}
+
 fn local_rotation(parent: vec4<f32>, cs: vec4<f32>) -> vec4<f32> {
     return normalize_quat(quat_mul(quat_conj(parent), cs));
 }
@@ -197,12 +316,43 @@ fn main(
     }
     let feet = bitcast<f32>(ik_layer.y);
     let hands = bitcast<f32>(ik_layer.z);
+    let first = head.first + 1u;
     let count = layer_samples(as_layer(frame[head.first]));
     var sum = 0.0;
     for (var k = 0u; k < count; k++) {
-        let w = as_sample(frame[head.first + 1u + k]).weight;
+        let w = as_sample(frame[first + k]).weight;
         if (w > ZERO_WEIGHT) {
             sum += w;
+        }
+    }
+    // The legs' goals, blended once before any chain runs: the pelvis drop needs them all.
+    var leg_goals: array<vec3<f32>, IK_MAX_CHAINS>;
+    var cached = 0u;
+    let top = ik_header();
+    if (top.pelvis != IK_NO_BONE) {
+        var drop = 0.0;
+        var up = vec3<f32>(0.0);
+        for (var i = 0u; i < min(chains, IK_MAX_CHAINS); i++) {
+            let c = ik_chain(i);
+            let w = select(feet, hands, (c.flags & IK_HAND) != 0u);
+            let on = w > ZERO_WEIGHT && ((c.flags & IK_CARRIED) != 0u || sum > 0.0);
+            if (!on || !lowers_pelvis(c)) {
+                continue;
+            }
+            let p = walk_chain(base, c);
+            let g = blend_goal(base, first, count, sum, i, c, p.end, false, IDENTITY);
+            leg_goals[i] = g.t;
+            cached |= 1u << i;
+            let aim = leg_aim(c, p.end.t.xyz, g.t, w);
+            up = c.up;
+            drop = max(drop, pelvis_drop(p.root.t.xyz, p.mid.t.xyz, p.end.t.xyz, aim, up));
+        }
+        drop = capped_drop(drop, top.max_drop);
+        if (drop > 0.0) {
+            let parent = walk_to(base, top.pelvis_path_start, top.pelvis_path_len);
+            let moved = quat_rotate(quat_conj(parent.r), up * -drop);
+            let at = base + top.pelvis;
+            locals[at].t = vec4<f32>(locals[at].t.xyz + moved * safe_recip3(parent.s.xyz), 0.0);
         }
     }
     for (var i = 0u; i < chains; i++) {
@@ -224,71 +374,24 @@ fn main(
         if (has_frame) {
             goal_frame = walk_to(base, c.goal_path_start, c.goal_path_len);
         }
-        var goal_t = vec3<f32>(0.0);
-        var goal_r = vec4<f32>(0.0);
+        var goal = Goal(vec3<f32>(0.0), p.end.r);
         if (carried && has_frame) {
             // A carried chain's goal is its foot bone, wherever the pose put it.
-            goal_t = goal_frame.t.xyz;
-            goal_r = p.end.r;
+            goal.t = goal_frame.t.xyz;
+        } else if (i < IK_MAX_CHAINS && (cached & (1u << i)) != 0u) {
+            // A leg's goal from before the pelvis dropped (a sample without a goal keeps the
+            // foot where the pose put it, not where the drop took it).
+            goal.t = leg_goals[min(i, IK_MAX_CHAINS - 1u)];
         } else {
-            for (var k = 0u; k < count; k++) {
-                let s = as_sample(frame[head.first + 1u + k]);
-                if (s.weight <= ZERO_WEIGHT) {
-                    continue;
-                }
-                let f = s.weight / sum;
-                var g = p.end;
-                let clip = clip_data(s.clip_and_flags & ~INSTANCE_LOOP);
-                if ((clip.flags & CLIP_PLAN) != 0u) {
-                    let record = bones + i;
-                    let modes = retarget[plan_word(clip.retarget_base, record, 10u)].w;
-                    if ((modes & PLAN_NO_GOAL) == 0u) {
-                        let looping = (s.clip_and_flags & INSTANCE_LOOP) != 0u;
-                        let t = map_time(s.time, clip.duration, looping);
-                        // The goal, and for an in-place sample's component-space goal also the
-                        // clip's own (unlocked) root-motion bone: one call site, so that the
-                        // sampling code is inlined once.
-                        let relock = s.root_lock != 0u && !has_frame;
-                        var r0 = IDENTITY;
-                        for (var q = 0u; q < select(1u, 2u, relock); q++) {
-                            let x = apply_plan(clip, t, select(record, root_bone, q == 1u));
-                            if (q == 0u) {
-                                g = x;
-                            } else {
-                                r0 = x;
-                            }
-                        }
-                        if (has_frame) {
-                            g = compose(g, goal_frame);
-                        } else if (relock) {
-                            // At the height the clip gives it: the floor does not move with
-                            // the lock.
-                            let h = dot(g.t.xyz, c.up);
-                            let root_then = compose(r0, params.root_parent);
-                            let root_now = compose(locals[base + root_bone], params.root_parent);
-                            g = compose(relative(g, root_then), root_now);
-                            g.t = vec4<f32>(g.t.xyz + c.up * (h - dot(g.t.xyz, c.up)), 0.0);
-                        }
-                    }
-                }
-                goal_t += g.t.xyz * f;
-                let r = select(-g.r, g.r, dot(goal_r, g.r) >= 0.0);
-                goal_r += r * f;
-            }
+            goal = blend_goal(base, first, count, sum, i, c, p.end, has_frame, goal_frame);
         }
-        // A leg moves its end's height to the goal's always, and across the ground only as far
-        // as the goal is in contact: a swinging foot keeps the retargeted stride.
-        var to_goal = goal_t - p.end.t.xyz;
+        var aim = p.end.t.xyz + (goal.t - p.end.t.xyz) * w;
         if (!hand && !carried) {
-            let vertical = c.up * dot(to_goal, c.up);
-            let lift = dot(goal_t, c.up) - c.rest_height;
-            let contact = 1.0 - smoothstep(c.contact_lo, c.contact_hi, lift);
-            to_goal = vertical + (to_goal - vertical) * contact;
+            aim = leg_aim(c, p.end.t.xyz, goal.t, w);
         }
-        let aim = p.end.t.xyz + to_goal * w;
         var end_rotation = p.end.r;
         if (hand) {
-            let g0 = goal_r * (1.0 / length(goal_r));
+            let g0 = goal.r * (1.0 / length(goal.r));
             let g = select(-g0, g0, dot(p.end.r, g0) >= 0.0);
             let v = p.end.r * (1.0 - w) + g * w;
             end_rotation = v * (1.0 / length(v));

@@ -337,9 +337,34 @@ pub(crate) const PLAN_NO_GOAL: u32 = 8;
 // IK after retargeting (src/retarget/goals.rs builds the chains, src/cpu/ik.rs and
 // shaders/ik.wgsl run them)
 
-/// One two-bone IK chain of the library's skeleton. The IK table (`ik` buffer) is
-/// an array of 16-byte words: `[chain count, 0, 0, 0]`, the chains, then their bone paths
-/// (four `u32` per word; `path_start` counts `u32`s from the table's start).
+/// The head of the IK table (`ik` buffer), an array of 16-byte words: this header, the
+/// [`IkChain`]s, then their bone paths (four `u32` per word; path starts count `u32`s from the
+/// table's start).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct IkHeader {
+    pub chain_count: u32,
+    /// The bone that carries both legs (the hips), lowered where the legs cannot reach their
+    /// goals; [`IK_NO_BONE`] for none.
+    pub pelvis: u32,
+    /// The bones from the skeleton's root down to the pelvis's parent (empty for a root
+    /// pelvis).
+    pub pelvis_path_start: u32,
+    pub pelvis_path_len: u32,
+    /// The most the pelvis is lowered, in component units.
+    pub max_drop: f32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
+}
+
+/// The most chains an IK table holds (both legs and the left arm).
+pub(crate) const IK_MAX_CHAINS: u32 = 3;
+
+/// Words of the [`IkHeader`]; the chains start after it.
+pub(crate) const IK_HEADER_WORDS: u32 = (size_of::<IkHeader>() / 16) as u32;
+
+/// One two-bone IK chain of the library's skeleton, in the IK table after its [`IkHeader`].
 ///
 /// `root` → `mid` → `end` (thigh, shin, foot; upper arm, forearm, hand), each a descendant of
 /// the one before (96 bytes); or, [`IK_CARRIED`], an IK-style leg whose foot hangs elsewhere
@@ -683,6 +708,16 @@ mod tests {
             t_yaw_axis: t_yaw_axis,
             source_rest: source_rest,
         }),
+        layout!(IkHeader {
+            chain_count: chain_count,
+            pelvis: pelvis,
+            pelvis_path_start: pelvis_path_start,
+            pelvis_path_len: pelvis_path_len,
+            max_drop: max_drop,
+            _pad0: _pad0,
+            _pad1: _pad1,
+            _pad2: _pad2,
+        }),
         layout!(IkChain {
             root: root,
             mid: mid,
@@ -804,6 +839,8 @@ mod tests {
             ("IK_CARRIED", U32(IK_CARRIED)),
             ("IK_NO_BONE", U32(IK_NO_BONE)),
             ("IK_CHAIN_WORDS", U32(IK_CHAIN_WORDS)),
+            ("IK_HEADER_WORDS", U32(IK_HEADER_WORDS)),
+            ("IK_MAX_CHAINS", U32(IK_MAX_CHAINS)),
             ("INSTANCE_LOOP", U32(INSTANCE_LOOP)),
             ("ROOT_LOCK_REF_POSE", U32(ROOT_LOCK_REF_POSE)),
             ("ROOT_LOCK_FIRST_FRAME", U32(ROOT_LOCK_FIRST_FRAME)),
@@ -870,6 +907,7 @@ mod tests {
         "PathFold",
         "ChainPose",
         "TwoBone",
+        "Goal",
         "Step",
         "Crossing",
         "MeshApplied",

@@ -9,7 +9,7 @@ use glam::Vec3;
 use super::frame::Character;
 use super::humanoid::Side;
 use super::tree::Tree;
-use crate::layout::{Entry, IkChain, IK_CARRIED, IK_HAND, IK_NO_BONE};
+use crate::layout::{Entry, IkChain, IkHeader, IK_CARRIED, IK_HAND, IK_MAX_CHAINS, IK_NO_BONE};
 use crate::math::Transform;
 use crate::model::Skeleton;
 
@@ -85,6 +85,29 @@ pub(crate) const CONTACT_LO: f32 = 0.03;
 /// See [`CONTACT_LO`].
 pub(crate) const CONTACT_HI: f32 = 0.08;
 
+/// The most the IK stage lowers the pelvis so that the legs reach their goals, in hip heights
+/// (a target whose legs are short for its hip height, or a source stride longer than the
+/// target's legs reach).
+pub(crate) const MAX_PELVIS_DROP: f32 = 0.1;
+
+/// The bone the IK stage lowers where the legs cannot reach their goals: the hips, when both
+/// legs are chains whose thighs hang below them (an IK-style leg, whose foot hangs elsewhere,
+/// is not lowered with them); with the most it may be lowered (component units).
+pub(crate) fn pelvis(
+    skeleton: &Skeleton,
+    character: &Character,
+    chains: &[ChainDef],
+) -> Option<(usize, f32)> {
+    let tree = Tree::new(skeleton);
+    let hips = character.humanoid.hips;
+    let legs: Vec<&ChainDef> = chains.iter().filter(|c| !c.hand).collect();
+    let all = legs.len() == 2
+        && legs
+            .iter()
+            .all(|c| c.carried.is_none() && c.root != hips && tree.is_ancestor(hips, c.root));
+    all.then_some((hips, MAX_PELVIS_DROP * character.body.hip_height))
+}
+
 /// The chains of `character` (whose skeleton is `skeleton`): left leg, right leg, left arm,
 /// each only where its three bones descend from one another within [`MAX_IK_DEPTH`]; a leg
 /// whose foot hangs elsewhere (an IK-style rig) is a carried chain: the shin reaches the foot
@@ -140,13 +163,23 @@ pub(crate) fn chains(skeleton: &Skeleton, character: &Character) -> Vec<ChainDef
     .collect()
 }
 
-/// The IK table of `chains` (layout: [`IkChain`]).
-pub(crate) fn table(skeleton: &Skeleton, chains: &[ChainDef]) -> Vec<Entry> {
+/// The IK table of `chains` and `pelvis` (layout: [`IkHeader`], [`IkChain`]).
+pub(crate) fn table(
+    skeleton: &Skeleton,
+    chains: &[ChainDef],
+    pelvis: Option<(usize, f32)>,
+) -> Vec<Entry> {
     let tree = Tree::new(skeleton);
     let down =
         |bone: usize| -> Vec<u32> { tree.top_down(bone).into_iter().map(|b| b as u32).collect() };
-    let header = 1 + chains.len() * size_of::<IkChain>() / 16;
-    let mut paths: Vec<u32> = Vec::new();
+    debug_assert!(chains.len() <= IK_MAX_CHAINS as usize);
+    let header = (size_of::<IkHeader>() + chains.len() * size_of::<IkChain>()) / size_of::<Entry>();
+    // The pelvis's parent's path first, then each chain's.
+    let pelvis_path = pelvis
+        .and_then(|(p, _)| tree.parent[p])
+        .map(down)
+        .unwrap_or_default();
+    let mut paths: Vec<u32> = pelvis_path.clone();
     let mut records = Vec::with_capacity(chains.len());
     for c in chains {
         let path = down(if c.carried.is_some() { c.mid } else { c.end });
@@ -176,7 +209,15 @@ pub(crate) fn table(skeleton: &Skeleton, chains: &[ChainDef]) -> Vec<Entry> {
             _pad2: 0,
         });
     }
-    let mut out: Vec<Entry> = vec![[chains.len() as u32, 0, 0, 0]];
+    let head = IkHeader {
+        chain_count: chains.len() as u32,
+        pelvis: pelvis.map_or(IK_NO_BONE, |(p, _)| p as u32),
+        pelvis_path_start: (header * 4) as u32,
+        pelvis_path_len: pelvis_path.len() as u32,
+        max_drop: pelvis.map_or(0.0, |(_, d)| d),
+        ..IkHeader::default()
+    };
+    let mut out: Vec<Entry> = bytemuck::cast_slice(&[head]).to_vec();
     out.extend_from_slice(bytemuck::cast_slice(&records));
     out.extend(paths.chunks(4).map(|c| {
         let mut word = [0; 4];

@@ -7,8 +7,11 @@ use glam::{Quat, Vec3, Vec4};
 
 use super::goals::IkWeights;
 use crate::additive::delta::ZERO_WEIGHT;
-use crate::layout::{Entry, IkChain, IK_CARRIED, IK_CHAIN_WORDS, IK_HAND, IK_NO_BONE};
-use crate::math::{find_between_normals, Transform, TINY};
+use crate::layout::{
+    Entry, IkChain, IkHeader, IK_CARRIED, IK_CHAIN_WORDS, IK_HAND, IK_HEADER_WORDS, IK_MAX_CHAINS,
+    IK_NO_BONE,
+};
+use crate::math::{find_between_normals, safe_recip, Transform, TINY};
 
 /// The number of chains of an IK table.
 pub(crate) fn chain_count(table: &[Entry]) -> usize {
@@ -36,8 +39,12 @@ impl Chains<'_> {
         self.0.first().map_or(0, |w| w[0] as usize)
     }
 
+    fn header(&self) -> IkHeader {
+        *bytemuck::from_bytes(bytemuck::cast_slice(&self.0[..IK_HEADER_WORDS as usize]))
+    }
+
     fn chain(&self, i: usize) -> IkChain {
-        let at = 1 + i * IK_CHAIN_WORDS as usize;
+        let at = (IK_HEADER_WORDS + i as u32 * IK_CHAIN_WORDS) as usize;
         *bytemuck::from_bytes(bytemuck::cast_slice(
             &self.0[at..at + IK_CHAIN_WORDS as usize],
         ))
@@ -132,14 +139,48 @@ pub(crate) fn solve(
 ) {
     let chains = Chains(table);
     let sum: f32 = sample_weights.clone().filter(|&w| w > ZERO_WEIGHT).sum();
+    let weight = |c: &IkChain| {
+        let w = if c.flags & IK_HAND != 0 {
+            weights.hands
+        } else {
+            weights.feet
+        };
+        (w > ZERO_WEIGHT && (c.flags & IK_CARRIED != 0 || sum > 0.0)).then_some(w)
+    };
+    // The legs' goals, blended once before any chain runs: the pelvis drop needs them all.
+    let mut leg_goals = [None; IK_MAX_CHAINS as usize];
+    let head = chains.header();
+    if head.pelvis != IK_NO_BONE {
+        let mut drop = 0.0f32;
+        let mut up = Vec3::ZERO;
+        for (i, cached) in leg_goals.iter_mut().enumerate().take(chains.count()) {
+            let c = chains.chain(i);
+            let Some(w) = weight(&c).filter(|_| lowers_pelvis(&c)) else {
+                continue;
+            };
+            let p = chains.walk_chain(locals, &c);
+            let (goal_t, _) =
+                blend_goal(sample_weights.clone(), sum, p.end, None, |k| goal(i, &c, k));
+            *cached = Some(goal_t);
+            let aim = leg_aim(&c, p.end.translation, goal_t, w);
+            let (a, b, e) = (p.root.translation, p.mid.translation, p.end.translation);
+            up = Vec3::from_array(c.up);
+            drop = drop.max(pelvis_drop(a, b, e, aim, up));
+        }
+        let drop = capped_drop(drop, head.max_drop);
+        if drop > 0.0 {
+            let parent = chains.walk_to(locals, head.pelvis_path_start, head.pelvis_path_len);
+            let moved = parent.rotation.conjugate() * (up * -drop);
+            locals[head.pelvis as usize].translation += moved * safe_recip(parent.scale);
+        }
+    }
     for i in 0..chains.count() {
         let c = chains.chain(i);
         let hand = c.flags & IK_HAND != 0;
         let carried = c.flags & IK_CARRIED != 0;
-        let w = if hand { weights.hands } else { weights.feet };
-        if !(w > ZERO_WEIGHT && (carried || sum > 0.0)) {
+        let Some(w) = weight(&c) else {
             continue;
-        }
+        };
         let mut p = chains.walk_chain(locals, &c);
         if carried {
             let tip = Transform {
@@ -151,22 +192,19 @@ pub(crate) fn solve(
         let end = p.end;
         let frame = (c.goal_parent != IK_NO_BONE)
             .then(|| chains.walk_to(locals, c.goal_path_start, c.goal_path_len));
-        let (goal_t, goal_r) = match frame {
+        let (goal_t, goal_r) = match (frame, leg_goals.get(i).copied().flatten()) {
             // A carried chain's goal is its foot bone, wherever the pose put it.
-            Some(foot) if carried => (foot.translation, Vec4::from(end.rotation)),
+            (Some(foot), _) if carried => (foot.translation, Vec4::from(end.rotation)),
+            // A leg's goal from before the pelvis dropped (a sample without a goal keeps the
+            // foot where the pose put it, not where the drop took it).
+            (_, Some(goal_t)) => (goal_t, Vec4::from(end.rotation)),
             _ => blend_goal(sample_weights.clone(), sum, end, frame, |k| goal(i, &c, k)),
         };
-        // A leg moves its end's height to the goal's always, and across the ground only as
-        // far as the goal is in contact: a swinging foot keeps the retargeted stride.
-        let mut to_goal = goal_t - end.translation;
-        if !hand && !carried {
-            let up = Vec3::from_array(c.up);
-            let vertical = up * to_goal.dot(up);
-            let lift = goal_t.dot(up) - c.rest_height;
-            let contact = 1.0 - smoothstep(c.contact_lo, c.contact_hi, lift);
-            to_goal = vertical + (to_goal - vertical) * contact;
-        }
-        let target = end.translation + to_goal * w;
+        let target = if !hand && !carried {
+            leg_aim(&c, end.translation, goal_t, w)
+        } else {
+            end.translation + (goal_t - end.translation) * w
+        };
         let end_rotation = if hand {
             let e = Vec4::from(end.rotation);
             let g = goal_r * (1.0 / goal_r.length());
@@ -192,6 +230,52 @@ pub(crate) fn solve(
         if !carried {
             locals[c.end as usize].rotation = rot(dba * p.par_end.rotation, end_rotation);
         }
+    }
+}
+
+/// True for a chain the pelvis is lowered for: a leg whose goal is in component space (not
+/// carried: an IK-style foot hangs elsewhere).
+fn lowers_pelvis(c: &IkChain) -> bool {
+    c.flags & (IK_HAND | IK_CARRIED) == 0 && c.goal_parent == IK_NO_BONE
+}
+
+/// Where a leg's end aims, from where it is (`end`) toward its goal with weight `w`: its
+/// height always, across the ground only as far as the goal is in contact (a swinging foot
+/// keeps the retargeted stride).
+fn leg_aim(c: &IkChain, end: Vec3, goal: Vec3, w: f32) -> Vec3 {
+    let up = Vec3::from_array(c.up);
+    let to_goal = goal - end;
+    let vertical = up * to_goal.dot(up);
+    let lift = goal.dot(up) - c.rest_height;
+    let contact = 1.0 - smoothstep(c.contact_lo, c.contact_hi, lift);
+    end + (vertical + (to_goal - vertical) * contact) * w
+}
+
+/// How far the root joint `a` of a chain `a` → `b` → `e` must move down `up` for its end to
+/// reach `aim` (at the most [`MAX_REACH`] of its length): 0 where it reaches, and where no
+/// drop would (an aim farther across than the chain is long: lowering would only sink it).
+fn pelvis_drop(a: Vec3, b: Vec3, e: Vec3, aim: Vec3, up: Vec3) -> f32 {
+    let reach = ((b - a).length() + (e - b).length()) * MAX_REACH;
+    let d = aim - a;
+    if d.length_squared() <= reach * reach {
+        return 0.0;
+    }
+    let along = d.dot(up);
+    let across = d.length_squared() - along * along;
+    if across >= reach * reach {
+        return 0.0;
+    }
+    (-along - (reach * reach - across).sqrt()).max(0.0)
+}
+
+/// The pelvis drop the legs get for the drop they need: all of it up to `max`; past `max` it
+/// fades to none at `1.5 max`, where a goal is taken as out of the legs' reach (a source foot
+/// far from its own leg, as IK-style rigs allow) rather than crouched toward.
+fn capped_drop(needed: f32, max: f32) -> f32 {
+    if needed <= max {
+        needed
+    } else {
+        (max * (3.0 - 2.0 * needed / max)).max(0.0)
     }
 }
 
@@ -256,4 +340,38 @@ fn two_bone(a: Vec3, b: Vec3, e: Vec3, target: Vec3, pole: Vec3) -> Option<(Quat
     let b1 = a + da * (b - a);
     let e1 = a + da * (e - a);
     Some((da, swing(e1 - b1, e_new - b1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pelvis_drops_as_far_as_the_leg_needs_to_reach() {
+        // A straight leg of length 1 hanging from (0, 1, 0); up is +Y.
+        let (a, b, e, up) = (Vec3::Y, Vec3::Y * 0.5, Vec3::ZERO, Vec3::Y);
+        let reach = MAX_REACH;
+        // Within reach: no drop.
+        assert_eq!(pelvis_drop(a, b, e, Vec3::new(0.3, 0.2, 0.0), up), 0.0);
+        // Below and ahead: the dropped hip reaches the aim at full stretch.
+        let aim = Vec3::new(0.6, -0.2, 0.1);
+        let drop = pelvis_drop(a, b, e, aim, up);
+        assert!(drop > 0.0);
+        assert!((((a - up * drop) - aim).length() - reach).abs() < 1e-5);
+        // Farther across than the leg is long: lowering would only sink the foot.
+        assert_eq!(pelvis_drop(a, b, e, Vec3::new(1.2, 0.5, 0.0), up), 0.0);
+        // Above the hip and out of reach: a drop would take it farther.
+        assert_eq!(pelvis_drop(a, b, e, Vec3::new(0.2, 2.5, 0.0), up), 0.0);
+    }
+
+    #[test]
+    fn a_drop_past_the_cap_fades_out_without_a_jump() {
+        let max = 0.1;
+        assert_eq!(capped_drop(0.05, max), 0.05);
+        assert_eq!(capped_drop(max, max), max);
+        assert!((capped_drop(max * 1.000_01, max) - max).abs() < 1e-5);
+        assert!((capped_drop(max * 1.25, max) - max * 0.5).abs() < 1e-6);
+        assert_eq!(capped_drop(max * 1.5, max), 0.0);
+        assert_eq!(capped_drop(max * 4.0, max), 0.0);
+    }
 }

@@ -150,7 +150,11 @@ impl RetargetPlan {
         Ok(Self {
             records: built.records,
             goals: built.goals,
-            ik_table: goals::table(&target.skeleton, &chains),
+            ik_table: goals::table(
+                &target.skeleton,
+                &chains,
+                goals::pelvis(&target.skeleton, &t_char, &chains),
+            ),
             paths: built.paths,
             bones: built.bones,
             g: built.g,

@@ -118,6 +118,36 @@ fn feet_reach_the_ground_where_the_source_stands() {
 }
 
 #[test]
+fn legs_short_for_the_stride_lower_the_pelvis() {
+    // KayKit's Knight under a CMU walk: its legs are short for its hip height, so at full
+    // stride they cannot reach where the source's feet are. The IK stage lowers the hips as
+    // far as the legs need (at most 10% of hip height), and the feet then meet the aim.
+    let (_, off) = run_pair(CMU_WALK, None, KNIGHT, 60, IkWeights::NONE);
+    let (label, on) = run_pair(CMU_WALK, None, KNIGHT, 60, IkWeights::FEET);
+    assert!(
+        off.feet_height.max > quality::AIM_HEIGHT,
+        "{label}: {}",
+        off.summary()
+    );
+    for (what, v) in [
+        ("ankle lift", on.feet_height.max),
+        ("contact", on.contact_height.max),
+    ] {
+        assert!(v <= quality::AIM_HEIGHT, "{label}: {what} {v:.4} with IK");
+    }
+    let dropped = on.hips_height.max - off.hips_height.max;
+    assert!(
+        dropped > 0.01 && dropped <= 0.1 + 1e-4,
+        "{label}: pelvis {dropped:.4}"
+    );
+    assert!(
+        on.travel.max <= quality::AIM_HEIGHT,
+        "{label}: {}",
+        on.summary()
+    );
+}
+
+#[test]
 fn an_ik_style_leg_reaches_its_foot() {
     // Mech_Stan's feet hang from the root: the plan places them, and the shin's carried point
     // (what the mesh shows) follows only with IK.

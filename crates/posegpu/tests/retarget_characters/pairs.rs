@@ -259,8 +259,9 @@ fn every_cross_tool_pair() {
 fn every_cross_tool_pair_with_feet_ik() {
     // IK after retargeting on the same pairs: the ankle lift never gets worse than without it,
     // the contact lift (the toes where both have toes: IK keeps the foot's turn, so the toes
-    // follow the ankle) by at most 1% of hip height, the pelvis stays where the plan puts it,
-    // and more pairs meet the heights aim (16 of 38 without, 30 with, when measured).
+    // follow the ankle) by at most 1% of hip height, the pelvis goes down only as far as the
+    // legs need, and more pairs meet the heights aim (16 of 38 without, 31 with, when
+    // measured).
     println!("| pair | dir mean° | dir p95° | dir max° | pelvis h %H | ankle lift %H | contact %H | travel %H | IK gap %H | slide src/tgt H/s | worst segment mean/p95 |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mut failures = Vec::new();
@@ -287,7 +288,9 @@ fn every_cross_tool_pair_with_feet_ik() {
                 failures.push(format!("{label}: {what} {b:.4} with IK, {a:.4} without"));
             }
         }
-        if on.hips_height.max > AIM_HEIGHT || on.travel.max > AIM_HEIGHT {
+        // The pelvis goes down only where the legs cannot reach (at most 10% of hip height),
+        // and never across the ground.
+        if on.hips_height.max > off.hips_height.max + 0.1 || on.travel.max > AIM_HEIGHT {
             failures.push(format!("{label}: the pelvis moved: {}", on.summary()));
         }
     }
@@ -298,5 +301,5 @@ fn every_cross_tool_pair_with_feet_ik() {
         heights_met.1
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(heights_met.1 >= heights_met.0 + 12, "{heights_met:?}");
+    assert!(heights_met.1 >= heights_met.0 + 15, "{heights_met:?}");
 }
