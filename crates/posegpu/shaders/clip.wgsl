@@ -354,11 +354,18 @@ fn sample_channels(ct: ChannelData, cr: ChannelData, cs: ChannelData, t: f32, fi
 }
 
 // Source bone `bone`'s local in a plan clip at t; channels the clip lacks take the source's
-// reference local, stored at word `rest` on.
-fn source_local(clip: ClipData, bone: u32, rest: u32, t: f32, search: ptr<function, KeySearch>)
-    -> Xform {
-    return sample_channels(clip_channel(clip, bone, 0u), clip_channel(clip, bone, 1u),
-        clip_channel(clip, bone, 2u), t, retarget_xform(rest + bone * 3u), search);
+// reference local, stored at word `rest` on. Only the rotation is sampled unless `full` (the
+// translation and scale channels read as absent).
+fn source_local(clip: ClipData, bone: u32, rest: u32, t: f32, full: bool,
+    search: ptr<function, KeySearch>) -> Xform {
+    var ct = ChannelData(0u, 0u, 0u, 0u);
+    var cs = ct;
+    if (full) {
+        ct = clip_channel(clip, bone, 0u);
+        cs = clip_channel(clip, bone, 2u);
+    }
+    return sample_channels(ct, clip_channel(clip, bone, 1u), cs, t,
+        retarget_xform(rest + bone * 3u), search);
 }
 
 // X, the composition of the sampled source locals over path entries start .. start + len (each
@@ -368,14 +375,14 @@ struct PathFold {
     captured: Xform,
 }
 
-fn fold_path(clip: ClipData, rest: u32, t: f32, start: u32, len: u32, cap: u32,
+fn fold_path(clip: ClipData, rest: u32, t: f32, start: u32, len: u32, cap: u32, full: bool,
     search: ptr<function, KeySearch>) -> PathFold {
     var x = IDENTITY;
     var captured = IDENTITY;
     for (var k = 0u; k < len; k++) {
         let i = start + k;
         let e = retarget[i / 4u][i % 4u];
-        var l = source_local(clip, e & ~PATH_INVERSE, rest, t, search);
+        var l = source_local(clip, e & ~PATH_INVERSE, rest, t, full, search);
         if ((e & PATH_INVERSE) != 0u) {
             l = inverse_xform(l);
         }
@@ -403,17 +410,25 @@ fn plan_swing(rest: vec3<f32>, chord: vec3<f32>) -> vec4<f32> {
 
 // Target bone `bone` of a character source's clip at t, from its plan record: the CPU twin is
 // apply_bone in src/retarget/plan/apply.rs (same operations, same order; factors that are the
-// identity by construction are left out).
+// identity by construction are left out, and so are the samples the record does not read).
 fn apply_plan(clip: ClipData, t: f32, bone: u32) -> Xform {
     let r = bone_plan(clip.retarget_base, bone);
+    let driven = (r.modes & PLAN_DRIVEN) != 0u;
+    if ((r.modes & PLAN_ROTATION) == PLAN_REFERENCE && !driven) {
+        return Xform(normalize_quat(r.outer_post), vec4<f32>(r.t_const, 0.0),
+            vec4<f32>(r.scale, 0.0));
+    }
     var search = seeded_search;
+    let parent = any(r.parent_swing != vec3<f32>(0.0));
+    // X's translation is read by a driven translation or a parent swing without its own chord.
+    let full = array<bool, 3>(driven || (parent && r.parent_chord_len == 0u), true, true);
     // X (main) and the two chords, folded in one loop: the sampling code is inlined once.
     let lens = array<u32, 3>(r.path_len, r.chord_len, r.parent_chord_len);
     let caps = array<u32, 3>(r.t_cap, 0u, 0u);
     var folds: array<PathFold, 3>;
     var first = r.path_start;
     for (var k = 0u; k < 3u; k++) {
-        folds[k] = fold_path(clip, r.source_rest, t, first, lens[k], caps[k], &search);
+        folds[k] = fold_path(clip, r.source_rest, t, first, lens[k], caps[k], full[k], &search);
         first += lens[k];
     }
     let main = folds[0];
@@ -423,7 +438,6 @@ fn apply_plan(clip: ClipData, t: f32, bone: u32) -> Xform {
     if (own) {
         sc = plan_swing(r.swing, folds[1].x.t.xyz);
     }
-    let parent = any(r.parent_swing != vec3<f32>(0.0));
     var sp_inv = vec4<f32>(0.0, 0.0, 0.0, 1.0);
     if (parent) {
         let chord = select(main.x.t.xyz, folds[2].x.t.xyz, r.parent_chord_len > 0u);
@@ -456,7 +470,7 @@ fn apply_plan(clip: ClipData, t: f32, bone: u32) -> Xform {
         }
     }
     var translation = r.t_const;
-    if ((r.modes & PLAN_DRIVEN) != 0u) {
+    if (driven) {
         var v = main.x.t.xyz * r.t_k - r.t_sub;
         if (parent) {
             v = quat_rotate(sp_inv, v);

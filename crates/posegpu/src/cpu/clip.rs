@@ -128,16 +128,30 @@ fn sample_channels(
     if let Some((a, b, alpha)) = sample_channel(lib, &channels[0], t, search) {
         out.translation = lerp3(lib.value3(a), lib.value3(b), alpha);
     }
-    if let Some((a, b, alpha)) = sample_channel(lib, &channels[1], t, search) {
-        let (qa, qb) = (lib.value4(a), lib.value4(b));
-        let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
-        out.rotation = normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign));
-    } else {
-        out.rotation = normalize_quat(Vec4::from(out.rotation));
-    }
+    out = sample_rotation(lib, &channels[1], t, out, search);
     if let Some((a, b, alpha)) = sample_channel(lib, &channels[2], t, search) {
         out.scale = lerp3(lib.value3(a), lib.value3(b), alpha);
     }
+    out
+}
+
+/// `fill` with its rotation sampled from channel `ch` at `t` (normalized either way).
+fn sample_rotation(
+    lib: &AnimLibrary,
+    ch: &ChannelData,
+    t: f32,
+    fill: Transform,
+    search: &mut KeySearch,
+) -> Transform {
+    let mut out = fill;
+    out.rotation = match sample_channel(lib, ch, t, search) {
+        Some((a, b, alpha)) => {
+            let (qa, qb) = (lib.value4(a), lib.value4(b));
+            let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
+            normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign))
+        }
+        None => normalize_quat(Vec4::from(out.rotation)),
+    };
     out
 }
 
@@ -156,24 +170,31 @@ fn sample_plan_bone(
     apply_bone(
         r,
         |i| data.path_entry(i),
-        |source| source_local(lib, c, r, source, t, search),
+        |source, full| source_local(lib, c, r, source, t, full, search),
     )
 }
 
 /// Source bone `source`'s local in plan clip `c` at `t` (`source_local` in `clip.wgsl`):
-/// channels the clip lacks take the source's reference locals, stored where `r` says.
+/// channels the clip lacks take the source's reference locals, stored where `r` says; only
+/// the rotation is sampled unless `full`.
 pub(crate) fn source_local(
     lib: &AnimLibrary,
     c: &ClipData,
     r: &BonePlan,
     source: usize,
     t: f32,
+    full: bool,
     search: &mut KeySearch,
 ) -> Transform {
     let data = lib.data();
     let base = c.channel_base as usize + source * 3;
     let fill = *data.record::<Xform>(r.source_rest + source as u32 * 3);
-    sample_channels(lib, &data.channels[base..base + 3], t, fill.into(), search)
+    let channels = &data.channels[base..base + 3];
+    if full {
+        sample_channels(lib, channels, t, fill.into(), search)
+    } else {
+        sample_rotation(lib, &channels[1], t, fill.into(), search)
+    }
 }
 
 /// Applies a bone's translation retargeting mode to its sampled local transform `x`. Additive

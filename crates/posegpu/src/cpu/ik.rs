@@ -73,7 +73,9 @@ pub(super) fn run_instance(
                 apply_bone(
                     r,
                     |i| data.path_entry(i),
-                    |source| super::clip::source_local(lib, c, r, source, t, &mut search),
+                    |source, full| {
+                        super::clip::source_local(lib, c, r, source, t, full, &mut search)
+                    },
                 )
             };
             let goal = run(r);

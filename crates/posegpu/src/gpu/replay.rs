@@ -30,8 +30,9 @@ use crate::batch::PoseBatch;
 use crate::layout::{
     BonePlan, Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, FUSED_BONES, INSTANCE_LOOP,
     LAYER_BASE, LAYER_BLEND_LOCAL, LAYER_BLEND_MESH, LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH,
-    LAYER_IK, LAYER_INERTIALIZE, LAYER_MESH, PATH_INVERSE, PLAN_WORDS, RETARGET_ORIENT,
-    RETARGET_WORDS, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE, SHARED_SEARCHES, WORKGROUP_SIZE,
+    LAYER_IK, LAYER_INERTIALIZE, LAYER_MESH, PATH_INVERSE, PLAN_DRIVEN, PLAN_REFERENCE,
+    PLAN_ROTATION, PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS, ROOT_LOCK_FIRST_FRAME,
+    ROOT_LOCK_REF_POSE, SHARED_SEARCHES, WORKGROUP_SIZE,
 };
 use crate::library::AnimLibrary;
 use crate::model::map_time;
@@ -561,9 +562,10 @@ impl<'a> Replay<'a> {
     }
 
     /// `apply_plan` in `clip.wgsl`: target bone `bone` of plan clip `c` at `t`. Its record
-    /// (field-major among the target's bones), then the source bones along its three paths:
-    /// each path entry, the source bone's channels, its reference local where a channel is
-    /// absent, and its keys.
+    /// (field-major among the target's bones), then, unless it keeps its reference, the source
+    /// bones along its three paths: each path entry, the source bone's channels (the rotation
+    /// alone where the record reads no translation), its reference local where one of those
+    /// is absent, and its keys.
     fn plan_bone(&self, c: u32, t: f32, bone: usize, seed: Option<Search>, out: &mut Vec<Access>) {
         let data = self.lib.data();
         let clip = data.clips[c as usize];
@@ -574,11 +576,24 @@ impl<'a> Replay<'a> {
             read(out, 70 + k as u32, Buffer::Retarget, word * 16, 16);
         }
         let r: &BonePlan = data.record(clip.retarget_base + bone as u32 * PLAN_WORDS);
+        let driven = r.modes & PLAN_DRIVEN != 0;
+        if r.modes & PLAN_ROTATION == PLAN_REFERENCE && !driven {
+            return;
+        }
+        let parent_swing = r.parent_swing != [0.0; 3];
+        let main_full = driven || (parent_swing && r.parent_chord_len == 0);
         let sources = u64::from(self.sources[c as usize]);
         let channels = (data.clips.len() as u32 + clip.channel_base) as u64;
         let mut search = seed;
         let mut first = r.path_start;
-        for len in [r.path_len, r.chord_len, r.parent_chord_len] {
+        let paths = [
+            (r.path_len, main_full),
+            (r.chord_len, true),
+            (r.parent_chord_len, true),
+        ];
+        for (len, full) in paths {
+            // The channels sampled: T, R, S, or R alone.
+            let kinds = if full { 0..3 } else { 1..2 };
             for i in first..first + len {
                 read(
                     out,
@@ -589,9 +604,9 @@ impl<'a> Replay<'a> {
                 );
                 let source = data.path_entry(i as usize) & !PATH_INVERSE;
                 let own = (clip.channel_base + source * 3) as usize;
-                let chs = &data.channels[own..own + 3];
-                for k in 0..3u64 {
-                    let word = channels + k * sources + u64::from(source);
+                let chs = &data.channels[own + kinds.start..own + kinds.end];
+                for k in kinds.clone() {
+                    let word = channels + k as u64 * sources + u64::from(source);
                     read(out, 91 + k as u32, Buffer::ClipTable, word * 16, 16);
                 }
                 if chs.iter().any(|c| c.count == 0) {
@@ -600,7 +615,8 @@ impl<'a> Replay<'a> {
                         read(out, 94 + k as u32, Buffer::Retarget, (rest + k) * 16, 16);
                     }
                 }
-                self.sample_channels(&mut search, chs, t, 97, out);
+                let site = 97 + 2 * kinds.start as u32;
+                self.sample_channels(&mut search, chs, t, site, out);
             }
             first += len;
         }

@@ -181,7 +181,7 @@ impl RetargetPlan {
         apply_bone(
             r,
             |i| self.paths.get(i).copied().unwrap_or(0),
-            |bone| {
+            |bone, _| {
                 source_locals
                     .get(bone)
                     .copied()

@@ -12,22 +12,35 @@ use crate::layout::{
 use crate::math::{find_between_normals, quat_pow, twist, Transform};
 
 /// Target bone `r`'s local transform. `path(i)` is path entry `i` (counted from the start of
-/// the table `r.path_start` indexes), `local(bone)` the sampled local of source bone `bone`.
-/// Factors that are the identity by construction (no swing, no segment) are left out, which
-/// changes no result: a product with the identity is exact.
+/// the table `r.path_start` indexes), `local(bone, full)` the sampled local of source bone
+/// `bone` (its rotation only, the rest its reference's, where `full` is false).
+/// Factors that are the identity by construction (no swing, no segment) are left out, and so
+/// are the samples of what the record does not read (a reference bone reads no source; the
+/// translations and scales along the path only where a driven translation or a parent swing
+/// without a chord of its own reads `X.T`), which changes no result: a product with the
+/// identity is exact, and a rotation does not depend on translations or scales.
 pub(crate) fn apply_bone(
     r: &BonePlan,
     path: impl Fn(usize) -> u32,
-    mut local: impl FnMut(usize) -> Transform,
+    mut local: impl FnMut(usize, bool) -> Transform,
 ) -> Transform {
+    let q = Quat::from_array;
+    let driven = r.modes & PLAN_DRIVEN != 0;
+    if r.modes & PLAN_ROTATION == PLAN_REFERENCE && !driven {
+        return Transform {
+            rotation: q(r.outer_post).normalize(),
+            translation: Vec3::from_array(r.t_const),
+            scale: Vec3::from_array(r.scale),
+        };
+    }
     // X = compose(L_e, X) over `len` entries from `start` (the first entry is X itself); also
-    // X after the first `cap` entries.
-    let mut fold = |start: usize, len: usize, cap: usize| {
+    // X after the first `cap` entries. `full`: translations and scales too, not only X.R.
+    let mut fold = |start: usize, len: usize, cap: usize, full: bool| {
         let mut x = Transform::IDENTITY;
         let mut captured = Transform::IDENTITY;
         for k in 0..len {
             let e = path(start + k);
-            let l = local((e & !PATH_INVERSE) as usize);
+            let l = local((e & !PATH_INVERSE) as usize, full);
             let l = if e & PATH_INVERSE != 0 {
                 l.inverse()
             } else {
@@ -50,18 +63,19 @@ pub(crate) fn apply_bone(
         r.chord_len as usize,
         r.parent_chord_len as usize,
     );
-    let (x, x_cap) = fold(start, n, r.t_cap as usize);
+    let parent_swing = r.parent_swing != [0.0; 3];
+    let full = driven || (parent_swing && np == 0);
+    let (x, x_cap) = fold(start, n, r.t_cap as usize, full);
     // Swings: this bone's own (its chord Y) and its parent's (Z, or X itself), undone.
-    let sc = (nc > 0).then(|| swing(r.swing, fold(start + n, nc, 0).0.translation));
-    let sp_inv = (r.parent_swing != [0.0; 3]).then(|| {
+    let sc = (nc > 0).then(|| swing(r.swing, fold(start + n, nc, 0, true).0.translation));
+    let sp_inv = parent_swing.then(|| {
         let chord = if np > 0 {
-            fold(start + n + nc, np, 0).0.translation
+            fold(start + n + nc, np, 0, true).0.translation
         } else {
             x.translation
         };
         swing(r.parent_swing, chord).conjugate()
     });
-    let q = Quat::from_array;
     let rotation = match r.modes & PLAN_ROTATION {
         PLAN_REFERENCE => q(r.outer_post),
         mode => {
@@ -92,7 +106,7 @@ pub(crate) fn apply_bone(
         }
     };
     let mut translation = Vec3::from_array(r.t_const);
-    if r.modes & PLAN_DRIVEN != 0 {
+    if driven {
         let mut v = x.translation * r.t_k - Vec3::from_array(r.t_sub);
         if let Some(sp_inv) = sp_inv {
             v = sp_inv * v;
