@@ -43,7 +43,7 @@ struct IkChain {
     rest_height: f32,
     contact_lo: f32,
     contact_hi: f32,
-    _pad0: u32,
+    toe: u32,
     _pad1: u32,
     tip: vec3<f32>,
     _pad2: u32,
@@ -226,16 +226,29 @@ fn capped_drop(needed: f32, max_drop: f32) -> f32 {
     return max(max_drop * (3.0 - 2.0 * needed / max_drop), 0.0);
 }
 
+// The rotation turning the foot about the ankle so that the toe, v from the ankle, moves w of
+// the way to the height of to_goal (toe_turn in src/retarget/ik.rs).
+fn toe_turn(v: vec3<f32>, to_goal: vec3<f32>, up: vec3<f32>, w: f32) -> vec4<f32> {
+    let len = length(v);
+    let h = clamp(dot(v, up) + dot(to_goal, up) * w, -len * MAX_REACH, len * MAX_REACH);
+    let across = v - up * dot(v, up);
+    let across_len = length(across);
+    if (!(across_len > TINY)) {
+        return vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    }
+    return swing_to(v, across * (sqrt(len * len - h * h) / across_len) + up * h);
+}
+
 struct Goal {
     t: vec3<f32>,
     r: vec4<f32>,
 }
 
-// Chain i's goal: the blend of the base samples' goals (component space; a sample without one
-// gives the end where it is), as blend_goal in src/retarget/ik.rs.
-fn blend_goal(base: u32, first: u32, count: u32, sum: f32, i: u32, c: IkChain, end: Xform,
+// A chain's goal from goal record `record` (its goal, or its toe goal): the blend of the base
+// samples' goals (component space; a sample without one gives `end`, where the end or the toe
+// is), as blend_goal in src/retarget/ik.rs.
+fn blend_goal(base: u32, first: u32, count: u32, sum: f32, record: u32, c: IkChain, end: Xform,
     has_frame: bool, goal_frame: Xform) -> Goal {
-    let bones = params.bone_count;
     var goal_t = vec3<f32>(0.0);
     var goal_r = vec4<f32>(0.0);
     for (var k = 0u; k < count; k++) {
@@ -247,7 +260,6 @@ fn blend_goal(base: u32, first: u32, count: u32, sum: f32, i: u32, c: IkChain, e
         var g = end;
         let clip = clip_data(s.clip_and_flags & ~INSTANCE_LOOP);
         if ((clip.flags & CLIP_PLAN) != 0u) {
-            let record = bones + i;
             let modes = retarget[plan_word(clip.retarget_base, record, 10u)].w;
             if ((modes & PLAN_NO_GOAL) == 0u) {
                 let looping = (s.clip_and_flags & INSTANCE_LOOP) != 0u;
@@ -340,7 +352,7 @@ fn main(
                 continue;
             }
             let p = walk_chain(base, c);
-            let g = blend_goal(base, first, count, sum, i, c, p.end, false, IDENTITY);
+            let g = blend_goal(base, first, count, sum, bones + i, c, p.end, false, IDENTITY);
             leg_goals[i] = g.t;
             cached |= 1u << i;
             let aim = leg_aim(c, p.end.t.xyz, g.t, w);
@@ -383,7 +395,7 @@ fn main(
             // foot where the pose put it, not where the drop took it).
             goal.t = leg_goals[min(i, IK_MAX_CHAINS - 1u)];
         } else {
-            goal = blend_goal(base, first, count, sum, i, c, p.end, has_frame, goal_frame);
+            goal = blend_goal(base, first, count, sum, bones + i, c, p.end, has_frame, goal_frame);
         }
         var aim = p.end.t.xyz + (goal.t - p.end.t.xyz) * w;
         if (!hand && !carried) {
@@ -407,6 +419,17 @@ fn main(
             quat_mul(dba, p.mid.r));
         if (!carried) {
             locals[base + c.end].r = local_rotation(quat_mul(dba, p.par_end.r), end_rotation);
+        }
+        if (!hand && !carried && c.toe != IK_NO_BONE) {
+            // The foot turns about the ankle to bring the toe to its goal's height (toe goals
+            // follow the chains' goals).
+            let q = walk_chain(base, c);
+            let toe = compose(locals[base + c.toe], q.end);
+            let g = blend_goal(base, first, count, sum, bones + chains + i, c, toe, false,
+                IDENTITY);
+            let v = toe.t.xyz - q.end.t.xyz;
+            let turn = toe_turn(v, g.t - toe.t.xyz, c.up, w);
+            locals[base + c.end].r = local_rotation(q.par_end.r, quat_mul(turn, q.end.r));
         }
     }
 }

@@ -395,7 +395,9 @@ pub(crate) struct IkChain {
     /// retargeted stride); smoothly in between.
     pub contact_lo: f32,
     pub contact_hi: f32,
-    pub _pad0: u32,
+    /// A leg's toe bone, a child of `end` whose height the IK stage brings to the toe goal's
+    /// by turning the foot about the ankle; [`IK_NO_BONE`] for none.
+    pub toe: u32,
     pub _pad1: u32,
     /// An [`IK_CARRIED`] chain's end: the point `mid` carries, in `mid`'s frame.
     pub tip: [f32; 3],
@@ -733,7 +735,7 @@ mod tests {
             rest_height: rest_height,
             contact_lo: contact_lo,
             contact_hi: contact_hi,
-            _pad0: _pad0,
+            toe: toe,
             _pad1: _pad1,
             tip: tip,
             _pad2: _pad2,

@@ -56,14 +56,16 @@ pub(super) fn run_instance(
         &mut pose,
         weights,
         sample_weights,
-        |i, chain, k| {
+        |i, chain, k, toe| {
             let s = ClipSample::from_entry(&base.samples[k]);
             let c = &data.clips[s.clip as usize];
             if c.flags & CLIP_PLAN == 0 {
                 return None;
             }
             let record = |b: u32| -> &BonePlan { data.record(c.retarget_base + b * PLAN_WORDS) };
-            let r = record(bones + i as u32);
+            // Toe goals follow the chains' goals.
+            let toes = if toe { chain_count(&data.ik) as u32 } else { 0 };
+            let r = record(bones + i as u32 + toes);
             if r.modes & PLAN_NO_GOAL != 0 {
                 return None;
             }

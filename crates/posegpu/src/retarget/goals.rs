@@ -7,7 +7,7 @@
 use glam::Vec3;
 
 use super::frame::Character;
-use super::humanoid::Side;
+use super::humanoid::{Side, SideLimbs};
 use super::tree::Tree;
 use crate::layout::{Entry, IkChain, IkHeader, IK_CARRIED, IK_HAND, IK_MAX_CHAINS, IK_NO_BONE};
 use crate::math::Transform;
@@ -76,6 +76,9 @@ pub(crate) struct ChainDef {
     pub up: Vec3,
     pub rest_height: f32,
     pub hip_height: f32,
+    /// A leg's toe bone, where it hangs right below the foot: the IK stage turns the foot
+    /// about the ankle to bring the toe to its goal's height.
+    pub toe: Option<usize>,
 }
 
 /// A leg's goal is in full contact up to this lift above its rest height (in hip heights), and
@@ -150,12 +153,22 @@ pub(crate) fn chains(skeleton: &Skeleton, character: &Character) -> Vec<ChainDef
             up: body.up,
             rest_height: c.dot(body.up),
             hip_height: body.hip_height,
+            toe: None,
         })
     };
     let (l, r) = (h.side(Side::Left), h.side(Side::Right));
+    // A leg's toe: its toes bone where it hangs right below the foot (not on IK-style legs).
+    let leg = |s: &SideLimbs| {
+        chain(s.thigh, s.shin, s.foot, None, false).map(|mut c| {
+            c.toe = s
+                .toes
+                .filter(|&t| c.carried.is_none() && tree.parent[t] == Some(s.foot));
+            c
+        })
+    };
     [
-        chain(l.thigh, l.shin, l.foot, None, false),
-        chain(r.thigh, r.shin, r.foot, None, false),
+        leg(l),
+        leg(r),
         chain(l.upper_arm, l.forearm, l.hand, Some(r.hand), true),
     ]
     .into_iter()
@@ -203,7 +216,7 @@ pub(crate) fn table(
             rest_height: c.rest_height,
             contact_lo: CONTACT_LO * c.hip_height,
             contact_hi: CONTACT_HI * c.hip_height,
-            _pad0: 0,
+            toe: c.toe.map_or(IK_NO_BONE, |t| t as u32),
             _pad1: 0,
             tip: c.carried.unwrap_or(Vec3::ZERO).to_array(),
             _pad2: 0,

@@ -128,14 +128,15 @@ fn smoothstep(lo: f32, hi: f32, x: f32) -> f32 {
 
 /// Runs every chain of `table` on one pose, in table order. `sample_weights` are the base
 /// samples' weights (the blend rule's: those at or below `ZERO_WEIGHT` dropped, the rest
-/// renormalized), `goal(chain, record, sample)` that sample's goal for chain `chain` (whose
-/// record is given) in the chain's goal frame (`None`: the end where it is).
+/// renormalized), `goal(chain, record, sample, toe)` that sample's goal for chain `chain`
+/// (whose record is given) in the chain's goal frame, or its toe goal (component space) where
+/// `toe` (`None`: the end, or the toe, where it is).
 pub(crate) fn solve(
     table: &[Entry],
     locals: &mut [Transform],
     weights: IkWeights,
     sample_weights: impl Iterator<Item = f32> + Clone,
-    mut goal: impl FnMut(usize, &IkChain, usize) -> Option<Transform>,
+    mut goal: impl FnMut(usize, &IkChain, usize, bool) -> Option<Transform>,
 ) {
     let chains = Chains(table);
     let sum: f32 = sample_weights.clone().filter(|&w| w > ZERO_WEIGHT).sum();
@@ -159,8 +160,9 @@ pub(crate) fn solve(
                 continue;
             };
             let p = chains.walk_chain(locals, &c);
-            let (goal_t, _) =
-                blend_goal(sample_weights.clone(), sum, p.end, None, |k| goal(i, &c, k));
+            let (goal_t, _) = blend_goal(sample_weights.clone(), sum, p.end, None, |k| {
+                goal(i, &c, k, false)
+            });
             *cached = Some(goal_t);
             let aim = leg_aim(&c, p.end.translation, goal_t, w);
             let (a, b, e) = (p.root.translation, p.mid.translation, p.end.translation);
@@ -198,7 +200,9 @@ pub(crate) fn solve(
             // A leg's goal from before the pelvis dropped (a sample without a goal keeps the
             // foot where the pose put it, not where the drop took it).
             (_, Some(goal_t)) => (goal_t, Vec4::from(end.rotation)),
-            _ => blend_goal(sample_weights.clone(), sum, end, frame, |k| goal(i, &c, k)),
+            _ => blend_goal(sample_weights.clone(), sum, end, frame, |k| {
+                goal(i, &c, k, false)
+            }),
         };
         let target = if !hand && !carried {
             leg_aim(&c, end.translation, goal_t, w)
@@ -230,7 +234,37 @@ pub(crate) fn solve(
         if !carried {
             locals[c.end as usize].rotation = rot(dba * p.par_end.rotation, end_rotation);
         }
+        if !hand && !carried && c.toe != IK_NO_BONE {
+            // The foot turns about the ankle to bring the toe to its goal's height.
+            let p = chains.walk_chain(locals, &c);
+            let toe = Transform::compose(&locals[c.toe as usize], &p.end);
+            let (toe_goal, _) = blend_goal(sample_weights.clone(), sum, toe, None, |k| {
+                goal(i, &c, k, true)
+            });
+            let up = Vec3::from_array(c.up);
+            let v = toe.translation - p.end.translation;
+            let turn = toe_turn(v, toe_goal - toe.translation, up, w);
+            locals[c.end as usize].rotation = rot(p.par_end.rotation, turn * p.end.rotation);
+        }
     }
+}
+
+/// The rotation (component space) that turns the foot about the ankle so that the toe, `v`
+/// from the ankle, moves `w` of the way to the height of `to_goal` (from the toe): the
+/// smallest one, keeping the toe's heading; as near as the toe reaches (at most
+/// [`MAX_REACH`] of its length along `up`), and the identity where the toe lies along `up`.
+fn toe_turn(v: Vec3, to_goal: Vec3, up: Vec3, w: f32) -> Quat {
+    let len = v.length();
+    let h = (v.dot(up) + to_goal.dot(up) * w).clamp(-len * MAX_REACH, len * MAX_REACH);
+    let across = v - up * v.dot(up);
+    let across_len = across.length();
+    if across_len <= TINY || across_len.is_nan() {
+        return Quat::IDENTITY;
+    }
+    swing(
+        v,
+        across * ((len * len - h * h).sqrt() / across_len) + up * h,
+    )
 }
 
 /// True for a chain the pelvis is lowered for: a leg whose goal is in component space (not
@@ -362,6 +396,28 @@ mod tests {
         assert_eq!(pelvis_drop(a, b, e, Vec3::new(1.2, 0.5, 0.0), up), 0.0);
         // Above the hip and out of reach: a drop would take it farther.
         assert_eq!(pelvis_drop(a, b, e, Vec3::new(0.2, 2.5, 0.0), up), 0.0);
+    }
+
+    #[test]
+    fn the_foot_turns_to_bring_the_toe_to_its_height() {
+        let up = Vec3::Y;
+        // A toe ahead of and below the ankle, to be raised by 0.05.
+        let v = Vec3::new(0.0, -0.05, 0.12);
+        let turn = toe_turn(v, up * 0.05, up, 1.0);
+        let moved = turn * v;
+        assert!((moved.y - 0.0).abs() < 1e-6, "{moved}");
+        assert!((moved.length() - v.length()).abs() < 1e-6);
+        assert!(
+            moved.x.abs() < 1e-6 && moved.z > 0.0,
+            "the heading is kept: {moved}"
+        );
+        // Half the weight, half the way.
+        assert!(((toe_turn(v, up * 0.05, up, 0.5) * v).y + 0.025).abs() < 1e-6);
+        // Out of reach: as far as the toe goes.
+        let low = toe_turn(v, up * -1.0, up, 1.0) * v;
+        assert!((low.y + v.length() * MAX_REACH).abs() < 1e-5, "{low}");
+        // A toe straight below the ankle has no heading to keep.
+        assert_eq!(toe_turn(up * -0.1, up * 0.05, up, 1.0), Quat::IDENTITY);
     }
 
     #[test]

@@ -281,13 +281,18 @@ impl RetargetPlan {
     /// IK stage computes for an instance that plays one of this source's clips alone.
     pub fn apply_with_ik(&self, source_locals: &[Transform], weights: IkWeights) -> Vec<Transform> {
         let mut out = self.apply(source_locals);
-        let goals = self.goals(source_locals);
+        let goals: Vec<Option<Transform>> = self
+            .goals
+            .iter()
+            .map(|r| (r.modes & PLAN_NO_GOAL == 0).then(|| self.run(r, source_locals)))
+            .collect();
+        let chains = goals.len() / 2;
         super::ik::solve(
             &self.ik_table,
             &mut out,
             weights,
             [1.0].into_iter(),
-            |c, _, _| goals[c],
+            |c, _, _, toe| goals[c + if toe { chains } else { 0 }],
         );
         out
     }
@@ -296,14 +301,14 @@ impl RetargetPlan {
     /// frame (component space for a leg, the right hand's frame for the left arm); `None`
     /// where the plan has none.
     pub fn goals(&self, source_locals: &[Transform]) -> Vec<Option<Transform>> {
-        self.goals
+        self.goals[..self.goals.len() / 2]
             .iter()
             .map(|r| (r.modes & PLAN_NO_GOAL == 0).then(|| self.run(r, source_locals)))
             .collect()
     }
 
-    /// The goal records, one per IK chain of the target (path starts relative to
-    /// [`RetargetPlan::paths`]).
+    /// The goal records: one per IK chain of the target, then one toe goal per chain (path
+    /// starts relative to [`RetargetPlan::paths`]).
     pub(crate) fn goal_records(&self) -> &[BonePlan] {
         &self.goals
     }
@@ -556,7 +561,9 @@ impl<'a> Builder<'a> {
             records.push(record);
             bones.push(info);
         }
-        let goals = chains.iter().map(|c| self.goal(c, &mut paths)).collect();
+        // One goal per chain, then one toe goal per chain.
+        let mut goals: Vec<BonePlan> = chains.iter().map(|c| self.goal(c, &mut paths)).collect();
+        goals.extend(chains.iter().map(|c| self.toe_goal(c, &mut paths)));
         Ok(Built {
             records,
             goals,
@@ -875,6 +882,32 @@ impl Builder<'_> {
                 rec.t_k = self.k * mean(self.s.cs[a_g].scale) / mean(self.t_cs[g].scale).max(1e-12);
             }
         }
+        rec
+    }
+}
+
+impl Builder<'_> {
+    /// The toe goal record of IK chain `c`: the source's counterpart of the leg's toe as a
+    /// root of the mapping, in component space, as the ankle's; [`PLAN_NO_GOAL`] for a chain
+    /// without a toe or a source without its counterpart.
+    fn toe_goal(&self, c: &ChainDef, paths: &mut Vec<u32>) -> BonePlan {
+        let mut rec = BonePlan {
+            modes: PLAN_NO_GOAL,
+            ..reference_record(&Transform::IDENTITY)
+        };
+        let Some((toe, a)) = c.toe.and_then(|t| Some((t, self.map[t]?))) else {
+            return rec;
+        };
+        let path = from_top(&self.s.tree, a);
+        if path.len() > goals::MAX_GOAL_PATH {
+            return rec;
+        }
+        rec.path_start = paths.len() as u32;
+        rec.path_len = path.len() as u32;
+        paths.extend(encode(&path));
+        rec.modes = PLAN_DRIVEN;
+        let rest = self.t_cs[toe].translation;
+        self.root_translation(&mut rec, rest, &Transform::IDENTITY, a, &path);
         rec
     }
 }

@@ -148,6 +148,26 @@ fn legs_short_for_the_stride_lower_the_pelvis() {
 }
 
 #[test]
+fn toes_stay_where_the_source_toes_are() {
+    // Feet IK turns each foot about its ankle to put the toe at the source's toe height: the
+    // contact lift (the toes, where both have toes) follows the ankle's instead of the foot's
+    // own pitch. Measured 0.4-2.4% of hip height without the toe turn on these pairs, at most
+    // 0.05% with it.
+    for (source, clip, target) in [
+        (UAL, Some("Walk_Loop"), KNIGHT),
+        (UAL, Some("Walk_Loop"), SUPERHERO),
+        (ZOMBIE, None, KNIGHT),
+    ] {
+        let (label, on) = run_pair(source, clip, target, 60, IkWeights::FEET);
+        assert!(
+            on.contact_height.max <= 0.005,
+            "{label}: contact {:.4}",
+            on.contact_height.max
+        );
+    }
+}
+
+#[test]
 fn an_ik_style_leg_reaches_its_foot() {
     // Mech_Stan's feet hang from the root: the plan places them, and the shin's carried point
     // (what the mesh shows) follows only with IK.
