@@ -1,0 +1,277 @@
+//! The main world's side: models, crowds, instances, their playback, and binding each
+//! instance to the skinned meshes Bevy spawned for it.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bevy::camera::visibility::NoFrustumCulling;
+use bevy::gltf::GltfAssetLabel;
+use bevy::mesh::skinning::SkinnedMesh;
+use bevy::prelude::*;
+use bevy::world_serialization::{WorldAsset, WorldAssetRoot};
+use posegpu::AnimLibrary;
+
+/// A character as both sides read it: Bevy's scene (from Bevy's own glTF loader) to draw it,
+/// posegpu's library (its skeleton and clips, read from the same file) to animate it.
+#[derive(Clone)]
+pub struct CrowdModel {
+    pub(crate) scene: Handle<WorldAsset>,
+    pub(crate) library: Arc<AnimLibrary>,
+    /// Per joint of the file's first skin (Bevy's `SkinnedMesh::joints` order), its posegpu
+    /// bone.
+    pub(crate) joint_bones: Arc<Vec<u32>>,
+    /// The skin joint that is posegpu's bone 0, the skeleton's top joint: the node above it
+    /// places the skeleton in the world.
+    pub(crate) top_joint: usize,
+    clip_names: Arc<Vec<String>>,
+}
+
+impl CrowdModel {
+    /// Loads `path` (relative to the asset folder `root`, as Bevy's `AssetServer` sees it):
+    /// the scene through Bevy's loader, the skeleton and clips through posegpu's.
+    pub fn load(assets: &AssetServer, root: impl AsRef<Path>, path: &str) -> posegpu::Result<Self> {
+        let file = root.as_ref().join(path);
+        let asset = posegpu::import::load(&file)?;
+        let library = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
+        let joint_bones = skin_joint_bones(&file, asset.nodes.as_deref().unwrap_or_default())?;
+        let top_joint = joint_bones
+            .iter()
+            .position(|&b| b == 0)
+            .ok_or_else(|| bad(&file, "the skeleton's top bone is not a joint of the skin"))?;
+        Ok(Self {
+            scene: assets.load(GltfAssetLabel::Scene(0).from_asset(path.to_string())),
+            library: Arc::new(library),
+            joint_bones: Arc::new(joint_bones),
+            top_joint,
+            clip_names: Arc::new(asset.clips.iter().map(|c| c.name().to_string()).collect()),
+        })
+    }
+
+    /// posegpu's library of this model (skeleton, clips).
+    pub fn library(&self) -> &AnimLibrary {
+        &self.library
+    }
+
+    /// The index of the clip named `name`.
+    pub fn clip(&self, name: &str) -> Option<u32> {
+        self.clip_names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| i as u32)
+    }
+}
+
+fn bad(file: &Path, message: &str) -> posegpu::Error {
+    posegpu::Error::Gltf {
+        path: file.to_path_buf(),
+        message: message.to_string(),
+    }
+}
+
+/// Per joint of `file`'s first skin, the posegpu bone of its node (`nodes`: each bone's node).
+fn skin_joint_bones(file: &Path, nodes: &[usize]) -> posegpu::Result<Vec<u32>> {
+    let gltf = gltf::Gltf::open(file).map_err(|e| bad(file, &e.to_string()))?;
+    let skin = gltf
+        .skins()
+        .next()
+        .ok_or_else(|| bad(file, "no skin: nothing for Bevy to skin"))?;
+    skin.joints()
+        .map(|j| {
+            nodes
+                .iter()
+                .position(|&n| n == j.index())
+                .map(|b| b as u32)
+                .ok_or_else(|| bad(file, &format!("joint node {} is not a bone", j.index())))
+        })
+        .collect()
+}
+
+/// What an instance plays: a clip of its model at a time (seconds), advanced by `rate` times
+/// Bevy's frame time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Playback {
+    pub clip: u32,
+    pub time: f32,
+    pub rate: f32,
+    pub looping: bool,
+}
+
+impl Playback {
+    /// `clip` from `time` on, at normal speed, looping.
+    pub fn new(clip: u32, time: f32) -> Self {
+        Self {
+            clip,
+            time,
+            rate: 1.0,
+            looping: true,
+        }
+    }
+}
+
+/// A crowd: the model its instances share, and where their poses are evaluated.
+#[derive(Component, Clone)]
+pub struct PoseGpuCrowd {
+    pub model: CrowdModel,
+    pub backend: Backend,
+}
+
+/// Where a crowd's poses are evaluated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// posegpu's compute passes on Bevy's device, written into Bevy's joint buffer (the
+    /// default): no CPU work per bone.
+    #[default]
+    Gpu,
+    /// posegpu's CPU twin, written into the joint entities' `Transform`s: Bevy's own skin path
+    /// from there (transform propagation, joint matrices on the CPU). The reference the GPU
+    /// path is tested against, and a fallback where compute is not wanted.
+    Cpu,
+}
+
+/// One character of a crowd: its crowd entity and what it plays. Its entity carries the
+/// scene (`WorldAssetRoot`) and its `Transform`.
+#[derive(Component, Clone, Copy, Debug)]
+pub struct CrowdInstance {
+    pub crowd: Entity,
+    pub playback: Playback,
+}
+
+/// An instance whose scene has spawned: its skinned meshes, and the entity above the
+/// skeleton's top joint (whose `GlobalTransform` places the skeleton).
+#[derive(Component, Clone, Debug)]
+pub(crate) struct Bound {
+    pub meshes: Vec<Entity>,
+    pub above: Entity,
+    /// The joint entities, in skin order (of the first mesh).
+    pub joints: Vec<Entity>,
+}
+
+/// Spawns a crowd of `model` animated on the GPU: one instance per (placement, playback).
+/// Returns the crowd entity.
+pub fn spawn_crowd(
+    commands: &mut Commands,
+    model: CrowdModel,
+    instances: impl IntoIterator<Item = (Transform, Playback)>,
+) -> Entity {
+    spawn_crowd_on(commands, model, Backend::Gpu, instances)
+}
+
+/// [`spawn_crowd`] with its poses evaluated on `backend`.
+pub fn spawn_crowd_on(
+    commands: &mut Commands,
+    model: CrowdModel,
+    backend: Backend,
+    instances: impl IntoIterator<Item = (Transform, Playback)>,
+) -> Entity {
+    let scene = model.scene.clone();
+    let crowd = commands.spawn(PoseGpuCrowd { model, backend }).id();
+    for (at, playback) in instances {
+        commands.spawn((
+            WorldAssetRoot(scene.clone()),
+            at,
+            CrowdInstance { crowd, playback },
+        ));
+    }
+    crowd
+}
+
+/// Advances every instance's playback by the frame time.
+pub(crate) fn advance(time: Res<Time>, mut instances: Query<&mut CrowdInstance>) {
+    let dt = time.delta_secs();
+    for mut i in &mut instances {
+        i.playback.time += dt * i.playback.rate;
+    }
+}
+
+/// Binds each instance whose scene has spawned to its skinned meshes (those of the model's
+/// skin: as many joints as it has), which then skip frustum culling (their joints do not move
+/// on the CPU, so Bevy's bounds would stay at the rest pose).
+pub(crate) fn bind_instances(
+    mut commands: Commands,
+    unbound: Query<(Entity, &CrowdInstance), Without<Bound>>,
+    crowds: Query<&PoseGpuCrowd>,
+    children: Query<&Children>,
+    skinned: Query<&SkinnedMesh>,
+    parents: Query<&ChildOf>,
+) {
+    for (entity, instance) in &unbound {
+        let Ok(crowd) = crowds.get(instance.crowd) else {
+            continue;
+        };
+        let joints = crowd.model.joint_bones.len();
+        let meshes: Vec<(Entity, &SkinnedMesh)> = children
+            .iter_descendants(entity)
+            .filter_map(|e| skinned.get(e).ok().map(|s| (e, s)))
+            .filter(|(_, s)| s.joints.len() == joints)
+            .collect();
+        let Some((above, joints)) = meshes.first().and_then(|(_, s)| {
+            let top = s.joints[crowd.model.top_joint];
+            let above = parents.get(top).ok().map(ChildOf::parent)?;
+            Some((above, s.joints.clone()))
+        }) else {
+            continue;
+        };
+        for (mesh, _) in &meshes {
+            commands.entity(*mesh).insert(NoFrustumCulling);
+        }
+        commands.entity(entity).insert(Bound {
+            meshes: meshes.into_iter().map(|(e, _)| e).collect(),
+            above,
+            joints,
+        });
+    }
+}
+
+/// The CPU backend: each [`Backend::Cpu`] crowd's poses from posegpu's CPU twin, written into
+/// its instances' joint entities.
+pub(crate) fn evaluate_on_cpu(
+    crowds: Query<(Entity, &PoseGpuCrowd)>,
+    instances: Query<(&CrowdInstance, &Bound)>,
+    mut transforms: Query<&mut Transform>,
+) {
+    for (id, crowd) in &crowds {
+        if crowd.backend != Backend::Cpu {
+            continue;
+        }
+        let members: Vec<(&CrowdInstance, &Bound)> =
+            instances.iter().filter(|(i, _)| i.crowd == id).collect();
+        let mut batch = posegpu::PoseBatch::new();
+        for (i, _) in &members {
+            batch.push_clip(i.playback.clip, i.playback.time, i.playback.looping);
+        }
+        let mut poses = posegpu::Poses::default();
+        let evaluator = posegpu::CpuEvaluator::new(&crowd.model.library);
+        if let Err(e) = evaluator.evaluate_batch(&batch, &mut poses) {
+            log::error!("bevy_posegpu: crowd {id:?}: {e}");
+            continue;
+        }
+        for (k, (_, bound)) in members.iter().enumerate() {
+            for (&joint, &bone) in bound.joints.iter().zip(crowd.model.joint_bones.iter()) {
+                let local = poses.local(k, bone as usize);
+                if let Ok(mut t) = transforms.get_mut(joint) {
+                    *t = Transform {
+                        translation: Vec3::from_array(local.translation.to_array()),
+                        rotation: Quat::from_array(local.rotation.to_array()),
+                        scale: Vec3::from_array(local.scale.to_array()),
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// Hides every mesh that is not skinned (swords, shields and helmets hanging from joint
+/// nodes): on the GPU path the joint entities do not move, so such meshes would stay where
+/// the rest pose puts them. Add it to `Update` where a model has such meshes.
+pub fn hide_rigid_meshes(
+    mut commands: Commands,
+    rigid: Query<Entity, (With<Mesh3d>, Without<SkinnedMesh>, Without<RigidHidden>)>,
+) {
+    for e in &rigid {
+        commands.entity(e).insert((Visibility::Hidden, RigidHidden));
+    }
+}
+
+/// A mesh [`hide_rigid_meshes`] has hidden.
+#[derive(Component)]
+pub struct RigidHidden;
