@@ -263,14 +263,14 @@ pub(crate) fn evaluate_on_cpu(
 /// Hides every mesh that is not skinned (swords, shields and helmets hanging from joint
 /// nodes): on the GPU path the joint entities do not move, so such meshes would stay where
 /// the rest pose puts them. Add it to `Update` where a model has such meshes.
-pub fn hide_rigid_meshes(
-    mut commands: Commands,
-    rigid: Query<Entity, (With<Mesh3d>, Without<SkinnedMesh>, Without<RigidHidden>)>,
-) {
+pub fn hide_rigid_meshes(mut commands: Commands, rigid: Query<Entity, RigidShown>) {
     for e in &rigid {
         commands.entity(e).insert((Visibility::Hidden, RigidHidden));
     }
 }
+
+/// A mesh that is not skinned and not hidden yet.
+type RigidShown = (With<Mesh3d>, Without<SkinnedMesh>, Without<RigidHidden>);
 
 /// A mesh [`hide_rigid_meshes`] has hidden.
 #[derive(Component)]

@@ -93,10 +93,8 @@ pub(crate) fn animate(
         if crowd.instances.is_empty() || state.failed.contains(&crowd.id) {
             continue;
         }
-        let result = evaluate(device, &queue, &mut state.evaluators, crowd).and_then(|ev| {
-            scatter_crowd(device, &queue, scatter, &skins, ev, crowd);
-            Ok(())
-        });
+        let result = evaluate(device, &queue, &mut state.evaluators, crowd)
+            .map(|ev| scatter_crowd(device, &queue, scatter, &skins, ev, crowd));
         if let Err(e) = result {
             error!("bevy_posegpu: crowd {:?}: {e}", crowd.id);
             state.failed.push(crowd.id);
