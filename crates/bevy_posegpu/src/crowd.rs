@@ -24,6 +24,9 @@ pub struct CrowdModel {
     /// places the skeleton in the world.
     pub(crate) top_joint: usize,
     clip_names: Arc<Vec<String>>,
+    bone_names: Arc<Vec<String>>,
+    /// Per bone, its bind matrix (the inverse of its inverse bind; the identity without one).
+    binds: Arc<Vec<Mat4>>,
 }
 
 impl CrowdModel {
@@ -38,7 +41,19 @@ impl CrowdModel {
             .iter()
             .position(|&b| b == 0)
             .ok_or_else(|| bad(&file, "the skeleton's top bone is not a joint of the skin"))?;
+        let binds = asset
+            .skeleton
+            .inverse_bind()
+            .iter()
+            .map(|ib| {
+                ib.map_or(Mat4::IDENTITY, |m| {
+                    Mat4::from_cols_array(&m.to_cols_array()).inverse()
+                })
+            })
+            .collect();
         Ok(Self {
+            bone_names: Arc::new(asset.skeleton.names().to_vec()),
+            binds: Arc::new(binds),
             scene: assets.load(GltfAssetLabel::Scene(0).from_asset(path.to_string())),
             library: Arc::new(library),
             joint_bones: Arc::new(joint_bones),
@@ -50,6 +65,19 @@ impl CrowdModel {
     /// posegpu's library of this model (skeleton, clips).
     pub fn library(&self) -> &AnimLibrary {
         &self.library
+    }
+
+    /// The posegpu bone named `name` (for [`crate::BoneReadback`]).
+    pub fn bone(&self, name: &str) -> Option<u32> {
+        self.bone_names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| i as u32)
+    }
+
+    /// Bone `bone`'s bind matrix.
+    pub(crate) fn bind(&self, bone: usize) -> Mat4 {
+        self.binds.get(bone).copied().unwrap_or(Mat4::IDENTITY)
     }
 
     /// The index of the clip named `name`.
@@ -136,14 +164,21 @@ pub struct CrowdInstance {
     pub playback: Playback,
 }
 
-/// An instance whose scene has spawned: its skinned meshes, and the entity above the
-/// skeleton's top joint (whose `GlobalTransform` places the skeleton).
+/// Set on an instance once its scene has spawned: its skinned meshes, the entity above the
+/// skeleton's top joint (whose `GlobalTransform` places the skeleton), its joint entities.
 #[derive(Component, Clone, Debug)]
-pub(crate) struct Bound {
-    pub meshes: Vec<Entity>,
-    pub above: Entity,
+pub struct Bound {
+    pub(crate) meshes: Vec<Entity>,
+    pub(crate) above: Entity,
     /// The joint entities, in skin order (of the first mesh).
-    pub joints: Vec<Entity>,
+    pub(crate) joints: Vec<Entity>,
+}
+
+impl Bound {
+    /// The entity above the skeleton's top joint: its `GlobalTransform` places the skeleton.
+    pub fn above(&self) -> Entity {
+        self.above
+    }
 }
 
 /// Spawns a crowd of `model` animated on the GPU: one instance per (placement, playback).
@@ -260,18 +295,29 @@ pub(crate) fn evaluate_on_cpu(
     }
 }
 
-/// Hides every mesh that is not skinned (swords, shields and helmets hanging from joint
-/// nodes): on the GPU path the joint entities do not move, so such meshes would stay where
-/// the rest pose puts them. Add it to `Update` where a model has such meshes.
-pub fn hide_rigid_meshes(mut commands: Commands, rigid: Query<Entity, RigidShown>) {
-    for e in &rigid {
-        commands.entity(e).insert((Visibility::Hidden, RigidHidden));
+/// Hides the meshes of crowd instances that are not skinned (swords, shields and helmets
+/// hanging from joint nodes): on the GPU path the joint entities do not move, so such meshes
+/// would stay where the rest pose puts them. Add it to `Update` where a model has such meshes;
+/// meshes outside crowds are left alone.
+pub fn hide_rigid_meshes(
+    mut commands: Commands,
+    instances: Query<Entity, NotHiddenYet>,
+    children: Query<&Children>,
+    rigid: Query<(), (With<Mesh3d>, Without<SkinnedMesh>)>,
+) {
+    for instance in &instances {
+        for e in children.iter_descendants(instance) {
+            if rigid.contains(e) {
+                commands.entity(e).insert(Visibility::Hidden);
+            }
+        }
+        commands.entity(instance).insert(RigidHidden);
     }
 }
 
-/// A mesh that is not skinned and not hidden yet.
-type RigidShown = (With<Mesh3d>, Without<SkinnedMesh>, Without<RigidHidden>);
+/// A bound crowd instance whose rigid meshes are not hidden yet.
+type NotHiddenYet = (With<CrowdInstance>, With<Bound>, Without<RigidHidden>);
 
-/// A mesh [`hide_rigid_meshes`] has hidden.
+/// A crowd instance whose rigid meshes [`hide_rigid_meshes`] has hidden.
 #[derive(Component)]
 pub struct RigidHidden;

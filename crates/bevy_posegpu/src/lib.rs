@@ -34,19 +34,24 @@
 //!   buffer at each mesh's skin index. Bevy's draw then reads them; last frame's stay in
 //!   Bevy's previous-joints buffer for motion vectors. No CPU round trip.
 //!
+//! Gameplay that needs bones (a hand socket, the head) puts a [`BoneReadback`] on chosen
+//! instances: those bones' matrices are copied out on the GPU and come back a frame later.
+//!
 //! Bevy still extracts the (unmoving) joint entities' matrices and uploads them before the
 //! scatter overwrites them: that upload is the part of Bevy's skin path a compute pass cannot
 //! replace without changing Bevy.
 
 mod crowd;
 pub mod headless;
+mod readback;
 mod render;
 pub mod scatter;
 
 pub use crowd::{
-    hide_rigid_meshes, spawn_crowd, spawn_crowd_on, Backend, CrowdInstance, CrowdModel, Playback,
-    PoseGpuCrowd, RigidHidden,
+    hide_rigid_meshes, spawn_crowd, spawn_crowd_on, Backend, Bound, CrowdInstance, CrowdModel,
+    Playback, PoseGpuCrowd, RigidHidden,
 };
+pub use readback::BoneReadback;
 
 use bevy::app::{App, Plugin, Update};
 use bevy::ecs::schedule::IntoScheduleConfigs;
@@ -57,9 +62,11 @@ pub struct PoseGpuPlugin;
 
 impl Plugin for PoseGpuPlugin {
     fn build(&self, app: &mut App) {
-        app.add_systems(
+        let slot = readback::Slot::default();
+        app.insert_resource(slot.clone()).add_systems(
             Update,
             (
+                readback::publish,
                 crowd::advance,
                 crowd::bind_instances,
                 crowd::evaluate_on_cpu,
@@ -70,6 +77,7 @@ impl Plugin for PoseGpuPlugin {
             return;
         };
         render_app
+            .insert_resource(slot)
             .init_resource::<render::Extracted>()
             .init_resource::<render::RenderCrowds>()
             .add_systems(ExtractSchedule, render::extract)

@@ -13,6 +13,7 @@ use log::error;
 use posegpu::{GpuEvaluator, GpuOptions, Outputs, PoseBatch, SkinningLayout};
 
 use crate::crowd::{Backend, Bound, CrowdInstance, CrowdModel, Playback, PoseGpuCrowd};
+use crate::readback::{Arrived, BoneReadback, Slot};
 use crate::scatter::{ScatterBuffers, ScatterPipeline, SkinJob};
 
 /// One frame's crowds, as extracted from the main world.
@@ -32,12 +33,22 @@ struct ExtractedInstance {
     /// The world transform of the node above the skeleton's top joint.
     world: Mat4,
     meshes: Vec<MainEntity>,
+    /// The instance's entity and the bones it reads back.
+    readback: Option<(Entity, Vec<u32>)>,
 }
+
+/// What extraction reads of an instance.
+type InstanceData = (
+    Entity,
+    &'static CrowdInstance,
+    &'static Bound,
+    Option<&'static BoneReadback>,
+);
 
 pub(crate) fn extract(
     mut out: ResMut<Extracted>,
     crowds: Extract<Query<(Entity, &PoseGpuCrowd)>>,
-    instances: Extract<Query<(&CrowdInstance, &Bound)>>,
+    instances: Extract<Query<InstanceData>>,
     globals: Extract<Query<&GlobalTransform>>,
 ) {
     out.crowds.clear();
@@ -51,7 +62,7 @@ pub(crate) fn extract(
             instances: Vec::new(),
         });
     }
-    for (instance, bound) in &instances {
+    for (entity, instance, bound, readback) in &instances {
         let Some(crowd) = out.crowds.iter_mut().find(|c| c.id == instance.crowd) else {
             continue;
         };
@@ -62,6 +73,9 @@ pub(crate) fn extract(
             playback: instance.playback,
             world: world.to_matrix(),
             meshes: bound.meshes.iter().map(|&e| MainEntity::from(e)).collect(),
+            readback: readback
+                .filter(|r| !r.bones.is_empty())
+                .map(|r| (entity, r.bones.clone())),
         });
     }
 }
@@ -82,9 +96,12 @@ pub(crate) fn animate(
     queue: Res<RenderQueue>,
     skins: Res<SkinUniforms>,
     extracted: Res<Extracted>,
+    slot: Res<Slot>,
     mut state: ResMut<RenderCrowds>,
 ) {
     let device = device.wgpu_device();
+    // Runs the map callbacks of last frame's read-backs.
+    let _ = device.poll(wgpu::PollType::Poll);
     let state = &mut *state;
     let scatter = state
         .scatter
@@ -94,7 +111,7 @@ pub(crate) fn animate(
             continue;
         }
         let result = evaluate(device, &queue, &mut state.evaluators, crowd)
-            .map(|ev| scatter_crowd(device, &queue, scatter, &skins, ev, crowd));
+            .map(|ev| scatter_crowd(device, &queue, scatter, &skins, ev, crowd, &slot));
         if let Err(e) = result {
             error!("bevy_posegpu: crowd {:?}: {e}", crowd.id);
             state.failed.push(crowd.id);
@@ -141,6 +158,7 @@ fn scatter_crowd(
     skins: &SkinUniforms,
     evaluator: &GpuEvaluator,
     crowd: &ExtractedCrowd,
+    slot: &Slot,
 ) {
     let joint_bones = &crowd.model.joint_bones;
     let bones = crowd.model.library.bone_count() as u32;
@@ -174,5 +192,77 @@ fn scatter_crowd(
             },
         );
     }
+    let readback = encode_readback(device, &mut encoder, evaluator, crowd);
     queue.submit([encoder.finish()]);
+    if let Some((buffer, arrived)) = readback {
+        let (sink, mapped) = (slot.0.clone(), buffer.clone());
+        buffer
+            .slice(..)
+            .map_async(wgpu::MapMode::Read, move |result| {
+                if result.is_err() {
+                    return;
+                }
+                let Ok(view) = mapped.slice(..).get_mapped_range() else {
+                    return;
+                };
+                let matrices: &[[f32; 16]] = bytemuck::cast_slice(&view[..]);
+                let mut at = 0;
+                let mut out = sink.lock().unwrap();
+                for mut a in arrived {
+                    a.skinning = matrices[at..at + a.bones.len()].to_vec();
+                    at += a.bones.len();
+                    out.push(a);
+                }
+            });
+    }
+}
+
+/// Copies the skinning matrices of the bones instances read back into a mappable buffer, in
+/// instance order; `None` when no instance reads any.
+fn encode_readback(
+    device: &wgpu::Device,
+    encoder: &mut wgpu::CommandEncoder,
+    evaluator: &GpuEvaluator,
+    crowd: &ExtractedCrowd,
+) -> Option<(wgpu::Buffer, Vec<Arrived>)> {
+    const MATRIX: u64 = 64;
+    let bones = crowd.model.library.bone_count() as u64;
+    let mut arrived = Vec::new();
+    let mut copies = Vec::new();
+    for chunk in evaluator.chunks() {
+        for i in chunk.first..chunk.first + chunk.count {
+            let instance = &crowd.instances[i];
+            let Some((entity, wanted)) = &instance.readback else {
+                continue;
+            };
+            let wanted: Vec<u32> = wanted
+                .iter()
+                .copied()
+                .filter(|&b| u64::from(b) < bones)
+                .collect();
+            for &b in &wanted {
+                let src = ((i - chunk.first) as u64 * bones + u64::from(b)) * MATRIX;
+                copies.push((&chunk.skinning, src));
+            }
+            arrived.push(Arrived {
+                entity: *entity,
+                bones: wanted,
+                above: instance.world,
+                skinning: Vec::new(),
+            });
+        }
+    }
+    if copies.is_empty() {
+        return None;
+    }
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bevy_posegpu bone read-back"),
+        size: copies.len() as u64 * MATRIX,
+        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        mapped_at_creation: false,
+    });
+    for (k, (skinning, src)) in copies.into_iter().enumerate() {
+        encoder.copy_buffer_to_buffer(skinning, src, &buffer, k as u64 * MATRIX, MATRIX);
+    }
+    Some((buffer, arrived))
 }

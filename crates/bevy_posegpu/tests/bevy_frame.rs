@@ -95,3 +95,88 @@ fn the_gpu_path_draws_what_the_cpu_twin_poses() {
         "the GPU frame is the rest pose: {d_rest} of {area} differ"
     );
 }
+
+#[test]
+fn chosen_bones_come_back_a_frame_later() {
+    // One knight on the GPU path reads back its right hand and head; they must be where
+    // posegpu's CPU twin puts them, placed in the world as Bevy places the skeleton.
+    let mut app = headless::app(W, H);
+    app.add_plugins(PoseGpuPlugin);
+    let time = 0.45;
+    app.add_systems(
+        Startup,
+        move |mut commands: Commands, assets: Res<AssetServer>, target: Res<Target>| {
+            let path = "gltf/kaykit-adventurers/Knight.glb";
+            let model = CrowdModel::load(&assets, headless::data_root(), path).unwrap();
+            let clip = model.clip("Walking_A").unwrap();
+            let bones = ["hand.r", "head"].map(|n| model.bone(n).expect(n));
+            let crowd = bevy_posegpu::spawn_crowd(
+                &mut commands,
+                model,
+                [(
+                    Transform::from_xyz(0.5, 0.0, -1.0).with_rotation(Quat::from_rotation_y(0.6)),
+                    Playback {
+                        rate: 0.0,
+                        ..Playback::new(clip, time)
+                    },
+                )],
+            );
+            commands.insert_resource(Chosen(crowd, bones));
+            headless::camera_and_light(&mut commands, &target, Vec3::new(0.0, 1.5, 6.0), Vec3::Y);
+        },
+    );
+    app.add_systems(Update, ask_for_bones);
+    headless::run_and_read(&mut app, 8).expect("a frame was read back");
+    let world = app.world_mut();
+    let (readback, bound) = world
+        .query::<(&bevy_posegpu::BoneReadback, &bevy_posegpu::Bound)>()
+        .single(world)
+        .expect("one instance reads back bones");
+    let (got, above) = (readback.world.clone(), bound.above());
+    let above = world.get::<GlobalTransform>(above).unwrap().to_matrix();
+    assert_eq!(got.len(), 2, "both bones came back");
+
+    let path = headless::data_root().join("gltf/kaykit-adventurers/Knight.glb");
+    let asset = posegpu::import::load(&path).unwrap();
+    let lib = posegpu::AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let clip = lib
+        .clip_names()
+        .iter()
+        .position(|n| n == "Walking_A")
+        .unwrap() as u32;
+    let mut batch = posegpu::PoseBatch::new();
+    batch.push_clip(clip, time, true);
+    let mut poses = posegpu::Poses::default();
+    posegpu::CpuEvaluator::new(&lib)
+        .evaluate_batch(&batch, &mut poses)
+        .unwrap();
+    for (k, name) in ["hand.r", "head"].into_iter().enumerate() {
+        let b = asset.skeleton.find(name).unwrap();
+        let c = poses.component(0, b).to_matrix().to_cols_array();
+        let expected = above * Mat4::from_cols_array(&c);
+        let err = (got[k] - expected)
+            .to_cols_array()
+            .iter()
+            .fold(0.0f32, |m, v| m.max(v.abs()));
+        assert!(err <= 1e-4, "{name}: {err}\n{}\n{expected}", got[k]);
+    }
+}
+
+#[derive(Resource)]
+struct Chosen(Entity, [u32; 2]);
+
+/// Puts the read-back on the chosen crowd's instances.
+fn ask_for_bones(
+    mut commands: Commands,
+    chosen: Option<Res<Chosen>>,
+    instances: Query<(Entity, &bevy_posegpu::CrowdInstance), Without<bevy_posegpu::BoneReadback>>,
+) {
+    let Some(chosen) = chosen else { return };
+    for (e, i) in &instances {
+        if i.crowd == chosen.0 {
+            commands
+                .entity(e)
+                .insert(bevy_posegpu::BoneReadback::new(chosen.1));
+        }
+    }
+}
