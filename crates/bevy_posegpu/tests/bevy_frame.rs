@@ -12,6 +12,15 @@ use bevy_posegpu::{Backend, CrowdModel, Playback, PoseGpuPlugin};
 const W: u32 = 320;
 const H: u32 = 192;
 
+const KNIGHT: &str = "gltf/kaykit-adventurers/Knight.glb";
+
+/// The knight's model and its walk.
+fn knight(assets: &AssetServer) -> (CrowdModel, u32) {
+    let model = CrowdModel::load(assets, headless::data_root(), KNIGHT).unwrap();
+    let walk = model.clip("Walking_A").unwrap();
+    (model, walk)
+}
+
 /// The frame of four knights playing `clip` (frozen at different times) on `backend`; `None`
 /// for no crowd at all (the scenes at rest).
 fn frame(backend: Option<Backend>) -> Vec<u8> {
@@ -20,9 +29,7 @@ fn frame(backend: Option<Backend>) -> Vec<u8> {
     app.add_systems(
         Startup,
         move |mut commands: Commands, assets: Res<AssetServer>, target: Res<Target>| {
-            let path = "gltf/kaykit-adventurers/Knight.glb";
-            let model = CrowdModel::load(&assets, headless::data_root(), path).unwrap();
-            let clip = model.clip("Walking_A").unwrap();
+            let (model, clip) = knight(&assets);
             let at = |i: usize| Transform::from_xyz(i as f32 * 1.5 - 2.25, 0.0, 0.0);
             match backend {
                 Some(backend) => {
@@ -41,7 +48,7 @@ fn frame(backend: Option<Backend>) -> Vec<u8> {
                 }
                 None => {
                     let scene = assets
-                        .load(bevy::gltf::GltfAssetLabel::Scene(0).from_asset(path.to_string()));
+                        .load(bevy::gltf::GltfAssetLabel::Scene(0).from_asset(KNIGHT.to_string()));
                     for i in 0..4 {
                         commands.spawn((
                             bevy::world_serialization::WorldAssetRoot(scene.clone()),
@@ -106,9 +113,7 @@ fn chosen_bones_come_back_a_frame_later() {
     app.add_systems(
         Startup,
         move |mut commands: Commands, assets: Res<AssetServer>, target: Res<Target>| {
-            let path = "gltf/kaykit-adventurers/Knight.glb";
-            let model = CrowdModel::load(&assets, headless::data_root(), path).unwrap();
-            let clip = model.clip("Walking_A").unwrap();
+            let (model, clip) = knight(&assets);
             let bones = ["hand.r", "head"].map(|n| model.bone(n).expect(n));
             let crowd = bevy_posegpu::spawn_crowd(
                 &mut commands,
@@ -136,7 +141,7 @@ fn chosen_bones_come_back_a_frame_later() {
     let above = world.get::<GlobalTransform>(above).unwrap().to_matrix();
     assert_eq!(got.len(), 2, "both bones came back");
 
-    let path = headless::data_root().join("gltf/kaykit-adventurers/Knight.glb");
+    let path = headless::data_root().join(KNIGHT);
     let asset = posegpu::import::load(&path).unwrap();
     let lib = posegpu::AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
     let clip = lib

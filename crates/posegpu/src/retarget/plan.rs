@@ -281,11 +281,7 @@ impl RetargetPlan {
     /// IK stage computes for an instance that plays one of this source's clips alone.
     pub fn apply_with_ik(&self, source_locals: &[Transform], weights: IkWeights) -> Vec<Transform> {
         let mut out = self.apply(source_locals);
-        let goals: Vec<Option<Transform>> = self
-            .goals
-            .iter()
-            .map(|r| (r.modes & PLAN_NO_GOAL == 0).then(|| self.run(r, source_locals)))
-            .collect();
+        let goals = self.run_goals(&self.goals, source_locals);
         let chains = goals.len() / 2;
         super::ik::solve(
             &self.ik_table,
@@ -301,7 +297,16 @@ impl RetargetPlan {
     /// frame (component space for a leg, the right hand's frame for the left arm); `None`
     /// where the plan has none.
     pub fn goals(&self, source_locals: &[Transform]) -> Vec<Option<Transform>> {
-        self.goals[..self.goals.len() / 2]
+        self.run_goals(&self.goals[..self.goals.len() / 2], source_locals)
+    }
+
+    /// `records` run on one source pose; `None` for a record without a goal.
+    fn run_goals(
+        &self,
+        records: &[BonePlan],
+        source_locals: &[Transform],
+    ) -> Vec<Option<Transform>> {
+        records
             .iter()
             .map(|r| (r.modes & PLAN_NO_GOAL == 0).then(|| self.run(r, source_locals)))
             .collect()
@@ -837,42 +842,49 @@ impl Builder<'_> {
     /// relative to its right hand, in the target right hand's frame. [`PLAN_NO_GOAL`] where the
     /// source lacks a counterpart or the path is longer than [`goals::MAX_GOAL_PATH`].
     fn goal(&self, c: &ChainDef, paths: &mut Vec<u32>) -> BonePlan {
-        let none = BonePlan {
-            modes: PLAN_NO_GOAL,
-            ..reference_record(&Transform::IDENTITY)
-        };
+        if c.carried.is_some() {
+            return no_goal();
+        }
+        self.goal_of(c.end, c.goal_parent, paths)
+    }
+
+    /// The toe goal record of IK chain `c`: the source's counterpart of the leg's toe as a
+    /// root of the mapping, in component space, as the ankle's; [`PLAN_NO_GOAL`] for a chain
+    /// without a toe or a source without its counterpart.
+    fn toe_goal(&self, c: &ChainDef, paths: &mut Vec<u32>) -> BonePlan {
+        c.toe
+            .map_or_else(no_goal, |toe| self.goal_of(toe, None, paths))
+    }
+
+    /// The goal record of target bone `end`: in component space, or relative to `goal_parent`.
+    fn goal_of(&self, end: usize, goal_parent: Option<usize>, paths: &mut Vec<u32>) -> BonePlan {
         let mut rec = reference_record(&Transform::IDENTITY);
-        let Some(a) = self.map[c.end].filter(|_| c.carried.is_none()) else {
-            return none;
+        let Some(a) = self.map[end] else {
+            return no_goal();
         };
-        let path = match c.goal_parent {
+        let path = match goal_parent {
             None => from_top(&self.s.tree, a),
             Some(g) => match self.map[g] {
                 Some(a_g) => self.s.tree.path(a_g, a),
-                None => return none,
+                None => return no_goal(),
             },
         };
         if path.is_empty() || path.len() > goals::MAX_GOAL_PATH {
-            return none;
+            return no_goal();
         }
         rec.path_start = paths.len() as u32;
         rec.path_len = path.len() as u32;
         paths.extend(encode(&path));
         rec.modes = PLAN_DRIVEN;
-        match c.goal_parent {
+        match goal_parent {
             None => {
-                self.root_translation(
-                    &mut rec,
-                    self.t_cs[c.end].translation,
-                    &Transform::IDENTITY,
-                    a,
-                    &path,
-                );
+                let rest = self.t_cs[end].translation;
+                self.root_translation(&mut rec, rest, &Transform::IDENTITY, a, &path);
             }
             Some(g) => {
                 let (qg, qe) = (
                     self.q[g].unwrap_or(Quat::IDENTITY),
-                    self.q[c.end].unwrap_or(Quat::IDENTITY),
+                    self.q[end].unwrap_or(Quat::IDENTITY),
                 );
                 let a_g = self.map[g].unwrap_or(0);
                 rec.pre = qg.inverse().to_array();
@@ -886,29 +898,11 @@ impl Builder<'_> {
     }
 }
 
-impl Builder<'_> {
-    /// The toe goal record of IK chain `c`: the source's counterpart of the leg's toe as a
-    /// root of the mapping, in component space, as the ankle's; [`PLAN_NO_GOAL`] for a chain
-    /// without a toe or a source without its counterpart.
-    fn toe_goal(&self, c: &ChainDef, paths: &mut Vec<u32>) -> BonePlan {
-        let mut rec = BonePlan {
-            modes: PLAN_NO_GOAL,
-            ..reference_record(&Transform::IDENTITY)
-        };
-        let Some((toe, a)) = c.toe.and_then(|t| Some((t, self.map[t]?))) else {
-            return rec;
-        };
-        let path = from_top(&self.s.tree, a);
-        if path.len() > goals::MAX_GOAL_PATH {
-            return rec;
-        }
-        rec.path_start = paths.len() as u32;
-        rec.path_len = path.len() as u32;
-        paths.extend(encode(&path));
-        rec.modes = PLAN_DRIVEN;
-        let rest = self.t_cs[toe].translation;
-        self.root_translation(&mut rec, rest, &Transform::IDENTITY, a, &path);
-        rec
+/// A goal record for no goal.
+fn no_goal() -> BonePlan {
+    BonePlan {
+        modes: PLAN_NO_GOAL,
+        ..reference_record(&Transform::IDENTITY)
     }
 }
 
