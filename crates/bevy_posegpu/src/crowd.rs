@@ -1,7 +1,8 @@
 //! The main world's side: models, crowds, instances, their playback, and binding each
 //! instance to the skinned meshes Bevy spawned for it.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bevy::camera::visibility::NoFrustumCulling;
@@ -9,10 +10,14 @@ use bevy::gltf::GltfAssetLabel;
 use bevy::mesh::skinning::SkinnedMesh;
 use bevy::prelude::*;
 use bevy::world_serialization::{WorldAsset, WorldAssetRoot};
-use posegpu::AnimLibrary;
+use posegpu::retarget::{PlanOptions, RetargetPlan};
+use posegpu::{AnimLibrary, ClipMotion, MaskBranch, MaskId};
+
+use crate::animation::{moved, Animation};
 
 /// A character as both sides read it: Bevy's scene (from Bevy's own glTF loader) to draw it,
-/// posegpu's library (its skeleton and clips, read from the same file) to animate it.
+/// posegpu's library (its skeleton and clips, read from the same file, and clips of other
+/// characters retargeted onto it) to animate it.
 #[derive(Clone)]
 pub struct CrowdModel {
     pub(crate) scene: Handle<WorldAsset>,
@@ -23,19 +28,74 @@ pub struct CrowdModel {
     /// The skin joint that is posegpu's bone 0, the skeleton's top joint: the node above it
     /// places the skeleton in the world.
     pub(crate) top_joint: usize,
-    clip_names: Arc<Vec<String>>,
     bone_names: Arc<Vec<String>>,
+    /// Where the skeleton stands in its scene: component space → the scene root (the nodes
+    /// above the top joint; an armature's turn and scale).
+    pub(crate) skeleton_in_scene: Mat4,
     /// Per bone, its bind matrix (the inverse of its inverse bind; the identity without one).
     binds: Arc<Vec<Mat4>>,
 }
 
-impl CrowdModel {
-    /// Loads `path` (relative to the asset folder `root`, as Bevy's `AssetServer` sees it):
-    /// the scene through Bevy's loader, the skeleton and clips through posegpu's.
-    pub fn load(assets: &AssetServer, root: impl AsRef<Path>, path: &str) -> posegpu::Result<Self> {
-        let file = root.as_ref().join(path);
+/// How a [`CrowdModel`] is read: its file, other characters' files whose clips it plays
+/// (retargeted), and its bone masks.
+#[derive(Clone, Debug)]
+pub struct CrowdModelBuilder {
+    root: PathBuf,
+    path: String,
+    sources: Vec<String>,
+    masks: Vec<(String, Vec<MaskBranch>)>,
+    root_motion_bone: Option<String>,
+}
+
+impl CrowdModelBuilder {
+    /// Also plays the clips of the character in `path` (glTF or BVH, relative to the same
+    /// asset folder), retargeted onto this one by posegpu's character retargeting (bones paired
+    /// by role, rest poses aligned, IK goals for feet and hands): any humanoid onto any
+    /// humanoid, with no rig file. Its clips follow the model's own, in file order.
+    pub fn clips_from(mut self, path: &str) -> Self {
+        self.sources.push(path.to_string());
+        self
+    }
+
+    /// Adds a bone mask for [`crate::Layer::Blend`] layers ([`CrowdModel::mask`] finds it).
+    pub fn mask(mut self, name: &str, branches: &[MaskBranch]) -> Self {
+        self.masks.push((name.to_string(), branches.to_vec()));
+        self
+    }
+
+    /// Takes root motion ([`crate::Animation::with_root_motion`]) from the bone named `bone`
+    /// (the hips of a motion-capture walk) instead of the skeleton's top bone, up being the
+    /// scene's +Y.
+    pub fn root_motion_bone(mut self, bone: &str) -> Self {
+        self.root_motion_bone = Some(bone.to_string());
+        self
+    }
+
+    /// Reads the files: the scene through Bevy's loader, the skeleton and every clip through
+    /// posegpu's.
+    pub fn load(self, assets: &AssetServer) -> posegpu::Result<CrowdModel> {
+        let file = self.root.join(&self.path);
         let asset = posegpu::import::load(&file)?;
-        let library = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
+        let mut builder = AnimLibrary::builder(&asset.skeleton);
+        builder.add_clips(&asset.clips)?;
+        for source in &self.sources {
+            let source_file = self.root.join(source);
+            let source_asset = posegpu::import::load(&source_file)?;
+            let plan = RetargetPlan::new(&source_asset, &asset, &PlanOptions::default())?;
+            let id = builder.add_character_source(source, &source_asset, &plan)?;
+            builder.add_clips_from(id, &source_asset.clips)?;
+        }
+        for (name, branches) in &self.masks {
+            builder.add_mask(name, branches)?;
+        }
+        let skeleton_in_scene = Mat4::from_cols_array(&asset.frame.above.to_cols_array());
+        if let Some(bone) = &self.root_motion_bone {
+            // glTF's +Y, in component space.
+            let up = skeleton_in_scene.inverse().transform_vector3(Vec3::Y);
+            let up = posegpu::glam::Vec3::from_array(up.normalize_or_zero().to_array());
+            builder.set_root_motion_bone(bone, up)?;
+        }
+        let library = builder.build();
         let joint_bones = skin_joint_bones(&file, asset.nodes.as_deref().unwrap_or_default())?;
         let top_joint = joint_bones
             .iter()
@@ -51,15 +111,35 @@ impl CrowdModel {
                 })
             })
             .collect();
-        Ok(Self {
+        Ok(CrowdModel {
             bone_names: Arc::new(asset.skeleton.names().to_vec()),
             binds: Arc::new(binds),
-            scene: assets.load(GltfAssetLabel::Scene(0).from_asset(path.to_string())),
+            skeleton_in_scene,
+            scene: assets.load(GltfAssetLabel::Scene(0).from_asset(self.path.clone())),
             library: Arc::new(library),
             joint_bones: Arc::new(joint_bones),
             top_joint,
-            clip_names: Arc::new(asset.clips.iter().map(|c| c.name().to_string()).collect()),
         })
+    }
+}
+
+impl CrowdModel {
+    /// Loads `path` (relative to the asset folder `root`, as Bevy's `AssetServer` sees it)
+    /// with its own clips: [`Self::builder`] with nothing added.
+    pub fn load(assets: &AssetServer, root: impl AsRef<Path>, path: &str) -> posegpu::Result<Self> {
+        Self::builder(root, path).load(assets)
+    }
+
+    /// Starts reading `path` (relative to the asset folder `root`): add other characters'
+    /// clips and masks, then [`CrowdModelBuilder::load`].
+    pub fn builder(root: impl AsRef<Path>, path: &str) -> CrowdModelBuilder {
+        CrowdModelBuilder {
+            root: root.as_ref().to_path_buf(),
+            path: path.to_string(),
+            sources: Vec::new(),
+            masks: Vec::new(),
+            root_motion_bone: None,
+        }
     }
 
     /// posegpu's library of this model (skeleton, clips).
@@ -80,12 +160,15 @@ impl CrowdModel {
         self.binds.get(bone).copied().unwrap_or(Mat4::IDENTITY)
     }
 
-    /// The index of the clip named `name`.
+    /// The index of the first clip named `name` (the model's own clips come first, then each
+    /// `clips_from` file's).
     pub fn clip(&self, name: &str) -> Option<u32> {
-        self.clip_names
-            .iter()
-            .position(|n| n == name)
-            .map(|i| i as u32)
+        self.library.find_clip(name).ok().map(|c| c as u32)
+    }
+
+    /// The mask named `name` ([`CrowdModelBuilder::mask`]).
+    pub fn mask(&self, name: &str) -> Option<MaskId> {
+        self.library.mask(name)
     }
 }
 
@@ -114,28 +197,6 @@ fn skin_joint_bones(file: &Path, nodes: &[usize]) -> posegpu::Result<Vec<u32>> {
         .collect()
 }
 
-/// What an instance plays: a clip of its model at a time (seconds), advanced by `rate` times
-/// Bevy's frame time.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Playback {
-    pub clip: u32,
-    pub time: f32,
-    pub rate: f32,
-    pub looping: bool,
-}
-
-impl Playback {
-    /// `clip` from `time` on, at normal speed, looping.
-    pub fn new(clip: u32, time: f32) -> Self {
-        Self {
-            clip,
-            time,
-            rate: 1.0,
-            looping: true,
-        }
-    }
-}
-
 /// A crowd: the model its instances share, and where their poses are evaluated.
 #[derive(Component, Clone)]
 pub struct PoseGpuCrowd {
@@ -156,12 +217,12 @@ pub enum Backend {
     Cpu,
 }
 
-/// One character of a crowd: its crowd entity and what it plays. Its entity carries the
-/// scene (`WorldAssetRoot`) and its `Transform`.
-#[derive(Component, Clone, Copy, Debug)]
+/// One character of a crowd: its crowd entity and what it plays (change it at any time). Its
+/// entity carries the scene (`WorldAssetRoot`) and its `Transform`.
+#[derive(Component, Clone, Debug)]
 pub struct CrowdInstance {
     pub crowd: Entity,
-    pub playback: Playback,
+    pub animation: Animation,
 }
 
 /// Set on an instance once its scene has spawned: its skinned meshes, the entity above the
@@ -181,40 +242,67 @@ impl Bound {
     }
 }
 
-/// Spawns a crowd of `model` animated on the GPU: one instance per (placement, playback).
-/// Returns the crowd entity.
-pub fn spawn_crowd(
+/// Spawns a crowd of `model` animated on the GPU: one instance per (placement, animation; a
+/// [`crate::Playback`] will do). Returns the crowd entity.
+pub fn spawn_crowd<A: Into<Animation>>(
     commands: &mut Commands,
     model: CrowdModel,
-    instances: impl IntoIterator<Item = (Transform, Playback)>,
+    instances: impl IntoIterator<Item = (Transform, A)>,
 ) -> Entity {
     spawn_crowd_on(commands, model, Backend::Gpu, instances)
 }
 
 /// [`spawn_crowd`] with its poses evaluated on `backend`.
-pub fn spawn_crowd_on(
+pub fn spawn_crowd_on<A: Into<Animation>>(
     commands: &mut Commands,
     model: CrowdModel,
     backend: Backend,
-    instances: impl IntoIterator<Item = (Transform, Playback)>,
+    instances: impl IntoIterator<Item = (Transform, A)>,
 ) -> Entity {
     let scene = model.scene.clone();
     let crowd = commands.spawn(PoseGpuCrowd { model, backend }).id();
-    for (at, playback) in instances {
+    for (at, animation) in instances {
         commands.spawn((
             WorldAssetRoot(scene.clone()),
             at,
-            CrowdInstance { crowd, playback },
+            CrowdInstance {
+                crowd,
+                animation: animation.into(),
+            },
         ));
     }
     crowd
 }
 
-/// Advances every instance's playback by the frame time.
-pub(crate) fn advance(time: Res<Time>, mut instances: Query<&mut CrowdInstance>) {
+/// Moves every instance with root motion by its root's motion over the frame, then advances
+/// every clip it plays by the frame time.
+pub(crate) fn advance(
+    time: Res<Time>,
+    crowds: Query<(Entity, &PoseGpuCrowd)>,
+    mut instances: Query<(&mut CrowdInstance, &mut Transform)>,
+    mut failed: Local<Vec<Entity>>,
+) {
     let dt = time.delta_secs();
-    for mut i in &mut instances {
-        i.playback.time += dt * i.playback.rate;
+    let crowds: HashMap<Entity, (ClipMotion, Mat4)> = crowds
+        .iter()
+        .map(|(id, c)| {
+            let motion = ClipMotion::new(&c.model.library);
+            (id, (motion, c.model.skeleton_in_scene))
+        })
+        .collect();
+    for (mut instance, mut at) in &mut instances {
+        if let Some((motion, skeleton)) = crowds.get(&instance.crowd) {
+            match instance.animation.root_step(motion, dt) {
+                Ok(Some(step)) => *at = moved(&at, skeleton, &step),
+                Ok(None) => {}
+                Err(e) if !failed.contains(&instance.crowd) => {
+                    log::error!("bevy_posegpu: crowd {:?}: root motion: {e}", instance.crowd);
+                    failed.push(instance.crowd);
+                }
+                Err(_) => {}
+            }
+        }
+        instance.animation.advance(dt);
     }
 }
 
@@ -272,7 +360,7 @@ pub(crate) fn evaluate_on_cpu(
             instances.iter().filter(|(i, _)| i.crowd == id).collect();
         let mut batch = posegpu::PoseBatch::new();
         for (i, _) in &members {
-            batch.push_clip(i.playback.clip, i.playback.time, i.playback.looping);
+            i.animation.push(&mut batch);
         }
         let mut poses = posegpu::Poses::default();
         let evaluator = posegpu::CpuEvaluator::new(&crowd.model.library);

@@ -25,9 +25,10 @@
 //! ```
 //!
 //! How it works (each frame):
-//! - Main world: [`Playback`] advances with Bevy's `Time`; instances whose scene has spawned are
-//!   bound once (their skinned meshes, and the node above the skeleton's top joint).
-//! - Extract: per instance, its playback, its world placement and its meshes.
+//! - Main world: each instance's [`Animation`] advances with Bevy's `Time` (root motion moves
+//!   its `Transform`); instances whose scene has spawned are bound once (their skinned meshes,
+//!   and the node above the skeleton's top joint).
+//! - Extract: per instance, its animation, its world placement and its meshes.
 //! - Render world, after Bevy uploads its joint matrices (`prepare_skins`): posegpu evaluates
 //!   every instance on Bevy's `RenderDevice` (skinning matrices only, column-major 4x4), and the
 //!   scatter stage (`shaders/scatter.wgsl`) writes them, placed in the world, into Bevy's joint
@@ -41,16 +42,19 @@
 //! scatter overwrites them: that upload is the part of Bevy's skin path a compute pass cannot
 //! replace without changing Bevy.
 
+mod animation;
 mod crowd;
 pub mod headless;
 mod readback;
 mod render;
 pub mod scatter;
 
+pub use animation::{Animation, Layer, Playback};
 pub use crowd::{
     hide_rigid_meshes, spawn_crowd, spawn_crowd_on, Backend, Bound, CrowdInstance, CrowdModel,
-    Playback, PoseGpuCrowd, RigidHidden,
+    CrowdModelBuilder, PoseGpuCrowd, RigidHidden,
 };
+pub use posegpu::{AdditiveSpace, IkWeights, MaskBranch, RootMotionAxes};
 pub use readback::BoneReadback;
 
 use bevy::app::{App, Plugin, Update};

@@ -12,7 +12,8 @@ use bevy::render::Extract;
 use log::error;
 use posegpu::{GpuEvaluator, GpuOptions, Outputs, PoseBatch, SkinningLayout};
 
-use crate::crowd::{Backend, Bound, CrowdInstance, CrowdModel, Playback, PoseGpuCrowd};
+use crate::animation::Animation;
+use crate::crowd::{Backend, Bound, CrowdInstance, CrowdModel, PoseGpuCrowd};
 use crate::readback::{Arrived, BoneReadback, Slot};
 use crate::scatter::{ScatterBuffers, ScatterPipeline, SkinJob};
 
@@ -29,7 +30,7 @@ struct ExtractedCrowd {
 }
 
 struct ExtractedInstance {
-    playback: Playback,
+    animation: Animation,
     /// The world transform of the node above the skeleton's top joint.
     world: Mat4,
     meshes: Vec<MainEntity>,
@@ -70,7 +71,7 @@ pub(crate) fn extract(
             continue;
         };
         crowd.instances.push(ExtractedInstance {
-            playback: instance.playback,
+            animation: instance.animation.clone(),
             world: world.to_matrix(),
             meshes: bound.meshes.iter().map(|&e| MainEntity::from(e)).collect(),
             readback: readback
@@ -144,7 +145,7 @@ fn evaluate<'a>(
     };
     let mut batch = PoseBatch::new();
     for i in &crowd.instances {
-        batch.push_clip(i.playback.clip, i.playback.time, i.playback.looping);
+        i.animation.push(&mut batch);
     }
     evaluator.evaluate_batch(&batch)?;
     Ok(evaluator)

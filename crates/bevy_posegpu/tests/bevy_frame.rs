@@ -5,57 +5,38 @@
 //! than the rest pose. Measured: 11,631 pixels of knights, none differing between the GPU path
 //! and the CPU twin, 3,498 differing from the rest pose.
 
+mod common;
+
 use bevy::prelude::*;
 use bevy_posegpu::headless::{self, Target};
-use bevy_posegpu::{Backend, CrowdModel, Playback, PoseGpuPlugin};
+use bevy_posegpu::{Animation, Backend, CrowdModel, Playback, PoseGpuPlugin};
+use common::*;
 
-const W: u32 = 320;
-const H: u32 = 192;
-
-const KNIGHT: &str = "gltf/kaykit-adventurers/Knight.glb";
-
-/// The knight's model and its walk.
-fn knight(assets: &AssetServer) -> (CrowdModel, u32) {
-    let model = CrowdModel::load(assets, headless::data_root(), KNIGHT).unwrap();
+/// Four knights frozen at different times of their walk.
+fn walks(model: &CrowdModel) -> Vec<Animation> {
     let walk = model.clip("Walking_A").unwrap();
-    (model, walk)
+    (0..4)
+        .map(|i| {
+            Playback::new(walk, 0.2 + 0.25 * i as f32)
+                .with_rate(0.0)
+                .into()
+        })
+        .collect()
 }
 
-/// The frame of four knights playing `clip` (frozen at different times) on `backend`; `None`
-/// for no crowd at all (the scenes at rest).
-fn frame(backend: Option<Backend>) -> Vec<u8> {
+/// The frame of the four knights at rest (their scenes without a crowd).
+fn rest_frame() -> Vec<u8> {
     let mut app = headless::app(W, H);
-    app.add_plugins(PoseGpuPlugin);
     app.add_systems(
         Startup,
-        move |mut commands: Commands, assets: Res<AssetServer>, target: Res<Target>| {
-            let (model, clip) = knight(&assets);
-            let at = |i: usize| Transform::from_xyz(i as f32 * 1.5 - 2.25, 0.0, 0.0);
-            match backend {
-                Some(backend) => {
-                    bevy_posegpu::spawn_crowd_on(
-                        &mut commands,
-                        model,
-                        backend,
-                        (0..4).map(|i| {
-                            let playback = Playback {
-                                rate: 0.0,
-                                ..Playback::new(clip, 0.2 + 0.25 * i as f32)
-                            };
-                            (at(i), playback)
-                        }),
-                    );
-                }
-                None => {
-                    let scene = assets
-                        .load(bevy::gltf::GltfAssetLabel::Scene(0).from_asset(KNIGHT.to_string()));
-                    for i in 0..4 {
-                        commands.spawn((
-                            bevy::world_serialization::WorldAssetRoot(scene.clone()),
-                            at(i),
-                        ));
-                    }
-                }
+        |mut commands: Commands, assets: Res<AssetServer>, target: Res<Target>| {
+            let scene =
+                assets.load(bevy::gltf::GltfAssetLabel::Scene(0).from_asset(KNIGHT.to_string()));
+            for i in 0..4 {
+                commands.spawn((
+                    bevy::world_serialization::WorldAssetRoot(scene.clone()),
+                    Transform::from_xyz(i as f32 * 1.5 - 2.25, 0.0, 0.0),
+                ));
             }
             headless::camera_and_light(
                 &mut commands,
@@ -69,26 +50,13 @@ fn frame(backend: Option<Backend>) -> Vec<u8> {
     headless::run_and_read(&mut app, 4).expect("a frame was read back")
 }
 
-/// Which pixels differ from the background (the top-left pixel's colour).
-fn silhouette(pixels: &[u8]) -> Vec<bool> {
-    let bg = &pixels[..4];
-    pixels[..(W * H * 4) as usize]
-        .chunks_exact(4)
-        .map(|p| p.iter().zip(bg).any(|(a, b)| a.abs_diff(*b) > 8))
-        .collect()
-}
-
-fn differing(a: &[bool], b: &[bool]) -> usize {
-    a.iter().zip(b).filter(|(x, y)| x != y).count()
-}
-
 #[test]
 fn the_gpu_path_draws_what_the_cpu_twin_poses() {
     // Bevy panics without an adapter: this test fails, never skips, where there is none.
-    let gpu = silhouette(&frame(Some(Backend::Gpu)));
-    let cpu = silhouette(&frame(Some(Backend::Cpu)));
-    let rest = silhouette(&frame(None));
-    let area = gpu.iter().filter(|&&p| p).count();
+    let gpu = silhouette(&row_frame(Backend::Gpu, knight, walks, 4));
+    let cpu = silhouette(&row_frame(Backend::Cpu, knight, walks, 4));
+    let rest = silhouette(&rest_frame());
+    let area = area(&gpu);
     assert!(area > 2_000, "the knights cover {area} pixels");
     let (d_cpu, d_rest) = (differing(&gpu, &cpu), differing(&gpu, &rest));
     eprintln!("{area} pixels of knights; {d_cpu} differ from the CPU twin's, {d_rest} from rest");
@@ -113,17 +81,15 @@ fn chosen_bones_come_back_a_frame_later() {
     app.add_systems(
         Startup,
         move |mut commands: Commands, assets: Res<AssetServer>, target: Res<Target>| {
-            let (model, clip) = knight(&assets);
-            let bones = ["hand.r", "head"].map(|n| model.bone(n).expect(n));
+            let model = knight(&assets);
+            let clip = model.clip("Walking_A").unwrap();
+            let bones = ["hand.r", "head"].map(|n| model.bone(n).expect(n)).to_vec();
             let crowd = bevy_posegpu::spawn_crowd(
                 &mut commands,
                 model,
                 [(
                     Transform::from_xyz(0.5, 0.0, -1.0).with_rotation(Quat::from_rotation_y(0.6)),
-                    Playback {
-                        rate: 0.0,
-                        ..Playback::new(clip, time)
-                    },
+                    Playback::new(clip, time).with_rate(0.0),
                 )],
             );
             commands.insert_resource(Chosen(crowd, bones));
@@ -159,29 +125,7 @@ fn chosen_bones_come_back_a_frame_later() {
         let b = asset.skeleton.find(name).unwrap();
         let c = poses.component(0, b).to_matrix().to_cols_array();
         let expected = above * Mat4::from_cols_array(&c);
-        let err = (got[k] - expected)
-            .to_cols_array()
-            .iter()
-            .fold(0.0f32, |m, v| m.max(v.abs()));
+        let err = max_diff(got[k], expected);
         assert!(err <= 1e-4, "{name}: {err}\n{}\n{expected}", got[k]);
-    }
-}
-
-#[derive(Resource)]
-struct Chosen(Entity, [u32; 2]);
-
-/// Puts the read-back on the chosen crowd's instances.
-fn ask_for_bones(
-    mut commands: Commands,
-    chosen: Option<Res<Chosen>>,
-    instances: Query<(Entity, &bevy_posegpu::CrowdInstance), Without<bevy_posegpu::BoneReadback>>,
-) {
-    let Some(chosen) = chosen else { return };
-    for (e, i) in &instances {
-        if i.crowd == chosen.0 {
-            commands
-                .entity(e)
-                .insert(bevy_posegpu::BoneReadback::new(chosen.1));
-        }
     }
 }

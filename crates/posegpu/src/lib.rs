@@ -42,13 +42,16 @@ pub mod procedural;
 pub mod render;
 pub mod retarget;
 
+/// The glam posegpu's public types use (an engine on another glam converts at the boundary).
+pub use glam;
+
 pub use additive::{make_additive, AdditiveBase};
 pub use batch::{
     ClipSample, InertialStart, Instance, LayerKind, PoseBatch, RootLock, RootMotionAxes, RootPart,
 };
 pub use blend::clips::{AimOffset, ClipBlendSpace};
 pub use blend::space::BlendSpace;
-pub use cpu::{CpuEvaluator, Crowd};
+pub use cpu::{ClipMotion, CpuEvaluator, Crowd};
 pub use error::{Error, Result};
 pub use gpu::{
     replay_traffic, CrowdTimes, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk,

@@ -1,6 +1,7 @@
 //! Root-motion options: the root-motion bone chosen by name under a Z-up armature, axis masks
 //! (ground plane, yaw only) against hand-computed motion, the pose keeping what is not
-//! extracted, UE's modes (from montages only, ignore), GPU against CPU, and bad options.
+//! extracted, UE's modes (from montages only, ignore), GPU against CPU, `ClipMotion` (the same
+//! motion for callers that keep their own playback), and bad options.
 
 mod common;
 
@@ -9,9 +10,9 @@ use std::f32::consts::TAU;
 use glam::{Quat, Vec3};
 use posegpu::playback::Montage;
 use posegpu::{
-    Agent, AnimLibrary, Bone, BoneTrack, Channel, Clip, CpuEvaluator, Crowd, Error, GpuCrowd,
-    GpuOptions, Interpolation, Player, Poses, RootLock, RootMotionAxes, RootMotionMode, Segment,
-    Skeleton, Transform,
+    Agent, AnimLibrary, Bone, BoneTrack, Channel, Clip, ClipMotion, CpuEvaluator, Crowd, Error,
+    GpuCrowd, GpuOptions, Interpolation, PlayRate, Player, Poses, RootLock, RootMotionAxes,
+    RootMotionMode, Segment, Skeleton, Transform,
 };
 
 /// A Z-up armature (turned −90° about X, as Blender exports it) over hips over a leg.
@@ -287,6 +288,47 @@ fn root_motion_options_match_on_the_gpu() {
         let want = pose(&lib, &cpu);
         let d = posegpu::Deviation::between(&poses, &want).relative(lib.skeleton().extent());
         assert!(d <= 1e-4, "step {step}: poses differ by {d:e}");
+    }
+}
+
+#[test]
+fn clip_motion_is_what_a_crowd_player_extracts_over_the_same_step() {
+    let lib = library();
+    let motion = ClipMotion::new(&lib);
+    // (start, rate, step, looping): inside the clip, across its end once and twice, backwards
+    // across its start, and stopping at the end of a clip that does not loop.
+    let cases = [
+        (0.25, 1.0, 0.5, true),
+        (0.75, 1.0, 0.5, true),
+        (0.5, 2.0, 1.3, true),
+        (0.25, -1.0, 0.5, true),
+        (0.75, 1.0, 0.5, false),
+    ];
+    for (start, rate, dt, looping) in cases {
+        for axes in [RootMotionAxes::EVERYTHING, RootMotionAxes::GROUND_PLANE] {
+            let player = Player::new(0u32)
+                .starting_at(start)
+                .with_rate(PlayRate::new(rate))
+                .looping(looping);
+            let agent = Agent::new(player)
+                .with_root_motion(Some(RootLock::RefPose))
+                .with_root_axes(axes);
+            let expected = stepped(&lib, agent, dt).root_motion()[0];
+            // A time past the clip's end wraps as the sampling does.
+            let time = if looping { start + 3.0 } else { start };
+            let got = motion.step(0, time, rate * dt, looping, axes).unwrap();
+            let what = format!("from {start} at rate {rate} for {dt} s, looping {looping}");
+            assert!(
+                expected.translation.length() > 0.1,
+                "{what}: no motion to compare"
+            );
+            close(got.translation, expected.translation, &what);
+            close_q(got.rotation, expected.rotation, &what);
+        }
+    }
+    for (clip, time) in [(1, 0.0), (0, f32::NAN)] {
+        let e = motion.step(clip, time, 0.1, true, RootMotionAxes::EVERYTHING);
+        assert!(matches!(e, Err(Error::Playback { .. })), "{e:?}");
     }
 }
 

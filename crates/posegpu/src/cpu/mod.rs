@@ -26,6 +26,7 @@ mod skin;
 pub(crate) use clip::retarget_bone;
 pub(crate) use clip::{sample_bone, KeySearch};
 pub use crowd::Crowd;
+pub use root_motion::ClipMotion;
 #[cfg(feature = "render")]
 pub(crate) use skin::skin_vertex;
 

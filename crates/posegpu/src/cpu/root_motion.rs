@@ -4,9 +4,10 @@
 //! acc)`), backwards for backwards play. CPU twin of `shaders/root_motion.wgsl`. Spec:
 //! `docs/pose-math.md`, "Root motion".
 
-use super::advance::Step;
+use super::advance::{step, Step};
 use super::clip::{root_extract, sample_bone, KeySearch};
 use crate::batch::RootMotionAxes;
+use crate::error::{Error, Result};
 use crate::layout::SegmentData;
 use crate::library::AnimLibrary;
 use crate::math::Transform;
@@ -109,4 +110,61 @@ pub(crate) fn step_motion(
         acc = Transform::compose(&power(&lap, n - 1), &acc);
     }
     Transform::compose(&range(lib, timeline, track, start, rest, axes), &acc)
+}
+
+/// The root motion of single clips, for callers that keep each instance's playback themselves
+/// (an engine's ECS) rather than in a [`crate::Crowd`]: the same motion a crowd's player of
+/// that clip extracts over the same step, in the character's frame.
+pub struct ClipMotion<'a> {
+    lib: &'a AnimLibrary,
+    timeline: Timeline,
+}
+
+impl<'a> ClipMotion<'a> {
+    /// Root motion of `lib`'s clips (its root-motion bone and up).
+    pub fn new(lib: &'a AnimLibrary) -> Self {
+        Self {
+            lib,
+            timeline: Timeline::new(lib),
+        }
+    }
+
+    /// The root's motion while `clip` plays from `time` (seconds; wrapped into the clip when
+    /// `looping`, clamped otherwise) for `travel` seconds of clip time (negative: backwards),
+    /// past its end and round again when `looping`, stopping at the end otherwise. `axes` say
+    /// which parts are extracted (those an instance sampled with the same axes and a root lock
+    /// leaves out of its pose).
+    pub fn step(
+        &self,
+        clip: u32,
+        time: f32,
+        travel: f32,
+        looping: bool,
+        axes: RootMotionAxes,
+    ) -> Result<Transform> {
+        let track = TrackId(clip);
+        if clip as usize >= self.lib.clip_count() || !time.is_finite() || !travel.is_finite() {
+            return Err(Error::Playback {
+                what: format!(
+                    "no root motion of clip {clip} from {time} s over {travel} s (the library \
+                     has {} clips; times must be finite)",
+                    self.lib.clip_count()
+                ),
+            });
+        }
+        let length = self.timeline.length(track);
+        let from = if looping {
+            map_time(time, length, true)
+        } else {
+            time.clamp(0.0, length)
+        };
+        let s = step(from, travel, length, looping);
+        let motion = step_motion(self.lib, &self.timeline, track, &s, looping, axes);
+        // Measured in the root-motion bone's parent's frame; moved into the character's.
+        let parent = &self.lib.data().root_parent;
+        Ok(Transform::compose(
+            &Transform::compose(&parent.inverse(), &motion),
+            parent,
+        ))
+    }
 }
