@@ -11,7 +11,7 @@ use bevy::mesh::skinning::SkinnedMesh;
 use bevy::prelude::*;
 use bevy::world_serialization::{WorldAsset, WorldAssetRoot};
 use posegpu::retarget::{PlanOptions, RetargetPlan};
-use posegpu::{AnimLibrary, ClipMotion, MaskBranch, MaskId};
+use posegpu::{AnimLibrary, ClipMotion, IkWeights, MaskBranch, MaskId};
 
 use crate::animation::{moved, Animation};
 
@@ -42,7 +42,8 @@ pub struct CrowdModel {
 pub struct CrowdModelBuilder {
     root: PathBuf,
     path: String,
-    sources: Vec<String>,
+    /// Other characters' files, and the IK baked into their clips (`None`: not baked).
+    sources: Vec<(String, Option<IkWeights>)>,
     masks: Vec<(String, Vec<MaskBranch>)>,
     root_motion_bone: Option<String>,
 }
@@ -53,7 +54,16 @@ impl CrowdModelBuilder {
     /// by role, rest poses aligned, IK goals for feet and hands): any humanoid onto any
     /// humanoid, with no rig file. Its clips follow the model's own, in file order.
     pub fn clips_from(mut self, path: &str) -> Self {
-        self.sources.push(path.to_string());
+        self.sources.push((path.to_string(), None));
+        self
+    }
+
+    /// [`Self::clips_from`], the clips retargeted once at load with IK at `ik` baked into
+    /// their keys (posegpu's `add_baked_clips`): they then cost what the model's own clips
+    /// cost each frame, instead of the retargeting's per-bone work per instance. Instances
+    /// playing them take no IK weights of their own (the baked IK is in the clip).
+    pub fn clips_from_baked(mut self, path: &str, ik: IkWeights) -> Self {
+        self.sources.push((path.to_string(), Some(ik)));
         self
     }
 
@@ -78,12 +88,16 @@ impl CrowdModelBuilder {
         let asset = posegpu::import::load(&file)?;
         let mut builder = AnimLibrary::builder(&asset.skeleton);
         builder.add_clips(&asset.clips)?;
-        for source in &self.sources {
+        for (source, baked) in &self.sources {
             let source_file = self.root.join(source);
             let source_asset = posegpu::import::load(&source_file)?;
             let plan = RetargetPlan::new(&source_asset, &asset, &PlanOptions::default())?;
-            let id = builder.add_character_source(source, &source_asset, &plan)?;
-            builder.add_clips_from(id, &source_asset.clips)?;
+            if let Some(ik) = baked {
+                builder.add_baked_clips(&source_asset, &plan, &source_asset.clips, *ik)?;
+            } else {
+                let id = builder.add_character_source(source, &source_asset, &plan)?;
+                builder.add_clips_from(id, &source_asset.clips)?;
+            }
         }
         for (name, branches) in &self.masks {
             builder.add_mask(name, branches)?;

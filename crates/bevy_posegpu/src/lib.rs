@@ -93,3 +93,8 @@ impl Plugin for PoseGpuPlugin {
             );
     }
 }
+
+/// The README's code blocks, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

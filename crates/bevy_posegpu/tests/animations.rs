@@ -173,3 +173,66 @@ fn root_motion_moves_the_instance_and_keeps_the_world_pose() {
         }
     }
 }
+
+#[test]
+fn baked_clips_play_as_the_run_time_retargeting_on_keys() {
+    // The CMU walk twice on the knight: retargeted per bone each frame with feet IK, and baked
+    // at load with feet IK. At a key time (the capture is keyed at 120 Hz) every bone must be
+    // where the other puts it.
+    let mut app = headless::app(W, H);
+    app.add_plugins(PoseGpuPlugin);
+    app.add_systems(
+        Startup,
+        |mut commands: Commands, assets: Res<AssetServer>, target: Res<Target>| {
+            let model = CrowdModel::builder(headless::data_root(), KNIGHT)
+                .clips_from(CMU_WALK)
+                .clips_from_baked(CMU_WALK, IkWeights::FEET)
+                .load(&assets)
+                .unwrap();
+            let baked = model.library().clip_count() as u32 - 1;
+            let bones: Vec<u32> = (0..model.library().bone_count() as u32).collect();
+            let at = Transform::from_xyz(0.0, 0.0, -1.0);
+            let crowd = bevy_posegpu::spawn_crowd(
+                &mut commands,
+                model,
+                [
+                    (
+                        at,
+                        Animation::from(Playback::new(baked - 1, 1.0).with_rate(0.0))
+                            .with_ik(IkWeights::FEET),
+                    ),
+                    (at, Playback::new(baked, 1.0).with_rate(0.0).into()),
+                ],
+            );
+            commands.insert_resource(Chosen(crowd, bones));
+            headless::camera_and_light(&mut commands, &target, Vec3::new(0.0, 1.5, 6.0), Vec3::Y);
+        },
+    );
+    app.add_systems(Update, ask_for_bones);
+    headless::run_and_read(&mut app, 4).expect("a frame was read back");
+    let world = app.world_mut();
+    let mut got: Vec<(bool, Vec<Mat4>)> = world
+        .query::<(&bevy_posegpu::CrowdInstance, &bevy_posegpu::BoneReadback)>()
+        .iter(world)
+        .map(|(i, r)| (i.animation.ik.is_some(), r.world.clone()))
+        .collect();
+    got.sort_by_key(|g| !g.0);
+    let [(true, run), (false, baked)] = &got[..] else {
+        panic!("two instances, the run-time one with IK");
+    };
+    assert!(
+        !run.is_empty() && run.len() == baked.len(),
+        "the bones came back"
+    );
+    let height = run.iter().map(|m| m.w_axis.y).fold(0.0f32, f32::max);
+    let worst = run
+        .iter()
+        .zip(baked)
+        .map(|(a, b)| (a.w_axis - b.w_axis).length())
+        .fold(0.0f32, f32::max);
+    eprintln!(
+        "baked against run time: {:.2e} of the height",
+        worst / height
+    );
+    assert!(worst <= 1e-4 * height, "{worst} m apart");
+}

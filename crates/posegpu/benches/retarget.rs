@@ -174,7 +174,8 @@ fn ik(c: &mut Criterion) {
     }
 }
 
-/// (label, library) pairs of the `real` group: a clip on its own skeleton, then through a plan.
+/// (label, library) pairs of the `real` group: a clip on its own skeleton, then through a plan,
+/// then baked onto the target at upload.
 fn real_libraries() -> Vec<(String, AnimLibrary)> {
     let load = |rel: &str| posegpu::import::load(common::anim_data().join(rel)).unwrap();
     let mut out = Vec::new();
@@ -209,6 +210,14 @@ fn real_libraries() -> Vec<(String, AnimLibrary)> {
         let id = b.add_character_source("source", &s, &plan).unwrap();
         b.add_clips_from(id, std::slice::from_ref(&clip)).unwrap();
         out.push((format!("{}_onto_{}", stem(source), stem(target)), b.build()));
+        // The same clip baked onto the target at upload: the target's own speed.
+        let mut b = AnimLibrary::builder(&t.skeleton);
+        b.add_baked_clips(&s, &plan, std::slice::from_ref(&clip), IkWeights::NONE)
+            .unwrap();
+        out.push((
+            format!("{}_baked_onto_{}", stem(source), stem(target)),
+            b.build(),
+        ));
     }
     out
 }

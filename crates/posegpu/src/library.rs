@@ -20,7 +20,8 @@ use crate::model::{
     Skeleton,
 };
 use crate::retarget::{
-    build_retarget_table, BoneCache, BoneMapping, RetargetPlan, Rig, TranslationMode,
+    bake_clip, build_retarget_table, BoneCache, BoneMapping, IkWeights, RetargetPlan, Rig,
+    TranslationMode,
 };
 
 /// Names a retarget source of a library: the skeleton a set of clips was authored on and the
@@ -481,6 +482,28 @@ impl LibraryBuilder {
             }
         }
         Ok(self)
+    }
+
+    /// Adds `clips` of the character `source` retargeted through `plan` once, here
+    /// ([`crate::retarget::bake_clip`], with IK at `ik` baked into the keys), as clips of the
+    /// target itself: they then play at the speed of the target's own clips, instead of running
+    /// the plan per bone and per instance in the sampling stage
+    /// ([`Self::add_character_source`]). What that costs: the plan's poses at the source's key
+    /// times, interpolated between them (exact where a bone maps one to one; within a small
+    /// angle on chains of different lengths, `tests/retarget_baked.rs`), IK at one weight for
+    /// every instance, and keys for every moving target bone at the source's key times.
+    pub fn add_baked_clips(
+        &mut self,
+        source: &Asset,
+        plan: &RetargetPlan,
+        clips: &[Clip],
+        ik: IkWeights,
+    ) -> Result<&mut Self> {
+        let baked = clips
+            .iter()
+            .map(|c| bake_clip(plan, source, c, &self.lib.skeleton, ik))
+            .collect::<Result<Vec<_>>>()?;
+        self.add_clips(&baked)
     }
 
     /// The library, packed and immutable.
