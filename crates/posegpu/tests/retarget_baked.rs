@@ -72,7 +72,7 @@ fn worst(a: &Poses, b: &Poses, bones: usize) -> f32 {
 
 #[test]
 fn baked_clips_pose_as_the_run_time_plan_on_keys_and_close_between() {
-    for pair in 0..PAIRS.len() {
+    for (pair, (source, _, _)) in PAIRS.iter().enumerate() {
         for ik in [IkWeights::NONE, IkWeights::FEET] {
             let (run, baked, keys, height) = libraries(pair, ik);
             let bones = run.bone_count();
@@ -96,7 +96,7 @@ fn baked_clips_pose_as_the_run_time_plan_on_keys_and_close_between() {
             );
             eprintln!(
                 "{} (IK {ik:?}): on keys {:.2e}, between keys {:.2e} of the height",
-                PAIRS[pair].0,
+                source,
                 on_keys / height,
                 between / height
             );
