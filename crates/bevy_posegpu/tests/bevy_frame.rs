@@ -38,12 +38,7 @@ fn rest_frame() -> Vec<u8> {
                     Transform::from_xyz(i as f32 * 1.5 - 2.25, 0.0, 0.0),
                 ));
             }
-            headless::camera_and_light(
-                &mut commands,
-                &target,
-                Vec3::new(0.0, 1.5, 6.0),
-                Vec3::new(0.0, 0.9, 0.0),
-            );
+            row_camera(&mut commands, &target);
         },
     );
     app.add_systems(Update, bevy_posegpu::hide_rigid_meshes);

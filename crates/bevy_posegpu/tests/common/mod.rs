@@ -40,16 +40,21 @@ pub fn row_frame(
                 backend,
                 animations.into_iter().enumerate().map(|(i, a)| (at(i), a)),
             );
-            headless::camera_and_light(
-                &mut commands,
-                &target,
-                Vec3::new(0.0, 1.5, 6.0),
-                Vec3::new(0.0, 0.9, 0.0),
-            );
+            row_camera(&mut commands, &target);
         },
     );
     app.add_systems(Update, bevy_posegpu::hide_rigid_meshes);
     headless::run_and_read(&mut app, frames).expect("a frame was read back")
+}
+
+/// The camera and light of a row of knights' frame.
+pub fn row_camera(commands: &mut Commands, target: &Target) {
+    headless::camera_and_light(
+        commands,
+        target,
+        Vec3::new(0.0, 1.5, 6.0),
+        Vec3::new(0.0, 0.9, 0.0),
+    );
 }
 
 /// Which pixels differ from the background (the top-left pixel's colour).
