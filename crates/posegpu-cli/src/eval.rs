@@ -15,7 +15,7 @@ use posegpu::{
 use serde::Serialize;
 
 use crate::layer::{LayerArgs, Layered};
-use crate::method::{IkArgs, Runtime};
+use crate::method::{BakeArg, IkArgs, Runtime};
 use crate::transition::{Play, TransitionArgs};
 use crate::Backend;
 
@@ -108,6 +108,8 @@ pub struct EvalArgs {
     transition: TransitionArgs,
     #[command(flatten)]
     ik: IkArgs,
+    #[command(flatten)]
+    bake: BakeArg,
 }
 
 /// `--additive-base`, with clip names still unresolved.
@@ -194,7 +196,14 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
         Some(path) => {
             let source = load_with_clips(path)?;
             let runtime = Runtime::from_arg(args.rig.as_deref())?;
-            runtime.add_source(&mut builder, &path.display().to_string(), &source, &model)?;
+            let bake = args.bake.bake.then(|| args.ik.weights());
+            runtime.add_source(
+                &mut builder,
+                &path.display().to_string(),
+                &source,
+                &model,
+                bake,
+            )?;
             clip_count += source.clips.len();
             let to = to.map(|n| Clip::find(&source.clips, n)).transpose()?;
             let first = own.len();
@@ -236,7 +245,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
                 from: base as u32,
                 to: to as u32,
                 looping: args.looping,
-                ik: args.animation_from.is_some().then(|| args.ik.weights()),
+                ik: (args.animation_from.is_some() && !args.bake.bake).then(|| args.ik.weights()),
                 backend: args.backend,
             };
             args.transition.poses(&lib, &play, &args.times)?
@@ -465,8 +474,9 @@ fn layered_poses(
                 }
             }
         }
-        // IK after retargeting, last: the library runs it for character sources only.
-        if args.animation_from.is_some() {
+        // IK after retargeting, last: the library runs it for character sources only (baked
+        // clips have theirs in their keys).
+        if args.animation_from.is_some() && !args.bake.bake {
             instance.ik(args.ik.weights());
         }
     }

@@ -3,7 +3,7 @@
 //! translation modes, which a rig that sets modes asks for (exactly as UE plays them).
 
 use posegpu::retarget::{PlanOptions, RetargetPlan};
-use posegpu::{Asset, Error, IkWeights, LibraryBuilder, Rig, SourceId};
+use posegpu::{Asset, Error, IkWeights, LibraryBuilder, Rig};
 
 /// The offline conversion method of `posegpu retarget`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -42,23 +42,40 @@ impl Runtime {
         })
     }
 
-    /// Adds `source` (and its clips) to `builder` as this retargeting plays it on `target`.
+    /// Adds `source`'s clips to `builder` as this retargeting plays them on `target`: per bone
+    /// in the sampling stage, or with `bake` (the character retargeting only) retargeted once
+    /// here with those IK weights baked into the keys, as clips of the target.
     pub fn add_source(
         &self,
         builder: &mut LibraryBuilder,
         name: &str,
         source: &Asset,
         target: &Asset,
-    ) -> Result<SourceId, Error> {
-        let id = match self {
-            Self::Character(rig) => {
+        bake: Option<IkWeights>,
+    ) -> Result<(), Error> {
+        let id = match (self, bake) {
+            (Self::Character(rig), Some(ik)) => {
+                let plan = RetargetPlan::new(source, target, &plan_options(rig))?;
+                builder.add_baked_clips(source, &plan, &source.clips, ik)?;
+                return Ok(());
+            }
+            (Self::Character(rig), None) => {
                 let plan = RetargetPlan::new(source, target, &plan_options(rig))?;
                 builder.add_character_source(name, source, &plan)?
             }
-            Self::Modes(rig) => builder.add_source(name, &source.skeleton, None, rig)?,
+            (Self::Modes(_), Some(_)) => {
+                return Err(Error::Rig {
+                    origin: "--rig".to_string(),
+                    message: "it sets translation modes, which UE plays at run time; --bake \
+                              bakes the character retargeting (convert with `posegpu retarget \
+                              --method ue` for UE's modes)"
+                        .to_string(),
+                })
+            }
+            (Self::Modes(rig), None) => builder.add_source(name, &source.skeleton, None, rig)?,
         };
         builder.add_clips_from(id, &source.clips)?;
-        Ok(id)
+        Ok(())
     }
 }
 
@@ -84,6 +101,16 @@ pub struct IkArgs {
     /// right hand (a two-handed weapon). Character retargeting only.
     #[arg(long, default_value_t = 0.0, value_name = "W", value_parser = crate::util::unit_weight)]
     pub ik_hands: f32,
+}
+
+/// `--bake`, for the commands that play another character's clips.
+#[derive(Clone, Copy, Debug, clap::Args)]
+pub struct BakeArg {
+    /// Retarget --animation-from's clips once, when the library is built (the IK weights
+    /// baked into their keys), instead of per bone and per instance each frame: they then play
+    /// at the speed of the model's own clips. Character retargeting only.
+    #[arg(long, requires = "animation_from")]
+    pub bake: bool,
 }
 
 impl IkArgs {

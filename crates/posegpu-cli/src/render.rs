@@ -13,7 +13,7 @@ use posegpu::{
 };
 
 use crate::layer::LayerArgs;
-use crate::method::{IkArgs, Runtime};
+use crate::method::{BakeArg, IkArgs, Runtime};
 use crate::util::open_gpu;
 
 #[derive(clap::Args)]
@@ -62,6 +62,8 @@ pub struct RenderArgs {
     layers: LayerArgs,
     #[command(flatten)]
     ik: IkArgs,
+    #[command(flatten)]
+    bake: BakeArg,
 }
 
 /// `--view`.
@@ -103,7 +105,14 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
         Some(path) => {
             let source = posegpu::import::load(path)?;
             let runtime = Runtime::from_arg(args.rig.as_deref())?;
-            runtime.add_source(&mut builder, &path.display().to_string(), &source, &asset)?;
+            let bake = args.bake.bake.then(|| args.ik.weights());
+            runtime.add_source(
+                &mut builder,
+                &path.display().to_string(),
+                &source,
+                &asset,
+                bake,
+            )?;
             Some(source)
         }
         None => None,
@@ -159,7 +168,8 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
             let lock = args.animation_from.is_none().then_some(RootLock::RefPose);
             let sample = ClipSample::new(clip, t, true).with_root_lock(lock);
             let instance = layered.push(&args.layers, batch.push_blend(&[sample]), t, true);
-            if args.animation_from.is_some() {
+            // Baked clips have their IK in their keys.
+            if args.animation_from.is_some() && !args.bake.bake {
                 instance.ik(args.ik.weights());
             }
         }
@@ -167,22 +177,21 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
     let (mut view_lo, mut view_hi) = (grid_lo, grid_hi);
     if args.animation_from.is_some() {
         // Frame where the retargeted crowd goes: the rest bounds moved with each instance's
-        // mean joint (CPU twin), over every frame drawn.
-        let bones = lib.bone_count();
-        let rest_mean = mean(
-            asset
-                .skeleton
-                .rest_component()
-                .iter()
-                .map(|t| t.translation),
-        );
+        // mean joint (CPU twin), over every frame drawn. Only joints that skin the mesh count:
+        // IK controls and sockets the retargeting leaves at rest would hold the mean back.
+        let skinned: Vec<usize> = match &asset.frame.skinned {
+            Some(s) if s.iter().any(|&k| k) => (0..s.len()).filter(|&b| s[b]).collect(),
+            _ => (0..lib.bone_count()).collect(),
+        };
+        let rest = asset.skeleton.rest_component();
+        let rest_mean = mean(skinned.iter().map(|&b| rest[b].translation));
         let cpu = posegpu::CpuEvaluator::new(&lib);
         let mut poses = posegpu::Poses::default();
         for frame in 0..frames {
             fill(&mut batch, frame);
             cpu.evaluate_batch(&batch, &mut poses)?;
             for (i, p) in placements.iter().enumerate() {
-                let at = mean((0..bones).map(|b| poses.component(i, b).translation));
+                let at = mean(skinned.iter().map(|&b| poses.component(i, b).translation));
                 let shift = at - rest_mean + p.translation;
                 if shift.is_finite() {
                     view_lo = view_lo.min(lo + shift);

@@ -1085,6 +1085,61 @@ fn eval_runs_feet_ik_on_retargeted_clips_unless_told_not_to() {
 }
 
 #[test]
+fn eval_bakes_retargeted_clips_at_load_when_asked() {
+    // A CMU walk on the Knight, retargeted per bone each frame and baked at load (feet IK
+    // either way): on the capture's keys (120 Hz) the poses agree; the baked IK weight is the
+    // one given; --bake needs the character retargeting and --animation-from.
+    let knight = data("gltf/kaykit-adventurers/Knight.glb");
+    let walk = data("bvh/cmu_walk_delfem2.bvh");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            &knight,
+            "--animation-from",
+            &walk,
+            "--times",
+            "0.25,0.5",
+        ];
+        args.extend_from_slice(extra);
+        eval_json(&args)
+    };
+    let (live, baked) = (run(&[]), run(&["--bake"]));
+    for f in 0..2 {
+        let d = max_abs_diff(
+            &live["frames"][f]["component"],
+            &baked["frames"][f]["component"],
+        );
+        assert!(d < 1e-4, "frame {f}: baked and live differ by {d}");
+    }
+    let no_ik = run(&["--bake", "--ik-feet", "0"]);
+    let d = max_abs_diff(
+        &baked["frames"][1]["component"],
+        &no_ik["frames"][1]["component"],
+    );
+    assert!(d > 1e-3, "the baked IK weight changed nothing ({d})");
+    let out = posegpu(&[
+        "eval",
+        &knight,
+        "--animation-from",
+        &walk,
+        "--bake",
+        "--rig",
+        "humanoid",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("--rig"),
+        "{stderr}"
+    );
+    let out = posegpu(&["eval", &knight, "--bake"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("--animation-from"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn eval_blends_a_masked_layer_per_bone() {
     // The humanoid walking, waving from the spine up: the legs keep the walk, the arms wave;
     // the same on both backends; a mask with nothing to weight and an unknown bone are errors.
