@@ -30,7 +30,7 @@ const WORKGROUP: u32 = 64u;
 // Bevy's joint matrices (SkinUniforms::current_buffer).
 @group(0) @binding(4) var<storage, read_write> joints: array<mat4x4<f32>>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn main(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(num_workgroups) num_wg: vec3<u32>,

@@ -92,12 +92,17 @@ pub enum Layer {
 }
 
 impl Layer {
-    fn clips_mut(&mut self) -> impl Iterator<Item = &mut Playback> {
-        let clips: Vec<&mut Playback> = match self {
-            Self::Additive { clips, .. } | Self::Blend { clips, .. } => clips.iter_mut().collect(),
-            Self::Dynamic { pose, base, .. } => vec![pose, base],
-        };
-        clips.into_iter()
+    /// Advances every clip of the layer by `dt` seconds of its own rate.
+    fn advance(&mut self, dt: f32) {
+        match self {
+            Self::Additive { clips, .. } | Self::Blend { clips, .. } => {
+                clips.iter_mut().for_each(|p| p.advance(dt));
+            }
+            Self::Dynamic { pose, base, .. } => {
+                pose.advance(dt);
+                base.advance(dt);
+            }
+        }
     }
 
     fn push<'a>(&self, layers: InstanceLayers<'a>) -> InstanceLayers<'a> {
@@ -185,18 +190,10 @@ impl Animation {
         }
     }
 
-    /// Every clip it plays, base and layers.
-    fn playbacks_mut(&mut self) -> impl Iterator<Item = &mut Playback> {
-        self.base
-            .iter_mut()
-            .chain(self.layers.iter_mut().flat_map(Layer::clips_mut))
-    }
-
-    /// Advances every clip by `dt` seconds of its own rate.
+    /// Advances every clip, base and layers, by `dt` seconds of its own rate.
     pub(crate) fn advance(&mut self, dt: f32) {
-        for p in self.playbacks_mut() {
-            p.advance(dt);
-        }
+        self.base.iter_mut().for_each(|p| p.advance(dt));
+        self.layers.iter_mut().for_each(|l| l.advance(dt));
     }
 
     /// Appends this animation to `batch` as one instance.

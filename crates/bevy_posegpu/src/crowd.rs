@@ -1,6 +1,7 @@
 //! The main world's side: models, crowds, instances, their playback, and binding each
 //! instance to the skinned meshes Bevy spawned for it.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -292,26 +293,30 @@ pub fn spawn_crowd_on<A: Into<Animation>>(
 /// every clip it plays by the frame time.
 pub(crate) fn advance(
     time: Res<Time>,
-    crowds: Query<(Entity, &PoseGpuCrowd)>,
+    crowds: Query<&PoseGpuCrowd>,
     mut instances: Query<(&mut CrowdInstance, &mut Transform)>,
     mut failed: Local<Vec<Entity>>,
 ) {
     let dt = time.delta_secs();
-    let crowds: HashMap<Entity, (ClipMotion, Mat4)> = crowds
-        .iter()
-        .map(|(id, c)| {
-            let motion = ClipMotion::new(&c.model.library);
-            (id, (motion, c.model.skeleton_in_scene))
-        })
-        .collect();
+    // Made on the first instance of a crowd that takes root motion.
+    let mut motions: HashMap<Entity, (ClipMotion, Mat4)> = HashMap::new();
     for (mut instance, mut at) in &mut instances {
-        if let Some((motion, skeleton)) = crowds.get(&instance.crowd) {
+        let id = instance.crowd;
+        let motion = match (instance.animation.root_motion, motions.entry(id)) {
+            (None, _) => None,
+            (Some(_), Entry::Occupied(e)) => Some(&*e.into_mut()),
+            (Some(_), Entry::Vacant(v)) => crowds.get(id).ok().map(|c| {
+                let model = &c.model;
+                &*v.insert((ClipMotion::new(&model.library), model.skeleton_in_scene))
+            }),
+        };
+        if let Some((motion, skeleton)) = motion {
             match instance.animation.root_step(motion, dt) {
                 Ok(Some(step)) => *at = moved(&at, skeleton, &step),
                 Ok(None) => {}
-                Err(e) if !failed.contains(&instance.crowd) => {
-                    log::error!("bevy_posegpu: crowd {:?}: root motion: {e}", instance.crowd);
-                    failed.push(instance.crowd);
+                Err(e) if !failed.contains(&id) => {
+                    log::error!("bevy_posegpu: crowd {id:?}: root motion: {e}");
+                    failed.push(id);
                 }
                 Err(_) => {}
             }

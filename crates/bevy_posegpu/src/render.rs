@@ -12,7 +12,6 @@ use bevy::render::Extract;
 use log::error;
 use posegpu::{GpuEvaluator, GpuOptions, Outputs, PoseBatch, SkinningLayout};
 
-use crate::animation::Animation;
 use crate::crowd::{Backend, Bound, CrowdInstance, CrowdModel, PoseGpuCrowd};
 use crate::readback::{Arrived, BoneReadback, Slot};
 use crate::scatter::{ScatterBuffers, ScatterPipeline, SkinJob};
@@ -26,11 +25,12 @@ pub(crate) struct Extracted {
 struct ExtractedCrowd {
     id: Entity,
     model: CrowdModel,
+    /// What every instance plays, in `instances`' order.
+    batch: PoseBatch,
     instances: Vec<ExtractedInstance>,
 }
 
 struct ExtractedInstance {
-    animation: Animation,
     /// The world transform of the node above the skeleton's top joint.
     world: Mat4,
     meshes: Vec<MainEntity>,
@@ -60,6 +60,7 @@ pub(crate) fn extract(
         out.crowds.push(ExtractedCrowd {
             id,
             model: crowd.model.clone(),
+            batch: PoseBatch::new(),
             instances: Vec::new(),
         });
     }
@@ -70,8 +71,8 @@ pub(crate) fn extract(
         let Ok(world) = globals.get(bound.above) else {
             continue;
         };
+        instance.animation.push(&mut crowd.batch);
         crowd.instances.push(ExtractedInstance {
-            animation: instance.animation.clone(),
             world: world.to_matrix(),
             meshes: bound.meshes.iter().map(|&e| MainEntity::from(e)).collect(),
             readback: readback
@@ -81,10 +82,11 @@ pub(crate) fn extract(
     }
 }
 
-/// posegpu's evaluators (one per crowd) and the scatter stage, on Bevy's device.
+/// posegpu's evaluators (one per crowd, with its model's joint map) and the scatter stage, on
+/// Bevy's device.
 #[derive(Resource, Default)]
 pub(crate) struct RenderCrowds {
-    evaluators: HashMap<Entity, GpuEvaluator>,
+    evaluators: HashMap<Entity, CrowdGpu>,
     scatter: Option<ScatterPipeline>,
     /// Crowds whose evaluation failed, reported once.
     failed: Vec<Entity>,
@@ -112,7 +114,7 @@ pub(crate) fn animate(
             continue;
         }
         let result = evaluate(device, &queue, &mut state.evaluators, crowd)
-            .map(|ev| scatter_crowd(device, &queue, scatter, &skins, ev, crowd, &slot));
+            .map(|gpu| scatter_crowd(device, &queue, scatter, &skins, gpu, crowd, &slot));
         if let Err(e) = result {
             error!("bevy_posegpu: crowd {:?}: {e}", crowd.id);
             state.failed.push(crowd.id);
@@ -120,35 +122,39 @@ pub(crate) fn animate(
     }
 }
 
+/// One crowd's evaluator and its model's joint → bone map, on Bevy's device.
+struct CrowdGpu {
+    evaluator: GpuEvaluator,
+    joint_map: wgpu::Buffer,
+}
+
 fn evaluate<'a>(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
-    evaluators: &'a mut HashMap<Entity, GpuEvaluator>,
+    evaluators: &'a mut HashMap<Entity, CrowdGpu>,
     crowd: &ExtractedCrowd,
-) -> posegpu::Result<&'a GpuEvaluator> {
-    let library = &crowd.model.library;
-    let evaluator = match evaluators.entry(crowd.id) {
+) -> posegpu::Result<&'a CrowdGpu> {
+    let gpu = match evaluators.entry(crowd.id) {
         std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
         std::collections::hash_map::Entry::Vacant(v) => {
             let options = GpuOptions {
                 outputs: Outputs::SKINNING.with_skinning(SkinningLayout::Columns4x4),
                 ..GpuOptions::default()
             };
-            v.insert(GpuEvaluator::with_device(
-                device,
-                queue,
-                library,
-                crowd.instances.len(),
-                &options,
-            )?)
+            v.insert(CrowdGpu {
+                evaluator: GpuEvaluator::with_device(
+                    device,
+                    queue,
+                    &crowd.model.library,
+                    crowd.instances.len(),
+                    &options,
+                )?,
+                joint_map: ScatterPipeline::joint_map(device, &crowd.model.joint_bones),
+            })
         }
     };
-    let mut batch = PoseBatch::new();
-    for i in &crowd.instances {
-        i.animation.push(&mut batch);
-    }
-    evaluator.evaluate_batch(&batch)?;
-    Ok(evaluator)
+    gpu.evaluator.evaluate_batch(&crowd.batch)?;
+    Ok(gpu)
 }
 
 /// One scatter dispatch per output chunk of `evaluator`.
@@ -157,11 +163,11 @@ fn scatter_crowd(
     queue: &wgpu::Queue,
     scatter: &ScatterPipeline,
     skins: &SkinUniforms,
-    evaluator: &GpuEvaluator,
+    gpu: &CrowdGpu,
     crowd: &ExtractedCrowd,
     slot: &Slot,
 ) {
-    let joint_bones = &crowd.model.joint_bones;
+    let (evaluator, joint_count) = (&gpu.evaluator, crowd.model.joint_bones.len() as u32);
     let bones = crowd.model.library.bone_count() as u32;
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("bevy_posegpu scatter"),
@@ -176,7 +182,7 @@ fn scatter_crowd(
                         skin_index: skins.skin_index(mesh)?,
                         instance: (i - chunk.first) as u32,
                         joint_base: 0,
-                        joint_count: joint_bones.len() as u32,
+                        joint_count,
                     })
                 })
             })
@@ -185,9 +191,9 @@ fn scatter_crowd(
             device,
             &mut encoder,
             &jobs,
-            joint_bones,
             bones,
             ScatterBuffers {
+                joint_map: &gpu.joint_map,
                 skin: &chunk.skinning,
                 joints: &skins.current_buffer,
             },

@@ -77,6 +77,8 @@ pub struct ScatterPipeline {
 
 /// The buffers one dispatch reads and writes.
 pub struct ScatterBuffers<'a> {
+    /// The joint → bone map ([`ScatterPipeline::joint_map`]: uploaded once per model).
+    pub joint_map: &'a wgpu::Buffer,
     /// posegpu's skinning matrices (`OutputChunk::skinning`, `SkinningLayout::Columns4x4`).
     pub skin: &'a wgpu::Buffer,
     /// Bevy's joint matrices (`SkinUniforms::current_buffer`).
@@ -127,14 +129,28 @@ impl ScatterPipeline {
         Self { layout, pipeline }
     }
 
-    /// Records one dispatch of `jobs` (whose joint maps are in `joint_bones`) into `encoder`.
-    /// Nothing is recorded for no jobs.
+    /// The joint → bone map `joint_bones` (every job's `joint_base` indexes it) as the
+    /// buffer [`ScatterBuffers::joint_map`] takes.
+    pub fn joint_map(device: &wgpu::Device, joint_bones: &[u32]) -> wgpu::Buffer {
+        // A storage binding may not be empty.
+        let map: &[u32] = if joint_bones.is_empty() {
+            &[0]
+        } else {
+            joint_bones
+        };
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("bevy_posegpu joint map"),
+            contents: bytemuck::cast_slice(map),
+            usage: wgpu::BufferUsages::STORAGE,
+        })
+    }
+
+    /// Records one dispatch of `jobs` into `encoder`. Nothing is recorded for no jobs.
     pub fn encode(
         &self,
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
         jobs: &[SkinJob],
-        joint_bones: &[u32],
         bones: u32,
         buffers: ScatterBuffers,
     ) {
@@ -164,24 +180,13 @@ impl ScatterPipeline {
             bytemuck::cast_slice(jobs),
             wgpu::BufferUsages::STORAGE,
         );
-        // A storage binding may not be empty.
-        let map: &[u32] = if joint_bones.is_empty() {
-            &[0]
-        } else {
-            joint_bones
-        };
-        let map = init(
-            "bevy_posegpu joint map",
-            bytemuck::cast_slice(map),
-            wgpu::BufferUsages::STORAGE,
-        );
         let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("bevy_posegpu scatter"),
             layout: &self.layout,
             entries: &[
                 whole(0, &params),
                 whole(1, &jobs_buffer),
-                whole(2, &map),
+                whole(2, buffers.joint_map),
                 whole(3, buffers.skin),
                 whole(4, buffers.joints),
             ],

@@ -107,18 +107,13 @@ fn the_gpu_scatter_matches_its_cpu_twin_and_the_cpu_skinning() {
     });
     let scatter = ScatterPipeline::new(&ctx.device);
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    let joint_map = ScatterPipeline::joint_map(&ctx.device, &joint_bones);
     let buffers = ScatterBuffers {
+        joint_map: &joint_map,
         skin: &chunk.skinning,
         joints: &joints,
     };
-    scatter.encode(
-        &ctx.device,
-        &mut encoder,
-        &jobs,
-        &joint_bones,
-        bones as u32,
-        buffers,
-    );
+    scatter.encode(&ctx.device, &mut encoder, &jobs, bones as u32, buffers);
     ctx.queue.submit([encoder.finish()]);
     let gpu = read(&ctx, &joints);
 

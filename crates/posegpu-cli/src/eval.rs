@@ -196,14 +196,9 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
         Some(path) => {
             let source = load_with_clips(path)?;
             let runtime = Runtime::from_arg(args.rig.as_deref())?;
-            let bake = args.bake.bake.then(|| args.ik.weights());
-            runtime.add_source(
-                &mut builder,
-                &path.display().to_string(),
-                &source,
-                &model,
-                bake,
-            )?;
+            let name = path.display().to_string();
+            let bake = args.bake.baked(&args.ik);
+            runtime.add_source(&mut builder, &name, &source, &model, bake)?;
             clip_count += source.clips.len();
             let to = to.map(|n| Clip::find(&source.clips, n)).transpose()?;
             let first = own.len();
@@ -245,7 +240,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
                 from: base as u32,
                 to: to as u32,
                 looping: args.looping,
-                ik: (args.animation_from.is_some() && !args.bake.bake).then(|| args.ik.weights()),
+                ik: args.bake.live(&args.ik, args.animation_from.is_some()),
                 backend: args.backend,
             };
             args.transition.poses(&lib, &play, &args.times)?
@@ -474,10 +469,9 @@ fn layered_poses(
                 }
             }
         }
-        // IK after retargeting, last: the library runs it for character sources only (baked
-        // clips have theirs in their keys).
-        if args.animation_from.is_some() && !args.bake.bake {
-            instance.ik(args.ik.weights());
+        // IK after retargeting, last: the library runs it for character sources only.
+        if let Some(ik) = args.bake.live(&args.ik, args.animation_from.is_some()) {
+            instance.ik(ik);
         }
     }
     evaluate(lib, &batch, args.backend)

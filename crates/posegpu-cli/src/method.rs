@@ -113,6 +113,19 @@ pub struct BakeArg {
     pub bake: bool,
 }
 
+impl BakeArg {
+    /// The IK weights to bake into the clips, when they are baked.
+    pub fn baked(&self, ik: &IkArgs) -> Option<IkWeights> {
+        self.bake.then(|| ik.weights())
+    }
+
+    /// The IK weights each instance plays a retargeted clip with at run time (`None`: no clip
+    /// from another file, or baked clips, whose IK is in their keys).
+    pub fn live(&self, ik: &IkArgs, animation_from: bool) -> Option<IkWeights> {
+        (animation_from && !self.bake).then(|| ik.weights())
+    }
+}
+
 impl IkArgs {
     /// The weights asked for.
     pub fn weights(&self) -> IkWeights {

@@ -105,14 +105,9 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
         Some(path) => {
             let source = posegpu::import::load(path)?;
             let runtime = Runtime::from_arg(args.rig.as_deref())?;
-            let bake = args.bake.bake.then(|| args.ik.weights());
-            runtime.add_source(
-                &mut builder,
-                &path.display().to_string(),
-                &source,
-                &asset,
-                bake,
-            )?;
+            let name = path.display().to_string();
+            let bake = args.bake.baked(&args.ik);
+            runtime.add_source(&mut builder, &name, &source, &asset, bake)?;
             Some(source)
         }
         None => None,
@@ -168,9 +163,8 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
             let lock = args.animation_from.is_none().then_some(RootLock::RefPose);
             let sample = ClipSample::new(clip, t, true).with_root_lock(lock);
             let instance = layered.push(&args.layers, batch.push_blend(&[sample]), t, true);
-            // Baked clips have their IK in their keys.
-            if args.animation_from.is_some() && !args.bake.bake {
-                instance.ik(args.ik.weights());
+            if let Some(ik) = args.bake.live(&args.ik, args.animation_from.is_some()) {
+                instance.ik(ik);
             }
         }
     };
