@@ -44,7 +44,7 @@ struct IkChain {
     contact_lo: f32,
     contact_hi: f32,
     toe: u32,
-    _pad1: u32,
+    slack: f32,
     tip: vec3<f32>,
     _pad2: u32,
 }
@@ -79,7 +79,7 @@ fn ik_chain(i: u32) -> IkChain {
     let w5 = ik[w + 5u];
     return IkChain(w0.x, w0.y, w0.z, w0.w, bitcast<vec3<f32>>(w1.xyz), w1.w, w2.x, w2.y, w2.z,
         w2.w, bitcast<vec3<f32>>(w3.xyz), bitcast<f32>(w3.w), bitcast<f32>(w4.x),
-        bitcast<f32>(w4.y), w4.z, w4.w, bitcast<vec3<f32>>(w5.xyz), w5.w);
+        bitcast<f32>(w4.y), w4.z, bitcast<f32>(w4.w), bitcast<vec3<f32>>(w5.xyz), w5.w);
 }
 
 fn ik_entry(i: u32) -> u32 {
@@ -191,14 +191,13 @@ fn lowers_pelvis(c: IkChain) -> bool {
     return (c.flags & (IK_HAND | IK_CARRIED)) == 0u && c.goal_parent == IK_NO_BONE;
 }
 
-// Where a leg's end aims toward its goal with weight w: its height always, across the ground
-// only as far as the goal is in contact (leg_aim in src/retarget/ik.rs).
+// Where a leg's end aims toward its goal with weight w: only its height, all of it in contact
+// and within the slack in the swing (leg_aim in src/retarget/ik.rs).
 fn leg_aim(c: IkChain, end: vec3<f32>, goal: vec3<f32>, w: f32) -> vec3<f32> {
-    let to_goal = goal - end;
-    let vertical = c.up * dot(to_goal, c.up);
+    let along = dot(goal - end, c.up);
     let lift = dot(goal, c.up) - c.rest_height;
-    let contact = 1.0 - smoothstep(c.contact_lo, c.contact_hi, lift);
-    return end + (vertical + (to_goal - vertical) * contact) * w;
+    let slack = c.slack * smoothstep(c.contact_lo, c.contact_hi, lift);
+    return end + c.up * (sign(along) * max(abs(along) - slack, 0.0) * w);
 }
 
 // How far a chain's root joint must move down `up` for its end to reach the aim (pelvis_drop

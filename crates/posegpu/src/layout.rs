@@ -390,15 +390,15 @@ pub(crate) struct IkChain {
     /// A leg's up direction (component space) and its end's rest height along it.
     pub up: [f32; 3],
     pub rest_height: f32,
-    /// A leg's contact band: a goal up to `contact_lo` above the rest height is in contact (it
-    /// is reached in full); from `contact_hi` on only its height is (the swing keeps the
-    /// retargeted stride); smoothly in between.
+    /// A leg's contact band: a goal up to `contact_lo` above the rest height is in contact (its
+    /// height is reached in full); from `contact_hi` on the foot swings, and its height is
+    /// reached within `slack`; smoothly in between.
     pub contact_lo: f32,
     pub contact_hi: f32,
     /// A leg's toe bone, a child of `end` whose height the IK stage brings to the toe goal's
     /// by turning the foot about the ankle; [`IK_NO_BONE`] for none.
     pub toe: u32,
-    pub _pad1: u32,
+    pub slack: f32,
     /// An [`IK_CARRIED`] chain's end: the point `mid` carries, in `mid`'s frame.
     pub tip: [f32; 3],
     pub _pad2: u32,
@@ -736,7 +736,7 @@ mod tests {
             contact_lo: contact_lo,
             contact_hi: contact_hi,
             toe: toe,
-            _pad1: _pad1,
+            slack: slack,
             tip: tip,
             _pad2: _pad2,
         }),

@@ -88,6 +88,12 @@ pub(crate) const CONTACT_LO: f32 = 0.03;
 /// See [`CONTACT_LO`].
 pub(crate) const CONTACT_HI: f32 = 0.08;
 
+/// How far from its goal's height a swinging foot may stay, in hip heights: two thirds of the
+/// heights aim ([`crate::retarget::quality::AIM_HEIGHT`]), so that a leg whose proportions
+/// differ from the source's keeps its knee angle rather than bending to match the ankle's
+/// height exactly.
+pub(crate) const SWING_SLACK: f32 = 0.02;
+
 /// The most the IK stage lowers the pelvis so that the legs reach their goals, in hip heights
 /// (a target whose legs are short for its hip height, or a source stride longer than the
 /// target's legs reach).
@@ -217,7 +223,7 @@ pub(crate) fn table(
             contact_lo: CONTACT_LO * c.hip_height,
             contact_hi: CONTACT_HI * c.hip_height,
             toe: c.toe.map_or(IK_NO_BONE, |t| t as u32),
-            _pad1: 0,
+            slack: SWING_SLACK * c.hip_height,
             tip: c.carried.unwrap_or(Vec3::ZERO).to_array(),
             _pad2: 0,
         });

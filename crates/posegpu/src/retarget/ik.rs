@@ -273,16 +273,18 @@ fn lowers_pelvis(c: &IkChain) -> bool {
     c.flags & (IK_HAND | IK_CARRIED) == 0 && c.goal_parent == IK_NO_BONE
 }
 
-/// Where a leg's end aims, from where it is (`end`) toward its goal with weight `w`: its
-/// height always, across the ground only as far as the goal is in contact (a swinging foot
-/// keeps the retargeted stride).
+/// Where a leg's end aims, from where it is (`end`) toward its goal with weight `w`: only its
+/// height, all of it in contact and within the chain's slack while the foot swings. Across the
+/// ground the leg keeps the retargeted stride: pulling a planted foot to where the source's is
+/// bent the legs away from the source's directions and did not slide the feet less (measured:
+/// `docs/pose-math.md`, "IK after retargeting"); and a swinging foot within the slack of its
+/// height keeps the source's knee angle where the legs' proportions differ.
 fn leg_aim(c: &IkChain, end: Vec3, goal: Vec3, w: f32) -> Vec3 {
     let up = Vec3::from_array(c.up);
-    let to_goal = goal - end;
-    let vertical = up * to_goal.dot(up);
+    let along = (goal - end).dot(up);
     let lift = goal.dot(up) - c.rest_height;
-    let contact = 1.0 - smoothstep(c.contact_lo, c.contact_hi, lift);
-    end + (vertical + (to_goal - vertical) * contact) * w
+    let slack = c.slack * smoothstep(c.contact_lo, c.contact_hi, lift);
+    end + up * (along.signum() * (along.abs() - slack).max(0.0) * w)
 }
 
 /// How far the root joint `a` of a chain `a` → `b` → `e` must move down `up` for its end to

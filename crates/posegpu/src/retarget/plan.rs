@@ -15,9 +15,9 @@ use glam::{Quat, Vec3};
 
 pub(crate) use apply::apply_bone;
 
-use super::frame::Character;
+use super::frame::{BodyFrame, Character};
 use super::goals::{self, ChainDef, IkWeights};
-use super::humanoid::{display_name, skeleton_label, Role};
+use super::humanoid::{display_name, skeleton_label, Role, Side};
 use super::tree::Tree;
 use crate::error::{Error, Result};
 use crate::layout::{
@@ -745,7 +745,7 @@ impl<'a> Builder<'a> {
                     .skeleton
                     .parent(b)
                     .map_or(Transform::IDENTITY, |pp| self.t_cs[pp]);
-                self.root_translation(rec, self.t_cs[b].translation, &par, a, path);
+                self.root_translation(rec, b, &par, a, path, false);
                 true
             }
             Some(p) => {
@@ -800,10 +800,11 @@ impl Builder<'_> {
     fn root_translation(
         &self,
         rec: &mut BonePlan,
-        rest: Vec3,
+        b: usize,
         par: &Transform,
         a: usize,
         path: &[(usize, bool)],
+        goal: bool,
     ) {
         let (s, t) = (self.s, self.t);
         let (sf, tf) = (&s.character.body, &t.character.body);
@@ -812,7 +813,8 @@ impl Builder<'_> {
         let s_pelvis = s.character.humanoid.pelvis(&s.cs);
         let origin_t = tf.horizontal(t_pelvis) + tf.up * tf.ground;
         let origin_s = sf.horizontal(s_pelvis) + sf.up * sf.ground;
-        let w = (rest - t_pelvis) - self.k * (self.g * (s.cs[a].translation - s_pelvis));
+        let rest = self.t_cs[b].translation;
+        let mut w = (rest - t_pelvis) - self.k * (self.g * (s.cs[a].translation - s_pelvis));
         let hips = s.character.humanoid.hips;
         let hips_at = path.iter().position(|&(x, _)| x == hips);
         let (cap, yaw) = match hips_at {
@@ -820,6 +822,14 @@ impl Builder<'_> {
             Some(i) => (i + 1, tf.up),
             None => (path.len(), tf.up),
         };
+        if goal && s.tree.is_ancestor(s.character.humanoid.hips, a) {
+            // Heights from the floor, not from the pelvis: a foot at its standing height on
+            // the source stands on the target (their pelvis heights need not be in
+            // proportion, nor the aligned pose's feet at the rest pose's heights).
+            let stand = |f: &BodyFrame, p: Vec3| p.dot(f.up) - f.rest_ground;
+            let height = stand(tf, t.pos[b]) - self.k * stand(sf, s.pos[a]);
+            w = tf.horizontal(w) + tf.up * height;
+        }
         let cap_bone = path.get(cap.saturating_sub(1)).map_or(a, |&(x, _)| x);
         rec.t_rot = (inv_r * self.g).normalize().to_array();
         rec.t_k = self.k;
@@ -862,8 +872,14 @@ impl Builder<'_> {
         let Some(a) = self.map[end] else {
             return no_goal();
         };
+        // An IK-style source foot (one that deforms nothing, not below its shin: Mech's) need
+        // not be where the shin ends: the goal follows the point the shin carries.
+        let carried = goal_parent
+            .is_none()
+            .then(|| self.carried_source_foot(a))
+            .flatten();
         let path = match goal_parent {
-            None => from_top(&self.s.tree, a),
+            None => from_top(&self.s.tree, carried.map_or(a, |(shin, _)| shin)),
             Some(g) => match self.map[g] {
                 Some(a_g) => self.s.tree.path(a_g, a),
                 None => return no_goal(),
@@ -877,10 +893,10 @@ impl Builder<'_> {
         paths.extend(encode(&path));
         rec.modes = PLAN_DRIVEN;
         match goal_parent {
-            None => {
-                let rest = self.t_cs[end].translation;
-                self.root_translation(&mut rec, rest, &Transform::IDENTITY, a, &path);
-            }
+            None => match carried {
+                Some((shin, tip)) => self.carried_goal(&mut rec, end, shin, tip, &path),
+                None => self.root_translation(&mut rec, end, &Transform::IDENTITY, a, &path, true),
+            },
             Some(g) => {
                 let (qg, qe) = (
                     self.q[g].unwrap_or(Quat::IDENTITY),
@@ -895,6 +911,58 @@ impl Builder<'_> {
             }
         }
         rec
+    }
+}
+
+impl Builder<'_> {
+    /// For source bone `a`, a foot that does not hang below its shin: the shin, and the point
+    /// the shin carries to the foot at rest (in the shin's frame).
+    fn carried_source_foot(&self, a: usize) -> Option<(usize, Vec3)> {
+        let s = self.s;
+        Side::BOTH.into_iter().find_map(|side| {
+            let l = s.character.humanoid.side(side);
+            (l.foot == a && !s.tree.is_ancestor(l.shin, a))
+                .then(|| (l.shin, Transform::relative(&s.cs[a], &s.cs[l.shin]).translation))
+        })
+    }
+
+    /// A leg's goal record (target ankle `end`) that follows the point source shin `shin`
+    /// carries (`tip` in its frame), read through `path`: as [`Builder::root_translation`]
+    /// from the floor, with the carried offset turning with the shin itself.
+    fn carried_goal(
+        &self,
+        rec: &mut BonePlan,
+        end: usize,
+        shin: usize,
+        tip: Vec3,
+        path: &[(usize, bool)],
+    ) {
+        let (s, t) = (self.s, self.t);
+        let (sf, tf) = (&s.character.body, &t.character.body);
+        self.root_translation(rec, end, &Transform::IDENTITY, shin, path, false);
+        let shin_rest = s.cs[shin];
+        let carried_rest = Transform::compose(
+            &Transform {
+                translation: tip,
+                ..Transform::IDENTITY
+            },
+            &shin_rest,
+        )
+        .translation;
+        // The rest offset between the ankles, kept as it is; heights from the floor.
+        let t_pelvis = t.character.humanoid.pelvis(&self.t_cs);
+        let s_pelvis = s.character.humanoid.pelvis(&s.cs);
+        let w = (self.t_cs[end].translation - t_pelvis) - self.k * (self.g * (carried_rest - s_pelvis));
+        let stand = |f: &BodyFrame, p: Vec3| p.dot(f.up) - f.rest_ground;
+        let height = stand(tf, t.pos[end]) - self.k * stand(sf, carried_rest);
+        let w = tf.horizontal(w) + tf.up * height;
+        rec.t_const = (Vec3::from_array(rec.t_const) + w).to_array();
+        rec.t_cap = path.len() as u32;
+        rec.t_yaw_axis = [0.0; 3];
+        rec.t_w = (self.k * (self.g * (shin_rest.rotation * tip * mean(shin_rest.scale)))).to_array();
+        rec.t_wpost = (shin_rest.rotation.inverse() * self.g.inverse())
+            .normalize()
+            .to_array();
     }
 }
 
