@@ -54,8 +54,9 @@ pub struct RenderArgs {
     time: f32,
     #[arg(long, default_value = "render.png")]
     out: PathBuf,
-    /// Where the camera looks from: `front` (in front and above) or `side` (from the model's
-    /// right, at hip height: feet against the floor, strides in profile).
+    /// Where the camera looks from, by the model's own facing (a humanoid's, from its rest
+    /// pose): `front` (in front, above and a little to its left) or `side` (from its left, at
+    /// hip height: feet against the floor, strides in profile, walking toward the image's left).
     #[arg(long, value_enum, default_value = "front")]
     view: View,
     #[command(flatten)]
@@ -194,9 +195,10 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
             }
         }
     }
+    let (left, forward) = facing(&asset);
     let direction = match args.view {
-        View::Front => glam::Vec3::new(0.35, 0.5, 1.0),
-        View::Side => glam::Vec3::new(1.0, 0.05, 0.0),
+        View::Front => left * 0.35 + glam::Vec3::Y * 0.5 + forward,
+        View::Side => left + glam::Vec3::Y * 0.05,
     };
     renderer.set_camera(&Camera::framing_from(view_lo, view_hi, aspect, direction));
 
@@ -243,8 +245,54 @@ fn frame_path(out: &Path, frame: Option<usize>) -> PathBuf {
     out.with_file_name(format!("{stem}_{k:04}.{ext}"))
 }
 
+/// The model's left and forward across the drawn world's floor (+Y up): a humanoid's own, from
+/// its rest pose (CesiumMan faces +X), or glTF's convention (facing +Z) for other models.
+fn facing(asset: &posegpu::Asset) -> (glam::Vec3, glam::Vec3) {
+    let conventional = (glam::Vec3::X, glam::Vec3::Z);
+    let Ok(c) = posegpu::retarget::Character::measure(asset) else {
+        return conventional;
+    };
+    let to_world = glam::Mat3::from_mat4(asset.frame.above);
+    let across = |v: glam::Vec3| (to_world * v).with_y(0.0).try_normalize();
+    match (across(-c.body.right), across(c.body.forward)) {
+        (Some(left), Some(forward)) => (left, forward),
+        _ => conventional,
+    }
+}
+
 /// The mean of some points (the origin for none).
 fn mean(points: impl Iterator<Item = glam::Vec3>) -> glam::Vec3 {
     let (sum, n) = points.fold((glam::Vec3::ZERO, 0u32), |(s, n), p| (s + p, n + 1));
     sum / n.max(1) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `rel` under `shared/anim-data` (as the tests' `common::anim_data`).
+    fn facing_of(rel: &str) -> (glam::Vec3, glam::Vec3) {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .map(|d| d.join("shared/anim-data"))
+            .find(|d| d.is_dir())
+            .expect("the test data folder shared/anim-data");
+        facing(&posegpu::import::load(data.join(rel)).unwrap())
+    }
+
+    #[test]
+    fn views_follow_the_models_own_facing() {
+        // The Knight faces +Z, as glTF has it; CesiumMan's turned armature faces along X. Either
+        // way the side view looks across the stride, square to the way the model faces.
+        let (left, forward) = facing_of("gltf/kaykit-adventurers/Knight.glb");
+        assert!(forward.dot(glam::Vec3::Z) > 0.99 && left.dot(glam::Vec3::X) > 0.99);
+        let (left, forward) = facing_of("gltf/khronos/CesiumMan.glb");
+        assert!(forward.x.abs() > 0.99, "{forward}");
+        assert!(left.dot(forward).abs() < 1e-4 && left.y == 0.0);
+        // Not a humanoid: glTF's convention.
+        assert_eq!(
+            facing_of("gltf/khronos/Fox.glb"),
+            (glam::Vec3::X, glam::Vec3::Z)
+        );
+    }
 }

@@ -25,8 +25,9 @@ pub(crate) const MAX_GOAL_PATH: usize = 16;
 /// is) to 1 (the chains reach their goals).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct IkWeights {
-    /// Both legs: each ankle goes where the source's ankle is, scaled to the target (feet on
-    /// the ground where the source's are, no sinking, no floating).
+    /// Both legs: each ankle goes to the height of the source's ankle above its floor, scaled to
+    /// the target (feet on the ground where the source's are, no sinking, no floating; a
+    /// swinging foot within 2% of hip height of it), the toes likewise.
     pub feet: f32,
     /// The left arm: the left hand goes where the source's left hand is relative to its right
     /// hand (a two-handed weapon stays in both hands), and turns as the source's does.

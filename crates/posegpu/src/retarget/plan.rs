@@ -921,8 +921,12 @@ impl Builder<'_> {
         let s = self.s;
         Side::BOTH.into_iter().find_map(|side| {
             let l = s.character.humanoid.side(side);
-            (l.foot == a && !s.tree.is_ancestor(l.shin, a))
-                .then(|| (l.shin, Transform::relative(&s.cs[a], &s.cs[l.shin]).translation))
+            (l.foot == a && !s.tree.is_ancestor(l.shin, a)).then(|| {
+                (
+                    l.shin,
+                    Transform::relative(&s.cs[a], &s.cs[l.shin]).translation,
+                )
+            })
         })
     }
 
@@ -952,14 +956,16 @@ impl Builder<'_> {
         // The rest offset between the ankles, kept as it is; heights from the floor.
         let t_pelvis = t.character.humanoid.pelvis(&self.t_cs);
         let s_pelvis = s.character.humanoid.pelvis(&s.cs);
-        let w = (self.t_cs[end].translation - t_pelvis) - self.k * (self.g * (carried_rest - s_pelvis));
+        let w =
+            (self.t_cs[end].translation - t_pelvis) - self.k * (self.g * (carried_rest - s_pelvis));
         let stand = |f: &BodyFrame, p: Vec3| p.dot(f.up) - f.rest_ground;
         let height = stand(tf, t.pos[end]) - self.k * stand(sf, carried_rest);
         let w = tf.horizontal(w) + tf.up * height;
         rec.t_const = (Vec3::from_array(rec.t_const) + w).to_array();
         rec.t_cap = path.len() as u32;
         rec.t_yaw_axis = [0.0; 3];
-        rec.t_w = (self.k * (self.g * (shin_rest.rotation * tip * mean(shin_rest.scale)))).to_array();
+        rec.t_w =
+            (self.k * (self.g * (shin_rest.rotation * tip * mean(shin_rest.scale)))).to_array();
         rec.t_wpost = (shin_rest.rotation.inverse() * self.g.inverse())
             .normalize()
             .to_array();
