@@ -3,8 +3,8 @@
 // goal, weighted by the instance's IK layer (feet, hands). A chain's goal is the blend of its
 // base samples' goals: a character source's clip gives its plan's goal record (record
 // bone_count + chain, run by apply_plan; an in-place sample's relative to its bone 0, carried
-// onto the locked one), any other sample the end where it is; a carried
-// chain (an IK-style leg) reaches its foot bone wherever the pose put it. One invocation per
+// onto the locked one), any other sample the end where it is, or for a carried chain (an
+// IK-style leg) its foot bone wherever the pose put it. One invocation per
 // instance: the chains run in the CPU's order, each seeing the ones before. CPU twin:
 // src/cpu/ik.rs (the solver: src/retarget/ik.rs). Spec: docs/pose-math.md, "IK after retargeting".
 
@@ -185,10 +185,30 @@ fn two_bone(a: vec3<f32>, b: vec3<f32>, e: vec3<f32>, aim: vec3<f32>, pole_in: v
     return TwoBone(true, da, swing_to(e1 - b1, e_new - b1));
 }
 
-// A leg whose goal is in component space (not carried): the pelvis is lowered for it
-// (lowers_pelvis in src/retarget/ik.rs).
+// A leg (its goal is in component space): the pelvis is lowered for it (lowers_pelvis in
+// src/retarget/ik.rs).
 fn lowers_pelvis(c: IkChain) -> bool {
-    return (c.flags & (IK_HAND | IK_CARRIED)) == 0u && c.goal_parent == IK_NO_BONE;
+    return (c.flags & IK_HAND) == 0u;
+}
+
+// A chain's pose, a carried chain's end at the point its mid bone carries (pose in
+// src/retarget/ik.rs).
+fn chain_pose(base: u32, c: IkChain) -> ChainPose {
+    var p = walk_chain(base, c);
+    if ((c.flags & IK_CARRIED) != 0u) {
+        p.par_end = p.mid;
+        p.end = compose(Xform(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(c.tip, 0.0),
+            vec4<f32>(1.0, 1.0, 1.0, 0.0)), p.mid);
+    }
+    return p;
+}
+
+// Where a sample without a goal puts a leg's end: where it is, or a carried chain's foot bone.
+fn unplanned_end(base: u32, c: IkChain, p: ChainPose) -> Xform {
+    if ((c.flags & IK_CARRIED) != 0u) {
+        return walk_to(base, c.goal_path_start, c.goal_path_len);
+    }
+    return p.end;
 }
 
 // Where a leg's end aims toward its goal with weight w: only its height, all of it in contact
@@ -238,9 +258,11 @@ fn toe_turn(v: vec3<f32>, to_goal: vec3<f32>, up: vec3<f32>, w: f32) -> vec4<f32
     return swing_to(v, across * (sqrt(len * len - h * h) / across_len) + up * h);
 }
 
+// A blended goal, and whether any sample had one (planned).
 struct Goal {
     t: vec3<f32>,
     r: vec4<f32>,
+    planned: bool,
 }
 
 // A chain's goal from goal record `record` (its goal, or its toe goal): the blend of the base
@@ -250,6 +272,7 @@ fn blend_goal(base: u32, first: u32, count: u32, sum: f32, record: u32, c: IkCha
     has_frame: bool, goal_frame: Xform) -> Goal {
     var goal_t = vec3<f32>(0.0);
     var goal_r = vec4<f32>(0.0);
+    var planned = false;
     for (var k = 0u; k < count; k++) {
         let s = as_sample(frame[first + k]);
         if (s.weight <= ZERO_WEIGHT) {
@@ -261,6 +284,7 @@ fn blend_goal(base: u32, first: u32, count: u32, sum: f32, record: u32, c: IkCha
         if ((clip.flags & CLIP_PLAN) != 0u) {
             let modes = retarget[plan_word(clip.retarget_base, record, 10u)].w;
             if ((modes & PLAN_NO_GOAL) == 0u) {
+                planned = true;
                 let looping = (s.clip_and_flags & INSTANCE_LOOP) != 0u;
                 let t = map_time(s.time, clip.duration, looping);
                 // The goal, and for an in-place sample's component-space goal also the clip's
@@ -292,7 +316,7 @@ fn blend_goal(base: u32, first: u32, count: u32, sum: f32, record: u32, c: IkCha
         let r = select(-g.r, g.r, dot(goal_r, g.r) >= 0.0);
         goal_r += r * f;
     }
-    return Goal(goal_t, goal_r);
+    return Goal(goal_t, goal_r, planned);
 }
 
 fn local_rotation(parent: vec4<f32>, cs: vec4<f32>) -> vec4<f32> {
@@ -339,6 +363,7 @@ fn main(
     // The legs' goals, blended once before any chain runs: the pelvis drop needs them all.
     var leg_goals: array<vec3<f32>, IK_MAX_CHAINS>;
     var cached = 0u;
+    var planned = 0u;
     let top = ik_header();
     if (top.pelvis != IK_NO_BONE) {
         var drop = 0.0;
@@ -350,10 +375,16 @@ fn main(
             if (!on || !lowers_pelvis(c)) {
                 continue;
             }
-            let p = walk_chain(base, c);
-            let g = blend_goal(base, first, count, sum, bones + i, c, p.end, false, IDENTITY);
+            let p = chain_pose(base, c);
+            let g = blend_goal(base, first, count, sum, bones + i, c, unplanned_end(base, c, p),
+                false, IDENTITY);
             leg_goals[i] = g.t;
             cached |= 1u << i;
+            // A carried leg playing its own clips is not crouched for.
+            if (!g.planned) {
+                continue;
+            }
+            planned |= 1u << i;
             let aim = leg_aim(c, p.end.t.xyz, g.t, w);
             up = c.up;
             drop = max(drop, pelvis_drop(p.root.t.xyz, p.mid.t.xyz, p.end.t.xyz, aim, up));
@@ -374,30 +405,24 @@ fn main(
         if (!(w > ZERO_WEIGHT && (carried || sum > 0.0))) {
             continue;
         }
-        var p = walk_chain(base, c);
-        if (carried) {
-            p.par_end = p.mid;
-            p.end = compose(Xform(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(c.tip, 0.0),
-                vec4<f32>(1.0, 1.0, 1.0, 0.0)), p.mid);
-        }
-        let has_frame = c.goal_parent != IK_NO_BONE;
-        var goal_frame = IDENTITY;
-        if (has_frame) {
-            goal_frame = walk_to(base, c.goal_path_start, c.goal_path_len);
-        }
-        var goal = Goal(vec3<f32>(0.0), p.end.r);
-        if (carried && has_frame) {
-            // A carried chain's goal is its foot bone, wherever the pose put it.
-            goal.t = goal_frame.t.xyz;
-        } else if (i < IK_MAX_CHAINS && (cached & (1u << i)) != 0u) {
+        let p = chain_pose(base, c);
+        var goal: Goal;
+        if (i < IK_MAX_CHAINS && (cached & (1u << i)) != 0u) {
             // A leg's goal from before the pelvis dropped (a sample without a goal keeps the
             // foot where the pose put it, not where the drop took it).
-            goal.t = leg_goals[min(i, IK_MAX_CHAINS - 1u)];
+            let bit = 1u << min(i, IK_MAX_CHAINS - 1u);
+            goal = Goal(leg_goals[min(i, IK_MAX_CHAINS - 1u)], p.end.r, (planned & bit) != 0u);
+        } else if (hand) {
+            let frame = walk_to(base, c.goal_path_start, c.goal_path_len);
+            goal = blend_goal(base, first, count, sum, bones + i, c, p.end, true, frame);
         } else {
-            goal = blend_goal(base, first, count, sum, bones + i, c, p.end, has_frame, goal_frame);
+            goal = blend_goal(base, first, count, sum, bones + i, c, unplanned_end(base, c, p),
+                false, IDENTITY);
         }
+        // Legs aim at their goal's height; a carried leg whose samples have no goal (its own
+        // clips) reaches its foot bone.
         var aim = p.end.t.xyz + (goal.t - p.end.t.xyz) * w;
-        if (!hand && !carried) {
+        if (!hand && (goal.planned || !carried)) {
             aim = leg_aim(c, p.end.t.xyz, goal.t, w);
         }
         var end_rotation = p.end.r;

@@ -368,9 +368,10 @@ pub(crate) const IK_HEADER_WORDS: u32 = (size_of::<IkHeader>() / 16) as u32;
 ///
 /// `root` → `mid` → `end` (thigh, shin, foot; upper arm, forearm, hand), each a descendant of
 /// the one before (96 bytes); or, [`IK_CARRIED`], an IK-style leg whose foot hangs elsewhere
-/// (Mech's): its end is the point the shin carries, `tip`, and its goal the foot bone
-/// (`goal_parent`), wherever the pose put it. `bend` is the way `mid` bends, in `root`'s local frame. The path lists the
-/// bones from the skeleton's root down to `end`, root first; the goal path those down to
+/// (Mech's): its end is the point the shin carries, `tip`; its goal is in component space, as
+/// a leg's, and `goal_parent` is its foot bone, which a sample without a goal gives. `bend` is
+/// the way `mid` bends, in `root`'s local frame. The path lists the bones from the skeleton's
+/// root down to `end` (a carried chain's: to `mid`), root first; the goal path those down to
 /// `goal_parent` (empty for a goal in component space).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]

@@ -10,9 +10,7 @@ use glam::Vec3;
 
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, ClipSample, LayerKind, PoseBatch};
-use crate::layout::{
-    BonePlan, Entry, Head, Xform, CLIP_PLAN, IK_NO_BONE, PLAN_NO_GOAL, PLAN_WORDS,
-};
+use crate::layout::{BonePlan, Entry, Head, Xform, CLIP_PLAN, IK_HAND, PLAN_NO_GOAL, PLAN_WORDS};
 use crate::library::AnimLibrary;
 use crate::math::Transform;
 use crate::model::map_time;
@@ -84,7 +82,7 @@ pub(super) fn run_instance(
             // A component-space goal of an in-place sample: where the clip puts it relative to its
             // own (unlocked) root-motion bone, carried onto that bone as the lock left it, at the
             // height the clip gives it (the floor does not move with the lock: feet stay on it).
-            if s.root_lock.is_none() || chain.goal_parent != IK_NO_BONE {
+            if s.root_lock.is_none() || chain.flags & IK_HAND != 0 {
                 return Some(goal);
             }
             let up = Vec3::from_array(chain.up);

@@ -89,6 +89,21 @@ impl Chains<'_> {
         out
     }
 
+    /// `c`'s pose, a carried chain's end at the point its mid bone carries; and where a sample
+    /// without a goal puts the end: where it is, or a carried chain's foot bone.
+    fn pose(&self, locals: &[Transform], c: &IkChain) -> (ChainPose, Transform) {
+        let mut p = self.walk_chain(locals, c);
+        if c.flags & IK_CARRIED == 0 {
+            return (p, p.end);
+        }
+        let tip = Transform {
+            translation: Vec3::from_array(c.tip),
+            ..Transform::IDENTITY
+        };
+        (p.par_end, p.end) = (p.mid, Transform::compose(&tip, &p.mid));
+        (p, self.walk_to(locals, c.goal_path_start, c.goal_path_len))
+    }
+
     /// The component-space transform of the last bone of the path `start .. start + len`
     /// (`walk_to` in `ik.wgsl`).
     fn walk_to(&self, locals: &[Transform], start: u32, len: u32) -> Transform {
@@ -159,11 +174,16 @@ pub(crate) fn solve(
             let Some(w) = weight(&c).filter(|_| lowers_pelvis(&c)) else {
                 continue;
             };
-            let p = chains.walk_chain(locals, &c);
-            let (goal_t, _) = blend_goal(sample_weights.clone(), sum, p.end, None, |k| {
-                goal(i, &c, k, false)
-            });
-            *cached = Some(goal_t);
+            let (p, unplanned) = chains.pose(locals, &c);
+            let (goal_t, _, planned) =
+                blend_goal(sample_weights.clone(), sum, unplanned, None, |k| {
+                    goal(i, &c, k, false)
+                });
+            *cached = Some((goal_t, planned));
+            // A carried leg playing its own clips is not crouched for.
+            if !planned {
+                continue;
+            }
             let aim = leg_aim(&c, p.end.translation, goal_t, w);
             let (a, b, e) = (p.root.translation, p.mid.translation, p.end.translation);
             up = Vec3::from_array(c.up);
@@ -183,28 +203,25 @@ pub(crate) fn solve(
         let Some(w) = weight(&c) else {
             continue;
         };
-        let mut p = chains.walk_chain(locals, &c);
-        if carried {
-            let tip = Transform {
-                translation: Vec3::from_array(c.tip),
-                ..Transform::IDENTITY
-            };
-            (p.par_end, p.end) = (p.mid, Transform::compose(&tip, &p.mid));
-        }
+        let (p, unplanned) = chains.pose(locals, &c);
         let end = p.end;
-        let frame = (c.goal_parent != IK_NO_BONE)
-            .then(|| chains.walk_to(locals, c.goal_path_start, c.goal_path_len));
-        let (goal_t, goal_r) = match (frame, leg_goals.get(i).copied().flatten()) {
-            // A carried chain's goal is its foot bone, wherever the pose put it.
-            (Some(foot), _) if carried => (foot.translation, Vec4::from(end.rotation)),
+        let (goal_t, goal_r, planned) = match leg_goals.get(i).copied().flatten() {
             // A leg's goal from before the pelvis dropped (a sample without a goal keeps the
             // foot where the pose put it, not where the drop took it).
-            (_, Some(goal_t)) => (goal_t, Vec4::from(end.rotation)),
-            _ => blend_goal(sample_weights.clone(), sum, end, frame, |k| {
+            Some((goal_t, planned)) => (goal_t, Vec4::from(end.rotation), planned),
+            None if hand => {
+                let frame = chains.walk_to(locals, c.goal_path_start, c.goal_path_len);
+                blend_goal(sample_weights.clone(), sum, end, Some(frame), |k| {
+                    goal(i, &c, k, false)
+                })
+            }
+            None => blend_goal(sample_weights.clone(), sum, unplanned, None, |k| {
                 goal(i, &c, k, false)
             }),
         };
-        let target = if !hand && !carried {
+        // Legs aim at their goal's height; a carried leg whose samples have no goal (its own
+        // clips) reaches its foot bone.
+        let target = if !hand && (planned || !carried) {
             leg_aim(&c, end.translation, goal_t, w)
         } else {
             end.translation + (goal_t - end.translation) * w
@@ -238,7 +255,7 @@ pub(crate) fn solve(
             // The foot turns about the ankle to bring the toe to its goal's height.
             let p = chains.walk_chain(locals, &c);
             let toe = Transform::compose(&locals[c.toe as usize], &p.end);
-            let (toe_goal, _) = blend_goal(sample_weights.clone(), sum, toe, None, |k| {
+            let (toe_goal, _, _) = blend_goal(sample_weights.clone(), sum, toe, None, |k| {
                 goal(i, &c, k, true)
             });
             let up = Vec3::from_array(c.up);
@@ -267,10 +284,9 @@ fn toe_turn(v: Vec3, to_goal: Vec3, up: Vec3, w: f32) -> Quat {
     )
 }
 
-/// True for a chain the pelvis is lowered for: a leg whose goal is in component space (not
-/// carried: an IK-style foot hangs elsewhere).
+/// True for a chain the pelvis is lowered for: a leg (its goal is in component space).
 fn lowers_pelvis(c: &IkChain) -> bool {
-    c.flags & (IK_HAND | IK_CARRIED) == 0 && c.goal_parent == IK_NO_BONE
+    c.flags & IK_HAND == 0
 }
 
 /// Where a leg's end aims, from where it is (`end`) toward its goal with weight `w`: only its
@@ -316,21 +332,24 @@ fn capped_drop(needed: f32, max: f32) -> f32 {
 }
 
 /// The blend of the base samples' goals (component space; a sample without one gives `end`):
-/// positions weighted, rotations summed in one hemisphere (normalized by the caller).
+/// positions weighted, rotations summed in one hemisphere (normalized by the caller); and
+/// whether any sample had a goal.
 fn blend_goal(
     sample_weights: impl Iterator<Item = f32>,
     sum: f32,
     end: Transform,
     frame: Option<Transform>,
     mut goal: impl FnMut(usize) -> Option<Transform>,
-) -> (Vec3, Vec4) {
-    let (mut acc_t, mut acc_r) = (Vec3::ZERO, Vec4::ZERO);
+) -> (Vec3, Vec4, bool) {
+    let (mut acc_t, mut acc_r, mut planned) = (Vec3::ZERO, Vec4::ZERO, false);
     for (k, sw) in sample_weights.enumerate() {
         if sw <= ZERO_WEIGHT {
             continue;
         }
         let f = sw / sum;
-        let g = match (goal(k), frame) {
+        let sample = goal(k);
+        planned |= sample.is_some();
+        let g = match (sample, frame) {
             (Some(l), Some(p)) => Transform::compose(&l, &p),
             (Some(l), None) => l,
             (None, _) => end,
@@ -340,7 +359,7 @@ fn blend_goal(
         let r = if acc_r.dot(r) < 0.0 { -r } else { r };
         acc_r += r * f;
     }
-    (acc_t, acc_r)
+    (acc_t, acc_r, planned)
 }
 
 /// Two bones from joints `a` (root), `b` (mid) and `e` (end) toward `target`: the rotations

@@ -852,10 +852,10 @@ impl Builder<'_> {
     /// relative to its right hand, in the target right hand's frame. [`PLAN_NO_GOAL`] where the
     /// source lacks a counterpart or the path is longer than [`goals::MAX_GOAL_PATH`].
     fn goal(&self, c: &ChainDef, paths: &mut Vec<u32>) -> BonePlan {
-        if c.carried.is_some() {
-            return no_goal();
-        }
-        self.goal_of(c.end, c.goal_parent, paths)
+        // A carried chain's goal is in component space, as a leg's: its `goal_parent` is the
+        // foot bone, which its own clips reach for.
+        let goal_parent = c.goal_parent.filter(|_| c.carried.is_none());
+        self.goal_of(c.end, goal_parent, paths)
     }
 
     /// The toe goal record of IK chain `c`: the source's counterpart of the leg's toe as a

@@ -168,14 +168,61 @@ fn toes_stay_where_the_source_toes_are() {
 }
 
 #[test]
-fn an_ik_style_leg_reaches_its_foot() {
-    // Mech_Stan's feet hang from the root: the plan places them, and the shin's carried point
-    // (what the mesh shows) follows only with IK.
+fn an_ik_style_leg_goes_where_the_source_stands_and_reaches_its_own_foot() {
+    // Mech_Stan's feet hang from the root and deform nothing: what the mesh shows is the point
+    // its shins carry. Under a retargeted clip IK takes that point to the source's ankle height
+    // (on the floor in contact, within the 2% slack in the swing), which the pose alone misses.
     let (_, off) = run_pair(UAL, Some("Walk_Loop"), MECH_STAN, 60, IkWeights::NONE);
     let (label, on) = run_pair(UAL, Some("Walk_Loop"), MECH_STAN, 60, IkWeights::FEET);
-    let (gap_off, gap_on) = (off.ik_gap.unwrap().max, on.ik_gap.unwrap().max);
-    assert!(gap_off > 0.05, "{label}: gap {gap_off} without IK");
-    assert!(gap_on < 0.01, "{label}: gap {gap_on} with IK");
+    assert!(off.feet_height.max > 0.03, "{label}: {}", off.summary());
+    assert!(on.feet_height.max < 0.0201, "{label}: {}", on.summary());
+    assert!(on.contact_height.max < 0.005, "{label}: {}", on.summary());
+    // Playing its own clips (no goal from a source), the shin reaches its foot bone wherever
+    // the leg is long enough, on the GPU as on the CPU.
+    let mech = asset(MECH_STAN);
+    let mut builder = plan_builder(UAL, Some("Walk_Loop"), MECH_STAN);
+    builder.add_clips(&mech.clips).unwrap();
+    let lib = builder.build();
+    let own = clip(&mech, Some("Walk"));
+    let walk = 1 + mech
+        .clips
+        .iter()
+        .position(|c| c.name() == own.name())
+        .unwrap();
+    let times: Vec<f32> = (0..12).map(|k| k as f32 * own.duration() / 12.0).collect();
+    let mut batch = PoseBatch::new();
+    for &t in &times {
+        batch.push_clip(walk as u32, t, true);
+        batch.push_clip(walk as u32, t, true).ik(IkWeights::FEET);
+    }
+    let poses = cpu(&lib, &batch);
+    let target = plan(UAL, MECH_STAN).target().clone();
+    let rest = mech.skeleton.rest_component();
+    let (mut reached, mut closed) = (0, 0);
+    for side in [&target.humanoid.left, &target.humanoid.right] {
+        let tip = Transform::relative(&rest[side.foot], &rest[side.shin]);
+        let reach = (rest[side.shin].translation - rest[side.thigh].translation).length()
+            + tip.translation.length();
+        let at = |i: usize, b: usize| poses.component(i, b).translation;
+        let gap = |i: usize| {
+            let carried = Transform::compose(&tip, &poses.component(i, side.shin));
+            (carried.translation - at(i, side.foot)).length() / target.body.hip_height
+        };
+        for (k, t) in times.iter().enumerate() {
+            if (at(2 * k, side.foot) - at(2 * k, side.thigh)).length() < 0.99 * reach {
+                reached += 1;
+                assert!(gap(2 * k + 1) < 1e-5, "{t}: gap {}", gap(2 * k + 1));
+                closed += usize::from(gap(2 * k) > 1e-3);
+            }
+        }
+    }
+    assert!(
+        reached > 12 && closed > 0,
+        "{reached} within reach, {closed} closed"
+    );
+    if let Some(ctx) = common::gpu() {
+        assert_batch_gpu_matches_cpu(&ctx, &lib, &batch, "Mech_Stan's own walk with IK");
+    }
 }
 
 #[test]

@@ -43,7 +43,7 @@ const PAIRS: &[Pair] = &[
         MECH_STAN,
         false,
         [0.65, 5.41, 11.26, 11.26],
-        [2.69, 8.07, 0.05, 8.43, 8.43],
+        [6.56, 18.11, 0.05, 8.42, 8.42],
     ),
     Pair(
         CMU_01,
@@ -75,7 +75,7 @@ const PAIRS: &[Pair] = &[
         MECH_STAN,
         false,
         [0.28, 2.34, 5.54, 4.86],
-        [1.45, 4.63, 0.05, 4.12, 4.01],
+        [2.77, 11.63, 0.05, 4.30, 3.75],
     ),
     Pair(
         CMU_WALK,
@@ -91,7 +91,7 @@ const PAIRS: &[Pair] = &[
         MECH_STAN,
         false,
         [0.09, 0.71, 26.95, 7.89],
-        [5.39, 22.53, 0.05, 0.30, 0.30],
+        [3.96, 19.84, 0.05, 3.35, 3.35],
     ),
     Pair(
         MECH_STAN,
@@ -139,7 +139,7 @@ const PAIRS: &[Pair] = &[
         MECH_STAN,
         false,
         [0.21, 1.74, 3.48, 1.10],
-        [1.44, 6.41, 0.05, 0.42, 0.42],
+        [0.52, 2.03, 0.05, 2.10, 0.05],
     ),
     Pair(
         UAL,
@@ -147,7 +147,7 @@ const PAIRS: &[Pair] = &[
         MECH_STAN,
         false,
         [0.42, 3.66, 9.82, 7.52],
-        [3.65, 10.93, 0.05, 0.74, 0.42],
+        [1.59, 8.27, 0.05, 3.96, 0.05],
     ),
     Pair(
         UAL,
@@ -155,7 +155,7 @@ const PAIRS: &[Pair] = &[
         MECH_MIKE,
         true,
         [0.31, 2.60, 2.77, 0.77],
-        [1.30, 3.88, 0.05, 0.17, 0.17],
+        [0.60, 2.66, 0.05, 2.10, 0.05],
     ),
     Pair(
         UAL,
@@ -259,7 +259,7 @@ const PAIRS: &[Pair] = &[
         MECH_STAN,
         false,
         [0.34, 2.73, 3.90, 3.19],
-        [1.81, 6.74, 0.05, 1.88, 1.41],
+        [1.19, 5.07, 0.05, 3.08, 1.71],
     ),
     Pair(
         ZOMBIE,
@@ -323,7 +323,7 @@ const PAIRS: &[Pair] = &[
         MECH_STAN,
         false,
         [0.06, 0.30, 3.38, 1.96],
-        [1.28, 3.78, 0.05, 1.60, 0.97],
+        [0.80, 2.78, 0.05, 2.10, 0.37],
     ),
 ];
 
@@ -415,7 +415,7 @@ fn every_cross_tool_pair_with_feet_ik() {
     // IK after retargeting on the same pairs: the ankle lift never gets worse than without it,
     // the contact lift (the toes where both have toes) by at most 1% of hip height, the pelvis
     // goes down only as far as the legs need, each pair stays under its ceilings, and more
-    // pairs meet the heights aim (16 of 38 without, 32 with) and the whole aim (18 of 38),
+    // pairs meet the heights aim (16 of 38 without, 30 with) and the whole aim (20 of 38),
     // when measured.
     println!("| pair | dir mean° | dir p95° | dir max° | pelvis h %H | ankle lift %H | contact %H | travel %H | IK gap %H | slide src/tgt H/s | worst segment mean/p95 |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
@@ -471,6 +471,6 @@ fn every_cross_tool_pair_with_feet_ik() {
         heights_met.1
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(heights_met.1 >= heights_met.0 + 16, "{heights_met:?}");
-    assert!(whole >= 18, "{whole} pairs meet the whole aim with IK");
+    assert!(heights_met.1 >= heights_met.0 + 14, "{heights_met:?}");
+    assert!(whole >= 20, "{whole} pairs meet the whole aim with IK");
 }
