@@ -213,7 +213,10 @@ pub(super) fn align_rest(
             .filter_map(|l| (w * l - top).try_normalize())
             .max_by(|x, y| x.dot(u).total_cmp(&y.dot(u)));
         let Some(u2) = best else { break };
-        turn(tref, th.hips, find_between_normals(u.normalize(), u2));
+        // About the hip line only: a roll or a yaw of the hips would lift one hip joint and
+        // lower the other (by a third of the hip height per 10° on the Knight's wide hips).
+        let across = t_pos[th.right.thigh] - t_pos[th.left.thigh];
+        turn(tref, th.hips, pitch_between(u, u2, across));
         align_torso(tref);
     }
     // Where turning the hips cannot reach (the pelvis sits on the spine's base, as in
@@ -278,5 +281,22 @@ pub(super) fn align_rest(
                 };
             }
         }
+    }
+}
+
+/// The rotation about `axis` that takes `from` to `to` as seen along the axis (their parts
+/// square to it); the whole smallest rotation where `axis` is zero, the identity where either
+/// part is.
+fn pitch_between(from: Vec3, to: Vec3, axis: Vec3) -> Quat {
+    let Some(axis) = axis.try_normalize() else {
+        return from
+            .try_normalize()
+            .zip(to.try_normalize())
+            .map_or(Quat::IDENTITY, |(f, t)| find_between_normals(f, t));
+    };
+    let square = |v: Vec3| (v - axis * v.dot(axis)).try_normalize();
+    match (square(from), square(to)) {
+        (Some(f), Some(t)) => find_between_normals(f, t),
+        _ => Quat::IDENTITY,
     }
 }
