@@ -527,3 +527,44 @@ fn the_report_names_every_target_bone() {
     let err = RetargetPlan::new(&s, &t, &options).unwrap_err();
     assert!(matches!(err, Error::UnknownBone { .. }), "{err}");
 }
+
+#[test]
+fn rest_alignment_keeps_wide_hips_level() {
+    // Aligning the pelvis → neck line turns the hips about the hip line only: a roll would put
+    // one hip joint of a wide-hipped character (the Knight's and Mech_Stan's hips are 0.7 of
+    // their hip height wide) well above the other, and one foot with it.
+    for target in [KNIGHT, MECH_STAN, SUPERHERO] {
+        let t = asset(target);
+        let plan = plan(CMU_WALK, target);
+        let (h, up) = (&plan.target().humanoid, plan.target().body.up);
+        let roll = |cs: &[Transform]| {
+            let across = cs[h.right.thigh].translation - cs[h.left.thigh].translation;
+            across.normalize().dot(up).asin().to_degrees()
+        };
+        let rest = roll(&t.skeleton.rest_component());
+        let aligned = roll(&component_pose(&t.skeleton, plan.reference()));
+        assert!(
+            (aligned - rest).abs() < 0.01,
+            "{target}: the hips rolled from {rest:.3}° to {aligned:.3}°"
+        );
+        // The line itself still turns where the source's leans (pitch).
+        let off = RetargetPlan::new(
+            &asset(CMU_WALK),
+            &t,
+            &PlanOptions {
+                align_rest: false,
+                ..PlanOptions::default()
+            },
+        )
+        .unwrap();
+        let hips = h.hips;
+        let turned = angle(
+            plan.reference()[hips].rotation,
+            off.reference()[hips].rotation,
+        );
+        assert!(
+            turned.to_degrees() > 1.0,
+            "{target}: the hips did not turn ({turned} rad)"
+        );
+    }
+}
