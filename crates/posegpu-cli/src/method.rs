@@ -94,7 +94,8 @@ pub fn plan_options(rig: &Rig) -> PlanOptions {
 pub struct IkArgs {
     /// Feet IK weight, 0 to 1: each ankle goes to the height of the source's, scaled to the
     /// model (feet on the ground where the source's are, no sinking or floating; a swinging
-    /// foot within 2% of hip height of it). Character retargeting only.
+    /// foot within 2% of hip height of it), and the torso leaning as the source's does.
+    /// Character retargeting only.
     #[arg(long, default_value_t = 1.0, value_name = "W", value_parser = crate::util::unit_weight)]
     pub ik_feet: f32,
     /// Hands IK weight, 0 to 1: the left hand stays where the source's is relative to its

@@ -51,10 +51,11 @@ struct IkChain {
 
 const IK_HAND: u32 = 1u;
 const IK_CARRIED: u32 = 2u;
+const IK_TORSO: u32 = 4u;
 const IK_NO_BONE: u32 = 0xffffffffu;
 const IK_CHAIN_WORDS: u32 = 6u;
 const IK_HEADER_WORDS: u32 = 2u;
-const IK_MAX_CHAINS: u32 = 3u;
+const IK_MAX_CHAINS: u32 = 4u;
 const PLAN_NO_GOAL: u32 = 8u;
 const TINY: f32 = 1e-8;
 // How much of the chain's bend direction (in root lengths) steadies the pose's own bend
@@ -188,7 +189,42 @@ fn two_bone(a: vec3<f32>, b: vec3<f32>, e: vec3<f32>, aim: vec3<f32>, pole_in: v
 // A leg (its goal is in component space): the pelvis is lowered for it (lowers_pelvis in
 // src/retarget/ik.rs).
 fn lowers_pelvis(c: IkChain) -> bool {
-    return (c.flags & IK_HAND) == 0u;
+    return (c.flags & (IK_HAND | IK_TORSO)) == 0u;
+}
+
+struct Turn {
+    ok: bool,
+    q: vec4<f32>,
+}
+
+// The torso's turn about the joint j1 of the spine bone below the chest (joint j2) that puts
+// the neck's base n, moved rigidly with the chest, on the line from the pelvis toward the goal
+// (torso_turn in src/retarget/ik.rs).
+fn torso_turn(pelvis: vec3<f32>, j1: vec3<f32>, j2: vec3<f32>, n: vec3<f32>, goal: vec3<f32>,
+    w: f32) -> Turn {
+    let none = Turn(false, vec4<f32>(0.0, 0.0, 0.0, 1.0));
+    let lh = length(n - pelvis);
+    let lw = length(goal - pelvis);
+    if (!(lh > TINY && lw > TINY)) {
+        return none;
+    }
+    let dv = (n - pelvis) * ((1.0 - w) / lh) + (goal - pelvis) * (w / lw);
+    let ld = length(dv);
+    if (!(ld > TINY)) {
+        return none;
+    }
+    let d = dv * (1.0 / ld);
+    let v = j2 - j1;
+    let q = pelvis - (n - j2) - j1;
+    let b = dot(q, d);
+    let disc = b * b - dot(q, q) + dot(v, v);
+    if (!(disc >= 0.0)) {
+        return none;
+    }
+    let root = sqrt(disc);
+    let near = q + d * (-b - root);
+    let far = q + d * (-b + root);
+    return Turn(true, swing_to(v, select(far, near, dot(near, v) > dot(far, v))));
 }
 
 // A chain's pose, a carried chain's end at the point its mid bone carries (pose in
@@ -403,6 +439,20 @@ fn main(
         let carried = (c.flags & IK_CARRIED) != 0u;
         let w = select(feet, hands, hand);
         if (!(w > ZERO_WEIGHT && (carried || sum > 0.0))) {
+            continue;
+        }
+        if ((c.flags & IK_TORSO) != 0u) {
+            // The torso: the spine bone below the chest turns, the chest keeps its turn.
+            let t = walk_chain(base, c);
+            let hips = walk_to(base, c.goal_path_start, c.goal_path_len);
+            let pelvis = hips.t.xyz + quat_rotate(hips.r, hips.s.xyz * c.tip);
+            let g = blend_goal(base, first, count, sum, bones + i, c, t.end, false, IDENTITY);
+            let turn = torso_turn(pelvis, t.root.t.xyz, t.mid.t.xyz, t.end.t.xyz, g.t, w);
+            if (g.planned && turn.ok) {
+                let root = quat_mul(turn.q, t.root.r);
+                locals[base + c.root].r = local_rotation(t.par_root.r, root);
+                locals[base + c.mid].r = local_rotation(root, t.mid.r);
+            }
             continue;
         }
         let p = chain_pose(base, c);

@@ -358,8 +358,8 @@ pub(crate) struct IkHeader {
     pub _pad2: u32,
 }
 
-/// The most chains an IK table holds (both legs and the left arm).
-pub(crate) const IK_MAX_CHAINS: u32 = 3;
+/// The most chains an IK table holds (the torso, both legs and the left arm).
+pub(crate) const IK_MAX_CHAINS: u32 = 4;
 
 /// Words of the [`IkHeader`]; the chains start after it.
 pub(crate) const IK_HEADER_WORDS: u32 = (size_of::<IkHeader>() / 16) as u32;
@@ -411,6 +411,9 @@ pub(crate) const IK_HAND: u32 = 1;
 /// [`IkChain::flags`]: the end is the point `mid` carries (`tip`), the goal the `goal_parent`
 /// bone itself.
 pub(crate) const IK_CARRIED: u32 = 2;
+/// [`IkChain::flags`]: the torso: `root` turns so that the line from the pelvis (`tip` in the
+/// `goal_parent` hips' frame) to `end` points at the goal, `mid` (the chest) keeping its turn.
+pub(crate) const IK_TORSO: u32 = 4;
 /// [`IkChain::goal_parent`]: the goal is in component space.
 pub(crate) const IK_NO_BONE: u32 = u32::MAX;
 /// Words of one [`IkChain`].
@@ -840,6 +843,7 @@ mod tests {
             ("PLAN_NO_GOAL", U32(PLAN_NO_GOAL)),
             ("IK_HAND", U32(IK_HAND)),
             ("IK_CARRIED", U32(IK_CARRIED)),
+            ("IK_TORSO", U32(IK_TORSO)),
             ("IK_NO_BONE", U32(IK_NO_BONE)),
             ("IK_CHAIN_WORDS", U32(IK_CHAIN_WORDS)),
             ("IK_HEADER_WORDS", U32(IK_HEADER_WORDS)),
@@ -910,6 +914,7 @@ mod tests {
         "PathFold",
         "ChainPose",
         "TwoBone",
+        "Turn",
         "Goal",
         "Step",
         "Crossing",

@@ -9,7 +9,9 @@ use glam::Vec3;
 use super::frame::Character;
 use super::humanoid::{Side, SideLimbs};
 use super::tree::Tree;
-use crate::layout::{Entry, IkChain, IkHeader, IK_CARRIED, IK_HAND, IK_MAX_CHAINS, IK_NO_BONE};
+use crate::layout::{
+    Entry, IkChain, IkHeader, IK_CARRIED, IK_HAND, IK_MAX_CHAINS, IK_NO_BONE, IK_TORSO,
+};
 use crate::math::Transform;
 use crate::model::Skeleton;
 
@@ -27,7 +29,8 @@ pub(crate) const MAX_GOAL_PATH: usize = 16;
 pub struct IkWeights {
     /// Both legs: each ankle goes to the height of the source's ankle above its floor, scaled to
     /// the target (feet on the ground where the source's are, no sinking, no floating; a
-    /// swinging foot within 2% of hip height of it), the toes likewise.
+    /// swinging foot within 2% of hip height of it), the toes likewise; and the torso: the
+    /// line from the pelvis to the neck's base leans as the source's does.
     pub feet: f32,
     /// The left arm: the left hand goes where the source's left hand is relative to its right
     /// hand (a two-handed weapon stays in both hands), and turns as the source's does.
@@ -80,6 +83,11 @@ pub(crate) struct ChainDef {
     /// A leg's toe bone, where it hangs right below the foot: the IK stage turns the foot
     /// about the ankle to bring the toe to its goal's height.
     pub toe: Option<usize>,
+    /// The torso: `root` is the spine bone below the chest (`mid`), `end` the neck's base,
+    /// `goal_parent` the hips and this the pelvis (the hip joints' midpoint) in the hips' rest
+    /// frame. The IK stage turns `root` so that the pelvis → neck-base line points where the
+    /// source's does, the chest keeping its turn.
+    pub torso: Option<Vec3>,
 }
 
 /// A leg's goal is in full contact up to this lift above its rest height (in hip heights), and
@@ -112,7 +120,10 @@ pub(crate) fn pelvis(
 ) -> Option<(usize, f32)> {
     let tree = Tree::new(skeleton);
     let hips = character.humanoid.hips;
-    let legs: Vec<&ChainDef> = chains.iter().filter(|c| !c.hand).collect();
+    let legs: Vec<&ChainDef> = chains
+        .iter()
+        .filter(|c| !c.hand && c.torso.is_none())
+        .collect();
     let all = legs.len() == 2
         && legs
             .iter()
@@ -164,6 +175,7 @@ pub(crate) fn chains(skeleton: &Skeleton, character: &Character) -> Vec<ChainDef
             rest_height: c.dot(body.up),
             hip_height: body.hip_height,
             toe: None,
+            torso: None,
         })
     };
     let (l, r) = (h.side(Side::Left), h.side(Side::Right));
@@ -177,6 +189,7 @@ pub(crate) fn chains(skeleton: &Skeleton, character: &Character) -> Vec<ChainDef
         })
     };
     [
+        torso(&tree, &cs, character),
         leg(l),
         leg(r),
         chain(l.upper_arm, l.forearm, l.hand, Some(r.hand), true),
@@ -184,6 +197,34 @@ pub(crate) fn chains(skeleton: &Skeleton, character: &Character) -> Vec<ChainDef
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// The torso chain ([`ChainDef::torso`]), where a spine bone carries the chest and the neck's
+/// base hangs below the chest, within [`MAX_IK_DEPTH`].
+fn torso(tree: &Tree, cs: &[Transform], character: &Character) -> Option<ChainDef> {
+    let (h, body) = (&character.humanoid, &character.body);
+    let root = tree.parent[h.chest].filter(|r| h.spine.contains(r))?;
+    let pos: Vec<Vec3> = cs.iter().map(|t| t.translation).collect();
+    let end = h.neck_base(&pos);
+    let ok = end != h.chest && tree.is_ancestor(h.chest, end) && tree.depth[end] < MAX_IK_DEPTH;
+    let pelvis = Transform {
+        translation: h.pelvis(cs),
+        ..Transform::IDENTITY
+    };
+    ok.then(|| ChainDef {
+        root,
+        mid: h.chest,
+        end,
+        goal_parent: Some(h.hips),
+        bend: Vec3::ZERO,
+        hand: false,
+        carried: None,
+        up: body.up,
+        rest_height: 0.0,
+        hip_height: body.hip_height,
+        toe: None,
+        torso: Some(Transform::relative(&pelvis, &cs[h.hips]).translation),
+    })
 }
 
 /// The IK table of `chains` and `pelvis` (layout: [`IkHeader`], [`IkChain`]).
@@ -217,7 +258,8 @@ pub(crate) fn table(
             goal_parent: c.goal_parent.map_or(IK_NO_BONE, |g| g as u32),
             bend: c.bend.to_array(),
             flags: if c.hand { IK_HAND } else { 0 }
-                | if c.carried.is_some() { IK_CARRIED } else { 0 },
+                | if c.carried.is_some() { IK_CARRIED } else { 0 }
+                | if c.torso.is_some() { IK_TORSO } else { 0 },
             path_start: start,
             path_len: path.len() as u32,
             goal_path_start: start + path.len() as u32,
@@ -228,7 +270,7 @@ pub(crate) fn table(
             contact_hi: CONTACT_HI * c.hip_height,
             toe: c.toe.map_or(IK_NO_BONE, |t| t as u32),
             slack: SWING_SLACK * c.hip_height,
-            tip: c.carried.unwrap_or(Vec3::ZERO).to_array(),
+            tip: c.carried.or(c.torso).unwrap_or(Vec3::ZERO).to_array(),
             _pad2: 0,
         });
     }

@@ -9,7 +9,7 @@ use super::goals::IkWeights;
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::layout::{
     Entry, IkChain, IkHeader, IK_CARRIED, IK_CHAIN_WORDS, IK_HAND, IK_HEADER_WORDS, IK_MAX_CHAINS,
-    IK_NO_BONE,
+    IK_NO_BONE, IK_TORSO,
 };
 use crate::math::{find_between_normals, safe_recip, Transform, TINY};
 
@@ -203,6 +203,23 @@ pub(crate) fn solve(
         let Some(w) = weight(&c) else {
             continue;
         };
+        if c.flags & IK_TORSO != 0 {
+            // The torso: the spine bone below the chest turns, the chest keeps its turn.
+            let p = chains.walk_chain(locals, &c);
+            let hips = chains.walk_to(locals, c.goal_path_start, c.goal_path_len);
+            let pelvis = hips.translation + hips.rotation * (hips.scale * Vec3::from_array(c.tip));
+            let (goal_t, _, planned) = blend_goal(sample_weights.clone(), sum, p.end, None, |k| {
+                goal(i, &c, k, false)
+            });
+            let (j1, j2, n) = (p.root.translation, p.mid.translation, p.end.translation);
+            if let Some(turn) = torso_turn(pelvis, j1, j2, n, goal_t, w).filter(|_| planned) {
+                let rot = |parent: Quat, cs: Quat| (parent.conjugate() * cs).normalize();
+                let root = turn * p.root.rotation;
+                locals[c.root as usize].rotation = rot(p.par_root.rotation, root);
+                locals[c.mid as usize].rotation = rot(root, p.mid.rotation);
+            }
+            continue;
+        }
         let (p, unplanned) = chains.pose(locals, &c);
         let end = p.end;
         let (goal_t, goal_r, planned) = match leg_goals.get(i).copied().flatten() {
@@ -286,7 +303,27 @@ fn toe_turn(v: Vec3, to_goal: Vec3, up: Vec3, w: f32) -> Quat {
 
 /// True for a chain the pelvis is lowered for: a leg (its goal is in component space).
 fn lowers_pelvis(c: &IkChain) -> bool {
-    c.flags & IK_HAND == 0
+    c.flags & (IK_HAND | IK_TORSO) == 0
+}
+
+/// The torso's turn (component space) about the joint `j1` of the spine bone below the chest
+/// (joint `j2`) that puts the neck's base `n`, moved rigidly with the chest, on the line from
+/// the pelvis toward `goal` (`w` of the way from where the line points now): the sphere–line
+/// solve `|q + t d| = |j2 − j1|`, `q = pelvis − (n − j2) − j1`, the root nearest the pose.
+/// `None` where the line misses the sphere or a direction is undefined.
+fn torso_turn(pelvis: Vec3, j1: Vec3, j2: Vec3, n: Vec3, goal: Vec3, w: f32) -> Option<Quat> {
+    let have = (n - pelvis).try_normalize()?;
+    let want = (goal - pelvis).try_normalize()?;
+    let d = (have * (1.0 - w) + want * w).try_normalize()?;
+    let v = j2 - j1;
+    let q = pelvis - (n - j2) - j1;
+    let b = q.dot(d);
+    let disc = b * b - q.length_squared() + v.length_squared();
+    // Not real (NaN): the line misses the sphere.
+    let root = Some(disc.sqrt()).filter(|r| r.is_finite())?;
+    let (near, far) = (q + d * (-b - root), q + d * (-b + root));
+    let moved = if near.dot(v) > far.dot(v) { near } else { far };
+    Some(swing(v, moved))
 }
 
 /// Where a leg's end aims, from where it is (`end`) toward its goal with weight `w`: only its

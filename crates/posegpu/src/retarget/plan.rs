@@ -853,7 +853,17 @@ impl Builder<'_> {
     /// source lacks a counterpart or the path is longer than [`goals::MAX_GOAL_PATH`].
     fn goal(&self, c: &ChainDef, paths: &mut Vec<u32>) -> BonePlan {
         // A carried chain's goal is in component space, as a leg's: its `goal_parent` is the
-        // foot bone, which its own clips reach for.
+        // foot bone, which its own clips reach for. The torso's is the source's neck base as a
+        // root of the mapping without the rest offset `W`: seen from the pelvis (which the hips
+        // put at the scaled source pelvis), it lies along the source's pelvis → neck-base line.
+        if c.torso.is_some() {
+            // Each character's own neck base, as rest alignment and the quality measure take
+            // them (the head's joint where it has no neck).
+            let s_neck = self.s.character.humanoid.neck_base(&self.s.pos);
+            let mut rec = self.goal_from(c.end, s_neck, None, paths);
+            rec.t_w = [0.0; 3];
+            return rec;
+        }
         let goal_parent = c.goal_parent.filter(|_| c.carried.is_none());
         self.goal_of(c.end, goal_parent, paths)
     }
@@ -868,10 +878,21 @@ impl Builder<'_> {
 
     /// The goal record of target bone `end`: in component space, or relative to `goal_parent`.
     fn goal_of(&self, end: usize, goal_parent: Option<usize>, paths: &mut Vec<u32>) -> BonePlan {
+        match self.map[end] {
+            Some(a) => self.goal_from(end, a, goal_parent, paths),
+            None => no_goal(),
+        }
+    }
+
+    /// The goal record of target bone `end` from source bone `a`.
+    fn goal_from(
+        &self,
+        end: usize,
+        a: usize,
+        goal_parent: Option<usize>,
+        paths: &mut Vec<u32>,
+    ) -> BonePlan {
         let mut rec = reference_record(&Transform::IDENTITY);
-        let Some(a) = self.map[end] else {
-            return no_goal();
-        };
         // An IK-style source foot (one that deforms nothing, not below its shin: Mech's) need
         // not be where the shin ends: the goal follows the point the shin carries.
         let carried = goal_parent

@@ -6,8 +6,8 @@
 //!
 //! Segments run between joints of corresponding roles: upper arm (shoulder → elbow), forearm
 //! (elbow → wrist), thigh (hip → knee), shin (knee → ankle), pelvis → neck (midpoint of the two
-//! hip joints → the neck's base, [`Humanoid::neck_base`]; the head's joint where either
-//! character has no neck), neck → head (only where both have a neck).
+//! hip joints → the neck's base, [`Humanoid::neck_base`]: each character's own, its head's joint
+//! where it has no neck), neck → head (only where both have a neck).
 //!
 //! [`measure`] evaluates the plan on the CPU; [`measure_poses`] judges poses evaluated
 //! elsewhere (read back from the GPU) the same way.

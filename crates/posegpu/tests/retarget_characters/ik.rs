@@ -239,7 +239,10 @@ fn the_left_hand_keeps_its_place_on_the_right_hands_grip() {
         .into_iter()
         .flatten()
         .count();
-    assert_eq!(hand_goal, 3, "two feet and the left hand have goals");
+    assert_eq!(
+        hand_goal, 4,
+        "the torso, two feet and the left hand have goals"
+    );
     for time in quality::frame_times(clip, 8) {
         let sl = clip.pose_at(s.skeleton.rest(), time);
         let goal = plan.goals(&sl)[2].unwrap();
@@ -342,11 +345,11 @@ fn an_ik_layer_must_be_last_with_weights_in_range() {
 
 #[test]
 fn an_unnamed_humanoid_gets_its_chains_from_its_structure() {
-    // The IK chains come from the target's roles (CesiumMan's joints are unnamed): both legs
-    // and the left arm, each with a goal from a source that has the bones.
+    // The IK chains come from the target's roles (CesiumMan's joints are unnamed): the torso,
+    // both legs and the left arm, each with a goal from a source that has the bones.
     let plan = plan(UAL, CESIUM);
     let goals = plan.goals(asset(UAL).skeleton.rest());
-    assert_eq!(goals.len(), 3);
+    assert_eq!(goals.len(), 4);
     assert!(goals.iter().all(Option::is_some));
 }
 
@@ -489,5 +492,51 @@ fn in_place_goals_follow_a_root_motion_bone_other_than_bone_0() {
         let have = gpu.evaluator().read_back().unwrap();
         let d = Deviation::between(&have, &want).relative(extent);
         assert!(d <= common::TOLERANCE, "step {step}: poses differ by {d:e}");
+    }
+}
+
+#[test]
+fn the_torso_leans_as_the_source_does_and_the_chest_keeps_its_turn() {
+    // The MakeHuman zombie walks hunched, bending at its chest; CesiumMan's chest joint sits
+    // high on its spine, so bone for bone its pelvis → neck line leans 7° less. With IK the
+    // spine bone below the chest takes up the difference: the line follows the source's, and
+    // the chest (with the arms and the head on it) keeps the turn the plan gave it.
+    let (_, off) = run_pair(ZOMBIE, None, CESIUM, 60, IkWeights::NONE);
+    let (label, on) = run_pair(ZOMBIE, None, CESIUM, 60, IkWeights::FEET);
+    let torso = |q: &quality::QualityReport| {
+        q.limbs
+            .iter()
+            .find(|l| l.limb == quality::Limb::PelvisToNeck)
+            .unwrap()
+            .degrees
+    };
+    assert!(torso(&off).p95 > 6.0, "{label}: {:?}", torso(&off));
+    assert!(torso(&on).p95 < 0.5, "{label}: {:?}", torso(&on));
+    let (s, t) = (asset(ZOMBIE), asset(CESIUM));
+    let plan = plan(ZOMBIE, CESIUM);
+    let h = &plan.target().humanoid;
+    let weak = IkWeights {
+        feet: 0.5,
+        hands: 0.0,
+    };
+    for time in [0.3, 0.9] {
+        let source = s.clips[0].pose_at(s.skeleton.rest(), time);
+        let pose =
+            |w: IkWeights| component_space(t.skeleton.parents(), &plan.apply_with_ik(&source, w));
+        let (without, with, half) = (pose(IkWeights::NONE), pose(IkWeights::FEET), pose(weak));
+        for b in [h.chest, h.head, h.left.upper_arm, h.right.forearm] {
+            let turned = posegpu::math::angle_between(without[b].rotation, with[b].rotation);
+            assert!(turned < 1e-4, "{time}: bone {b} turned {turned} rad");
+        }
+        let spine = *h.spine.last().unwrap();
+        let (full, part) = (
+            posegpu::math::angle_between(without[spine].rotation, with[spine].rotation),
+            posegpu::math::angle_between(without[spine].rotation, half[spine].rotation),
+        );
+        assert!(full > 0.02, "{time}: the spine did not turn");
+        assert!(
+            (part / full - 0.5).abs() < 0.1,
+            "{time}: half the weight turned {part} of {full}"
+        );
     }
 }
