@@ -11,8 +11,8 @@
 //! walk (BVH) and the UAL walk (glTF) each on its own skeleton, against the same clip through
 //! the default plan onto a character of another tool (per bone: the skeletons differ in size).
 //!
-//! The `ik` group times the IK stage after retargeting (both legs and the left arm of the
-//! variant, `IkWeights::ALL`): the whole CPU pipeline on one core with and without it, and on
+//! The `ik` group times the IK stage after retargeting (the torso, both legs and the left arm
+//! of the variant, `IkWeights::ALL`): the whole CPU pipeline on one core with and without it, and on
 //! the GPU the IK pass against the sampling pass, from timestamp queries.
 
 #[path = "../tests/common/mod.rs"]
