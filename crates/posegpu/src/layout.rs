@@ -372,7 +372,9 @@ pub(crate) const IK_HEADER_WORDS: u32 = (size_of::<IkHeader>() / 16) as u32;
 /// a leg's, and `goal_parent` is its foot bone, which a sample without a goal gives. `bend` is
 /// the way `mid` bends, in `root`'s local frame. The path lists the bones from the skeleton's
 /// root down to `end` (a carried chain's: to `mid`), root first; the goal path those down to
-/// `goal_parent` (empty for a goal in component space).
+/// `goal_parent` (empty for a goal in component space). Or, [`IK_TORSO`], the torso: `root`
+/// the spine bone below the chest `mid`, `end` the neck's base, `goal_parent` the hips and
+/// `tip` the pelvis in the hips' frame.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub(crate) struct IkChain {
@@ -382,7 +384,7 @@ pub(crate) struct IkChain {
     /// The bone the goal is relative to, or [`IK_NO_BONE`] (component space).
     pub goal_parent: u32,
     pub bend: [f32; 3],
-    /// [`IK_HAND`] or 0 (a foot).
+    /// [`IK_HAND`], [`IK_CARRIED`], [`IK_TORSO`] or 0 (a leg).
     pub flags: u32,
     pub path_start: u32,
     pub path_len: u32,
@@ -400,7 +402,8 @@ pub(crate) struct IkChain {
     /// by turning the foot about the ankle; [`IK_NO_BONE`] for none.
     pub toe: u32,
     pub slack: f32,
-    /// An [`IK_CARRIED`] chain's end: the point `mid` carries, in `mid`'s frame.
+    /// An [`IK_CARRIED`] chain's end: the point `mid` carries, in `mid`'s frame; the
+    /// [`IK_TORSO`] chain's pelvis, in the hips' frame.
     pub tip: [f32; 3],
     pub _pad2: u32,
 }

@@ -6,7 +6,7 @@
 //! `sample.wgsl` (and the shared `layering.wgsl`), `layers.rs`, `inertialize.rs`, `ik.rs`,
 //! `hierarchy.rs`, `fused.rs`, `curves.rs`, `advance.rs`, `root_motion.rs`, `skin.rs`, and the
 //! crowd that steps players on the CPU ([`Crowd`]). The evaluator runs each instance's stages
-//! back to back, as the fused pass does where the batch [`fused::fuses`].
+//! back to back, as the fused pass does where the batch `fused::fuses`.
 
 mod advance;
 mod clip;

@@ -101,7 +101,7 @@ impl PassTimes {
 ///
 /// Layouts, instance-major within the chunk (`[(instance - first) * bones + bone]`):
 /// `locals` and `component` are arrays of [`Xform`] (48 bytes), `skinning` an array of
-/// [`Mat3x4`] (48 bytes, three rows) or of column-major `mat4x4<f32>` (64 bytes), as
+/// [`Mat3x4`](crate::Mat3x4) (48 bytes, three rows) or of column-major `mat4x4<f32>` (64 bytes), as
 /// `skinning_layout` says. All have `STORAGE | COPY_SRC` usage. `locals` and `component` are
 /// there when [`GpuOptions::outputs`] asks for them.
 pub struct OutputChunk {

@@ -479,6 +479,24 @@ mod tests {
     }
 
     #[test]
+    fn the_torso_turns_the_neck_onto_the_wanted_line() {
+        // A spine bone from 0.3 to 0.7 carrying a chest whose neck base is at 0.8, above the
+        // pelvis at the origin; the source leans forward.
+        let (pelvis, j1, j2, n) = (Vec3::ZERO, Vec3::Y * 0.3, Vec3::Y * 0.7, Vec3::Y * 0.8);
+        let goal = Vec3::new(0.0, 0.8, 0.2);
+        let neck = |turn: Quat| j1 + turn * (j2 - j1) + (n - j2);
+        let turn = torso_turn(pelvis, j1, j2, n, goal, 1.0).unwrap();
+        assert!(neck(turn).normalize().dot(goal.normalize()) > 1.0 - 1e-6);
+        // Half the weight: the line half way (by direction) between where it was and the goal.
+        let half = torso_turn(pelvis, j1, j2, n, goal, 0.5).unwrap();
+        let mid = (Vec3::Y + goal.normalize()).normalize();
+        assert!(neck(half).normalize().dot(mid) > 1.0 - 1e-6);
+        // A spine bone too short to swing the neck onto a line across: none.
+        let short = Vec3::Y * 0.35;
+        assert_eq!(torso_turn(pelvis, j1, short, n, Vec3::X, 1.0), None);
+    }
+
+    #[test]
     fn a_drop_past_the_cap_fades_out_without_a_jump() {
         let max = 0.1;
         assert_eq!(capped_drop(0.05, max), 0.05);

@@ -791,12 +791,13 @@ impl<'a> Builder<'a> {
 }
 
 impl Builder<'_> {
-    /// A root of the mapping ("Driven translations"): a target point at rest position `rest`
-    /// (component space) under parent transform `par` follows source bone `a`'s position
+    /// A root of the mapping ("Driven translations"): target bone `b` (at its aligned rest,
+    /// component space) under parent transform `par` follows source bone `a`'s position
     /// (read through `path`, from the source's top) from the floor point under the pelvis,
     /// scaled by k. The rest offset W turns with the source hips for the hips; with their
     /// heading only for other roots (IK-style feet, IK goals), so that a planted foot stays
-    /// planted.
+    /// planted. A `goal` below the source hips takes W's height from the floors ("IK after
+    /// retargeting").
     fn root_translation(
         &self,
         rec: &mut BonePlan,
@@ -933,9 +934,7 @@ impl Builder<'_> {
         }
         rec
     }
-}
 
-impl Builder<'_> {
     /// For source bone `a`, a foot that does not hang below its shin: the shin, and the point
     /// the shin carries to the foot at rest (in the shin's frame).
     fn carried_source_foot(&self, a: usize) -> Option<(usize, Vec3)> {
