@@ -256,6 +256,24 @@ fn leg_aim(c: IkChain, end: vec3<f32>, goal: vec3<f32>, w: f32) -> vec3<f32> {
     return end + c.up * (sign(along) * max(abs(along) - slack, 0.0) * w);
 }
 
+// The aim, or where it lies beyond reach of the root joint a, moved across the ground toward
+// the point under a until it is within reach at the same height (within_reach in
+// src/retarget/ik.rs).
+fn within_reach(aim: vec3<f32>, a: vec3<f32>, reach: f32, up: vec3<f32>) -> vec3<f32> {
+    let d = aim - a;
+    if (dot(d, d) <= reach * reach) {
+        return aim;
+    }
+    let along = dot(d, up);
+    let across = d - up * along;
+    let room = reach * reach - along * along;
+    let len = length(across);
+    if (room <= 0.0 || len <= TINY) {
+        return aim;
+    }
+    return a + up * along + across * (sqrt(room) / len);
+}
+
 // How far a chain's root joint must move down `up` for its end to reach the aim (pelvis_drop
 // in src/retarget/ik.rs).
 fn pelvis_drop(a: vec3<f32>, b: vec3<f32>, e: vec3<f32>, aim: vec3<f32>, up: vec3<f32>) -> f32 {
@@ -473,7 +491,9 @@ fn main(
         // clips) reaches its foot bone.
         var aim = p.end.t.xyz + (goal.t - p.end.t.xyz) * w;
         if (!hand && (goal.planned || !carried)) {
-            aim = leg_aim(c, p.end.t.xyz, goal.t, w);
+            let a = p.root.t.xyz;
+            let reach = (length(p.mid.t.xyz - a) + length(p.end.t.xyz - p.mid.t.xyz)) * MAX_REACH;
+            aim = within_reach(leg_aim(c, p.end.t.xyz, goal.t, w), a, reach, c.up);
         }
         var end_rotation = p.end.r;
         if (hand) {

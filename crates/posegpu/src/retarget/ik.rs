@@ -236,10 +236,18 @@ pub(crate) fn solve(
                 goal(i, &c, k, false)
             }),
         };
-        // Legs aim at their goal's height; a carried leg whose samples have no goal (its own
-        // clips) reaches its foot bone.
+        // Legs aim at their goal's height (across the ground as little as the leg's length
+        // needs); a carried leg whose samples have no goal (its own clips) reaches its foot
+        // bone.
         let target = if !hand && (planned || !carried) {
-            leg_aim(&c, end.translation, goal_t, w)
+            let aim = leg_aim(&c, end.translation, goal_t, w);
+            let (a, b) = (p.root.translation, p.mid.translation);
+            within_reach(
+                aim,
+                a,
+                ((b - a).length() + (end.translation - b).length()) * MAX_REACH,
+                Vec3::from_array(c.up),
+            )
         } else {
             end.translation + (goal_t - end.translation) * w
         };
@@ -338,6 +346,24 @@ fn leg_aim(c: &IkChain, end: Vec3, goal: Vec3, w: f32) -> Vec3 {
     let lift = goal.dot(up) - c.rest_height;
     let slack = c.slack * smoothstep(c.contact_lo, c.contact_hi, lift);
     end + up * (along.signum() * (along.abs() - slack).max(0.0) * w)
+}
+
+/// `aim`, or where it lies beyond `reach` of the root joint `a`, moved across the ground
+/// toward the point under `a` until it is within reach at the same height (none where the
+/// height alone is out of reach: the leg then stretches toward it as far as it goes).
+fn within_reach(aim: Vec3, a: Vec3, reach: f32, up: Vec3) -> Vec3 {
+    let d = aim - a;
+    if d.length_squared() <= reach * reach {
+        return aim;
+    }
+    let along = d.dot(up);
+    let across = d - up * along;
+    let room = reach * reach - along * along;
+    let len = across.length();
+    if room <= 0.0 || len <= TINY {
+        return aim;
+    }
+    a + up * along + across * (room.sqrt() / len)
 }
 
 /// How far the root joint `a` of a chain `a` → `b` → `e` must move down `up` for its end to
@@ -494,6 +520,22 @@ mod tests {
         // A spine bone too short to swing the neck onto a line across: none.
         let short = Vec3::Y * 0.35;
         assert_eq!(torso_turn(pelvis, j1, short, n, Vec3::X, 1.0), None);
+    }
+
+    #[test]
+    fn an_aim_out_of_reach_moves_under_the_hip_at_its_height() {
+        let (a, up) = (Vec3::Y, Vec3::Y);
+        // Within reach: kept.
+        let near = Vec3::new(0.3, 0.2, 0.0);
+        assert_eq!(within_reach(near, a, 1.0, up), near);
+        // Ahead and below, out of reach: the same height, as far ahead as the leg reaches.
+        let far = Vec3::new(0.8, 0.1, 0.2);
+        let moved = within_reach(far, a, 1.0, up);
+        assert!((moved.y - far.y).abs() < 1e-6 && ((moved - a).length() - 1.0).abs() < 1e-5);
+        assert!(moved.x / moved.z - far.x / far.z < 1e-5, "the heading is kept: {moved}");
+        // A height out of reach: left for the leg to stretch toward.
+        let deep = Vec3::new(0.1, -0.5, 0.0);
+        assert_eq!(within_reach(deep, a, 1.0, up), deep);
     }
 
     #[test]

@@ -75,7 +75,7 @@ const PAIRS: &[Pair] = &[
         MECH_STAN,
         true,
         [0.29, 2.28, 2.56, 1.84],
-        [0.88, 3.60, 0.05, 2.10, 1.07],
+        [0.88, 3.60, 0.05, 2.10, 0.05],
     ),
     Pair(
         CMU_WALK,
@@ -91,7 +91,7 @@ const PAIRS: &[Pair] = &[
         MECH_STAN,
         false,
         [0.11, 0.67, 27.57, 8.50],
-        [3.93, 20.49, 0.05, 3.82, 3.82],
+        [4.03, 20.49, 0.05, 2.10, 0.05],
     ),
     Pair(
         MECH_STAN,
@@ -139,7 +139,7 @@ const PAIRS: &[Pair] = &[
         MECH_STAN,
         false,
         [0.23, 1.69, 3.51, 1.31],
-        [0.53, 2.81, 0.05, 2.10, 0.35],
+        [0.53, 2.79, 0.05, 2.10, 0.05],
     ),
     Pair(
         UAL,
@@ -147,7 +147,7 @@ const PAIRS: &[Pair] = &[
         MECH_STAN,
         false,
         [0.43, 3.63, 10.43, 7.40],
-        [1.21, 8.09, 0.05, 4.05, 0.05],
+        [1.24, 8.09, 0.05, 2.10, 0.05],
     ),
     Pair(
         UAL,
@@ -155,7 +155,7 @@ const PAIRS: &[Pair] = &[
         MECH_MIKE,
         false,
         [0.32, 2.55, 3.32, 1.30],
-        [0.70, 4.10, 0.05, 2.63, 0.63],
+        [0.70, 4.17, 0.05, 2.10, 0.05],
     ),
     Pair(
         UAL,
@@ -259,7 +259,7 @@ const PAIRS: &[Pair] = &[
         MECH_STAN,
         false,
         [0.35, 2.69, 3.78, 3.08],
-        [0.89, 5.12, 0.05, 3.08, 1.69],
+        [1.14, 5.68, 0.05, 2.09, 0.05],
     ),
     Pair(
         ZOMBIE,
@@ -291,7 +291,7 @@ const PAIRS: &[Pair] = &[
         CMU_WALK,
         true,
         [0.09, 0.36, 0.59, 0.83],
-        [0.10, 0.16, 0.16, 0.59, 0.27],
+        [0.11, 0.16, 0.16, 0.59, 0.27],
     ),
     Pair(
         CMU_01,
@@ -323,7 +323,7 @@ const PAIRS: &[Pair] = &[
         MECH_STAN,
         false,
         [0.08, 0.29, 3.28, 1.86],
-        [0.77, 2.78, 0.05, 2.10, 0.37],
+        [0.77, 2.72, 0.05, 2.10, 0.05],
     ),
 ];
 
@@ -415,7 +415,7 @@ fn every_cross_tool_pair_with_feet_ik() {
     // IK after retargeting on the same pairs: the ankle lift never gets worse than without it,
     // the contact lift (the toes where both have toes) by at most 1% of hip height, the pelvis
     // goes down only as far as the legs need, each pair stays under its ceilings, and more
-    // pairs meet the heights aim (16 of 38 without, 32 with) and the whole aim (23 of 38),
+    // pairs meet the heights aim (16 of 38 without, 34 with) and the whole aim (23 of 38),
     // when measured.
     println!("| pair | dir mean° | dir p95° | dir max° | pelvis h %H | ankle lift %H | contact %H | travel %H | IK gap %H | slide src/tgt H/s | worst segment mean/p95 |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
@@ -471,6 +471,6 @@ fn every_cross_tool_pair_with_feet_ik() {
         heights_met.1
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(heights_met.1 >= heights_met.0 + 16, "{heights_met:?}");
+    assert!(heights_met.1 >= heights_met.0 + 18, "{heights_met:?}");
     assert!(whole >= 23, "{whole} pairs meet the whole aim with IK");
 }
