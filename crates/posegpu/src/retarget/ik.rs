@@ -532,7 +532,10 @@ mod tests {
         let far = Vec3::new(0.8, 0.1, 0.2);
         let moved = within_reach(far, a, 1.0, up);
         assert!((moved.y - far.y).abs() < 1e-6 && ((moved - a).length() - 1.0).abs() < 1e-5);
-        assert!(moved.x / moved.z - far.x / far.z < 1e-5, "the heading is kept: {moved}");
+        assert!(
+            (moved.x / moved.z - far.x / far.z).abs() < 1e-5,
+            "the heading is kept: {moved}"
+        );
         // A height out of reach: left for the leg to stretch toward.
         let deep = Vec3::new(0.1, -0.5, 0.0);
         assert_eq!(within_reach(deep, a, 1.0, up), deep);
