@@ -17,6 +17,11 @@ pub mod transition;
 pub mod util;
 pub mod workload;
 
+/// The test helpers posegpu's own tests share (`shared/anim-data` among them).
+#[cfg(test)]
+#[path = "../../posegpu/tests/common/mod.rs"]
+mod test_common;
+
 /// Where poses are evaluated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Backend {

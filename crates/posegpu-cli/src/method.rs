@@ -54,13 +54,12 @@ impl Runtime {
         bake: Option<IkWeights>,
     ) -> Result<(), Error> {
         let id = match (self, bake) {
-            (Self::Character(rig), Some(ik)) => {
+            (Self::Character(rig), bake) => {
                 let plan = RetargetPlan::new(source, target, &plan_options(rig))?;
-                builder.add_baked_clips(source, &plan, &source.clips, ik)?;
-                return Ok(());
-            }
-            (Self::Character(rig), None) => {
-                let plan = RetargetPlan::new(source, target, &plan_options(rig))?;
+                if let Some(ik) = bake {
+                    builder.add_baked_clips(source, &plan, &source.clips, ik)?;
+                    return Ok(());
+                }
                 builder.add_character_source(name, source, &plan)?
             }
             (Self::Modes(_), Some(_)) => {

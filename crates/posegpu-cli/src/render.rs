@@ -270,13 +270,8 @@ fn mean(points: impl Iterator<Item = glam::Vec3>) -> glam::Vec3 {
 mod tests {
     use super::*;
 
-    /// `rel` under `shared/anim-data` (as the tests' `common::anim_data`).
     fn facing_of(rel: &str) -> (glam::Vec3, glam::Vec3) {
-        let data = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .ancestors()
-            .map(|d| d.join("shared/anim-data"))
-            .find(|d| d.is_dir())
-            .expect("the test data folder shared/anim-data");
+        let data = crate::test_common::anim_data();
         facing(&posegpu::import::load(data.join(rel)).unwrap())
     }
 

@@ -177,25 +177,9 @@ fn ik(c: &mut Criterion) {
 /// (label, library) pairs of the `real` group: a clip on its own skeleton, then through a plan,
 /// then baked onto the target at upload.
 fn real_libraries() -> Vec<(String, AnimLibrary)> {
-    let load = |rel: &str| posegpu::import::load(common::anim_data().join(rel)).unwrap();
     let mut out = Vec::new();
-    for (source, clip, target) in [
-        (
-            "bvh/cmu_walk_delfem2.bvh",
-            None,
-            "gltf/kaykit-adventurers/Knight.glb",
-        ),
-        (
-            "gltf/quaternius-ual/AnimationLibrary_Godot_Standard.gltf",
-            Some("Walk_Loop"),
-            "gltf/quaternius-ubc/Superhero_Male_FullBody.gltf",
-        ),
-    ] {
-        let (s, t) = (load(source), load(target));
-        let clip = match clip {
-            Some(name) => s.clips.iter().find(|c| c.name() == name).unwrap().clone(),
-            None => s.clips[0].clone(),
-        };
+    for (i, (source, _, target)) in common::CROSS_TOOL_PAIRS.into_iter().enumerate() {
+        let (s, clip, t, plan) = common::cross_tool_pair(i);
         let stem = |p: &str| {
             std::path::Path::new(p)
                 .file_stem()
@@ -205,7 +189,6 @@ fn real_libraries() -> Vec<(String, AnimLibrary)> {
         };
         let own = AnimLibrary::new(&s.skeleton, std::slice::from_ref(&clip)).unwrap();
         out.push((format!("{}_own", stem(source)), own));
-        let plan = RetargetPlan::new(&s, &t, &PlanOptions::default()).unwrap();
         let mut b = AnimLibrary::builder(&t.skeleton);
         let id = b.add_character_source("source", &s, &plan).unwrap();
         b.add_clips_from(id, std::slice::from_ref(&clip)).unwrap();

@@ -6,35 +6,11 @@
 
 mod common;
 
-use posegpu::retarget::{PlanOptions, RetargetPlan};
-use posegpu::{AnimLibrary, Asset, ClipSample, IkWeights, PoseBatch, Poses};
-
-const PAIRS: [(&str, Option<&str>, &str); 2] = [
-    (
-        "bvh/cmu_walk_delfem2.bvh",
-        None,
-        "gltf/kaykit-adventurers/Knight.glb",
-    ),
-    (
-        "gltf/quaternius-ual/AnimationLibrary_Godot_Standard.gltf",
-        Some("Walk_Loop"),
-        "gltf/quaternius-ubc/Superhero_Male_FullBody.gltf",
-    ),
-];
-
-fn load(rel: &str) -> Asset {
-    posegpu::import::load(common::anim_data().join(rel)).unwrap()
-}
+use posegpu::{AnimLibrary, ClipSample, IkWeights, PoseBatch, Poses};
 
 /// The run-time library and the baked one (IK at `ik` baked in) of one pair's clip.
 fn libraries(pair: usize, ik: IkWeights) -> (AnimLibrary, AnimLibrary, Vec<f32>, f32) {
-    let (source, clip, target) = PAIRS[pair];
-    let (s, t) = (load(source), load(target));
-    let clip = match clip {
-        Some(name) => s.clips.iter().find(|c| c.name() == name).unwrap().clone(),
-        None => s.clips[0].clone(),
-    };
-    let plan = RetargetPlan::new(&s, &t, &PlanOptions::default()).unwrap();
+    let (s, clip, t, plan) = common::cross_tool_pair(pair);
     let mut run = AnimLibrary::builder(&t.skeleton);
     let id = run.add_character_source("source", &s, &plan).unwrap();
     run.add_clips_from(id, std::slice::from_ref(&clip)).unwrap();
@@ -72,7 +48,7 @@ fn worst(a: &Poses, b: &Poses, bones: usize) -> f32 {
 
 #[test]
 fn baked_clips_pose_as_the_run_time_plan_on_keys_and_close_between() {
-    for (pair, (source, _, _)) in PAIRS.iter().enumerate() {
+    for (pair, (source, _, _)) in common::CROSS_TOOL_PAIRS.iter().enumerate() {
         for ik in [IkWeights::NONE, IkWeights::FEET] {
             let (run, baked, keys, height) = libraries(pair, ik);
             let bones = run.bone_count();

@@ -814,23 +814,15 @@ impl Builder<'_> {
         let s_pelvis = s.character.humanoid.pelvis(&s.cs);
         let origin_t = tf.horizontal(t_pelvis) + tf.up * tf.ground;
         let origin_s = sf.horizontal(s_pelvis) + sf.up * sf.ground;
-        let rest = self.t_cs[b].translation;
-        let mut w = (rest - t_pelvis) - self.k * (self.g * (s.cs[a].translation - s_pelvis));
         let hips = s.character.humanoid.hips;
+        let floor = goal && s.tree.is_ancestor(hips, a);
+        let w = self.rest_offset(b, s.cs[a].translation, floor);
         let hips_at = path.iter().position(|&(x, _)| x == hips);
         let (cap, yaw) = match hips_at {
             Some(i) if a == hips => (i + 1, Vec3::ZERO),
             Some(i) => (i + 1, tf.up),
             None => (path.len(), tf.up),
         };
-        if goal && s.tree.is_ancestor(s.character.humanoid.hips, a) {
-            // Heights from the floor, not from the pelvis: a foot at its standing height on
-            // the source stands on the target (their pelvis heights need not be in
-            // proportion, nor the aligned pose's feet at the rest pose's heights).
-            let stand = |f: &BodyFrame, p: Vec3| p.dot(f.up) - f.rest_ground;
-            let height = stand(tf, t.pos[b]) - self.k * stand(sf, s.pos[a]);
-            w = tf.horizontal(w) + tf.up * height;
-        }
         let cap_bone = path.get(cap.saturating_sub(1)).map_or(a, |&(x, _)| x);
         rec.t_rot = (inv_r * self.g).normalize().to_array();
         rec.t_k = self.k;
@@ -935,6 +927,24 @@ impl Builder<'_> {
         rec
     }
 
+    /// `W`: how target bone `b`'s aligned rest place relative to its pelvis differs from the
+    /// scaled source point `p`'s (source rest) relative to the source's pelvis; with `floor`,
+    /// its height measured from the floors instead of the pelvises: a foot at its standing
+    /// height on the source stands on the target (their pelvis heights need not be in
+    /// proportion, nor the aligned pose's feet at the rest pose's heights).
+    fn rest_offset(&self, b: usize, p: Vec3, floor: bool) -> Vec3 {
+        let (s, t) = (self.s, self.t);
+        let t_pelvis = t.character.humanoid.pelvis(&self.t_cs);
+        let s_pelvis = s.character.humanoid.pelvis(&s.cs);
+        let w = (self.t_cs[b].translation - t_pelvis) - self.k * (self.g * (p - s_pelvis));
+        if !floor {
+            return w;
+        }
+        let (sf, tf) = (&s.character.body, &t.character.body);
+        let stand = |f: &BodyFrame, q: Vec3| q.dot(f.up) - f.rest_ground;
+        tf.horizontal(w) + tf.up * (stand(tf, t.pos[b]) - self.k * stand(sf, p))
+    }
+
     /// For source bone `a`, a foot that does not hang below its shin: the shin, and the point
     /// the shin carries to the foot at rest (in the shin's frame).
     fn carried_source_foot(&self, a: usize) -> Option<(usize, Vec3)> {
@@ -961,8 +971,7 @@ impl Builder<'_> {
         tip: Vec3,
         path: &[(usize, bool)],
     ) {
-        let (s, t) = (self.s, self.t);
-        let (sf, tf) = (&s.character.body, &t.character.body);
+        let s = self.s;
         self.root_translation(rec, end, &Transform::IDENTITY, shin, path, false);
         let shin_rest = s.cs[shin];
         let carried_rest = Transform::compose(
@@ -974,13 +983,7 @@ impl Builder<'_> {
         )
         .translation;
         // The rest offset between the ankles, kept as it is; heights from the floor.
-        let t_pelvis = t.character.humanoid.pelvis(&self.t_cs);
-        let s_pelvis = s.character.humanoid.pelvis(&s.cs);
-        let w =
-            (self.t_cs[end].translation - t_pelvis) - self.k * (self.g * (carried_rest - s_pelvis));
-        let stand = |f: &BodyFrame, p: Vec3| p.dot(f.up) - f.rest_ground;
-        let height = stand(tf, t.pos[end]) - self.k * stand(sf, carried_rest);
-        let w = tf.horizontal(w) + tf.up * height;
+        let w = self.rest_offset(end, carried_rest, true);
         rec.t_const = (Vec3::from_array(rec.t_const) + w).to_array();
         rec.t_cap = path.len() as u32;
         rec.t_yaw_axis = [0.0; 3];

@@ -3,9 +3,10 @@
 
 use std::path::PathBuf;
 
+use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
-    AnimLibrary, CpuEvaluator, Deviation, GpuContext, GpuEvaluator, GpuOptions, Instance,
-    PoseBatch, Poses,
+    AnimLibrary, Asset, Clip, CpuEvaluator, Deviation, GpuContext, GpuEvaluator, GpuOptions,
+    Instance, PoseBatch, Poses,
 };
 
 /// GPU-vs-CPU tolerance, relative to the skeleton's size.
@@ -25,6 +26,34 @@ pub fn anim_data() -> PathBuf {
             crate_dir.display()
         )
     })
+}
+
+/// Two cross-tool pairs of `anim-data` that retargeting is measured on side by side (baked
+/// against run-time, own skeleton against plan): source, its clip (the first without a name),
+/// target.
+pub const CROSS_TOOL_PAIRS: [(&str, Option<&str>, &str); 2] = [
+    (
+        "bvh/cmu_walk_delfem2.bvh",
+        None,
+        "gltf/kaykit-adventurers/Knight.glb",
+    ),
+    (
+        "gltf/quaternius-ual/AnimationLibrary_Godot_Standard.gltf",
+        Some("Walk_Loop"),
+        "gltf/quaternius-ubc/Superhero_Male_FullBody.gltf",
+    ),
+];
+
+/// Pair `i` of [`CROSS_TOOL_PAIRS`] loaded: the source, its clip, the target and the default
+/// plan between them.
+pub fn cross_tool_pair(i: usize) -> (Asset, Clip, Asset, RetargetPlan) {
+    let (source, clip, target) = CROSS_TOOL_PAIRS[i];
+    let load = |rel: &str| posegpu::import::load(anim_data().join(rel)).unwrap();
+    let (s, t) = (load(source), load(target));
+    let index = clip.map_or(0, |name| Clip::find(&s.clips, name).unwrap());
+    let clip = s.clips[index].clone();
+    let plan = RetargetPlan::new(&s, &t, &PlanOptions::default()).unwrap();
+    (s, clip, t, plan)
 }
 
 /// Every glTF and BVH file under `anim-data`, sorted.
