@@ -123,7 +123,11 @@ fn root_motion_moves_the_instance_and_keeps_the_world_pose() {
         Startup,
         move |mut commands: Commands, assets: Res<AssetServer>, target: Res<Target>| {
             let model = knight_and_cmu(&assets);
-            let walk = Playback::new(cmu_walk(&model), 0.3);
+            // Frozen until the app has warmed up: how many updates that takes depends on how
+            // fast the machine compiles pipelines, and a loop wrap between the snapshots would
+            // change the difference between the two (the one with root motion keeps the travel
+            // of the lap, the other jumps back).
+            let walk = Playback::new(cmu_walk(&model), 0.3).with_rate(0.0);
             let bones = ["hips", "foot.l", "hand.r"]
                 .map(|n| model.bone(n).expect(n))
                 .to_vec();
@@ -139,6 +143,16 @@ fn root_motion_moves_the_instance_and_keeps_the_world_pose() {
     );
     app.add_systems(Update, ask_for_bones);
     headless::run_and_read(&mut app, 4).expect("a frame was read back");
+    let world = app.world_mut();
+    for mut instance in world
+        .query::<&mut bevy_posegpu::CrowdInstance>()
+        .iter_mut(world)
+    {
+        instance.animation.base[0].rate = 1.0;
+    }
+    for _ in 0..4 {
+        app.update();
+    }
     let [(moved0, with0), (_, without0)] = snapshot(&mut app);
     for _ in 0..20 {
         app.update();
