@@ -12,7 +12,7 @@ use bevy::mesh::skinning::SkinnedMesh;
 use bevy::prelude::*;
 use bevy::world_serialization::{WorldAsset, WorldAssetRoot};
 use posegpu::retarget::{PlanOptions, RetargetPlan};
-use posegpu::{AnimLibrary, ClipMotion, IkWeights, MaskBranch, MaskId};
+use posegpu::{AnimLibrary, ClipMotion, MaskBranch, MaskId};
 
 use crate::animation::{moved, Animation};
 
@@ -44,7 +44,7 @@ pub struct CrowdModelBuilder {
     root: PathBuf,
     path: String,
     /// Other characters' files, and the IK baked into their clips (`None`: not baked).
-    sources: Vec<(String, Option<IkWeights>)>,
+    sources: Vec<(String, bool)>,
     masks: Vec<(String, Vec<MaskBranch>)>,
     root_motion_bone: Option<String>,
 }
@@ -55,16 +55,16 @@ impl CrowdModelBuilder {
     /// by role, rest poses aligned, IK goals for feet and hands): any humanoid onto any
     /// humanoid, with no rig file. Its clips follow the model's own, in file order.
     pub fn clips_from(mut self, path: &str) -> Self {
-        self.sources.push((path.to_string(), None));
+        self.sources.push((path.to_string(), false));
         self
     }
 
-    /// [`Self::clips_from`], the clips retargeted once at load with IK at `ik` baked into
-    /// their keys (posegpu's `add_baked_clips`): they then cost what the model's own clips
-    /// cost each frame, instead of the retargeting's per-bone work per instance. Instances
-    /// playing them take no IK weights of their own (the baked IK is in the clip).
-    pub fn clips_from_baked(mut self, path: &str, ik: IkWeights) -> Self {
-        self.sources.push((path.to_string(), Some(ik)));
+    /// [`Self::clips_from`], the clips retargeted once at load (posegpu's `add_baked_clips`):
+    /// they then cost what the model's own clips cost each frame, instead of the retargeting's
+    /// per-bone work per instance. Their IK goals are baked beside them, so an instance's
+    /// [`crate::Animation::with_ik`] weights apply to them as to run-time retargeted clips.
+    pub fn clips_from_baked(mut self, path: &str) -> Self {
+        self.sources.push((path.to_string(), true));
         self
     }
 
@@ -93,8 +93,8 @@ impl CrowdModelBuilder {
             let source_file = self.root.join(source);
             let source_asset = posegpu::import::load(&source_file)?;
             let plan = RetargetPlan::new(&source_asset, &asset, &PlanOptions::default())?;
-            if let Some(ik) = baked {
-                builder.add_baked_clips(&source_asset, &plan, &source_asset.clips, *ik)?;
+            if *baked {
+                builder.add_baked_clips(&source_asset, &plan, &source_asset.clips)?;
             } else {
                 let id = builder.add_character_source(source, &source_asset, &plan)?;
                 builder.add_clips_from(id, &source_asset.clips)?;

@@ -197,8 +197,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
             let source = load_with_clips(path)?;
             let runtime = Runtime::from_arg(args.rig.as_deref())?;
             let name = path.display().to_string();
-            let bake = args.bake.baked(&args.ik);
-            runtime.add_source(&mut builder, &name, &source, &model, bake)?;
+            runtime.add_source(&mut builder, &name, &source, &model, args.bake.bake)?;
             clip_count += source.clips.len();
             let to = to.map(|n| Clip::find(&source.clips, n)).transpose()?;
             let first = own.len();
@@ -240,7 +239,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
                 from: base as u32,
                 to: to as u32,
                 looping: args.looping,
-                ik: args.bake.live(&args.ik, args.animation_from.is_some()),
+                ik: args.ik.live(args.animation_from.is_some()),
                 backend: args.backend,
             };
             args.transition.poses(&lib, &play, &args.times)?
@@ -470,7 +469,7 @@ fn layered_poses(
             }
         }
         // IK after retargeting, last: the library runs it for character sources only.
-        if let Some(ik) = args.bake.live(&args.ik, args.animation_from.is_some()) {
+        if let Some(ik) = args.ik.live(args.animation_from.is_some()) {
             instance.ik(ik);
         }
     }

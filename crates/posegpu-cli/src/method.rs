@@ -44,25 +44,25 @@ impl Runtime {
 
     /// Adds `source`'s clips to `builder` as this retargeting plays them on `target`: per bone
     /// in the sampling stage, or with `bake` (the character retargeting only) retargeted once
-    /// here with those IK weights baked into the keys, as clips of the target.
+    /// here, as clips of the target (their IK goals beside them: IK stays per instance).
     pub fn add_source(
         &self,
         builder: &mut LibraryBuilder,
         name: &str,
         source: &Asset,
         target: &Asset,
-        bake: Option<IkWeights>,
+        bake: bool,
     ) -> Result<(), Error> {
         let id = match (self, bake) {
             (Self::Character(rig), bake) => {
                 let plan = RetargetPlan::new(source, target, &plan_options(rig))?;
-                if let Some(ik) = bake {
-                    builder.add_baked_clips(source, &plan, &source.clips, ik)?;
+                if bake {
+                    builder.add_baked_clips(source, &plan, &source.clips)?;
                     return Ok(());
                 }
                 builder.add_character_source(name, source, &plan)?
             }
-            (Self::Modes(_), Some(_)) => {
+            (Self::Modes(_), true) => {
                 return Err(Error::Rig {
                     origin: "--rig".to_string(),
                     message: "it sets translation modes, which UE plays at run time; --bake \
@@ -71,7 +71,7 @@ impl Runtime {
                         .to_string(),
                 })
             }
-            (Self::Modes(rig), None) => builder.add_source(name, &source.skeleton, None, rig)?,
+            (Self::Modes(rig), false) => builder.add_source(name, &source.skeleton, None, rig)?,
         };
         builder.add_clips_from(id, &source.clips)?;
         Ok(())
@@ -106,23 +106,18 @@ pub struct IkArgs {
 /// `--bake`, for the commands that play another character's clips.
 #[derive(Clone, Copy, Debug, clap::Args)]
 pub struct BakeArg {
-    /// Retarget --animation-from's clips once, when the library is built (the IK weights
-    /// baked into their keys), instead of per bone and per instance each frame: they then play
-    /// at the speed of the model's own clips. Character retargeting only.
+    /// Retarget --animation-from's clips once, when the library is built, instead of per bone
+    /// and per instance each frame: they then play at the speed of the model's own clips (the
+    /// IK weights still apply per instance). Character retargeting only.
     #[arg(long, requires = "animation_from")]
     pub bake: bool,
 }
 
-impl BakeArg {
-    /// The IK weights to bake into the clips, when they are baked.
-    pub fn baked(&self, ik: &IkArgs) -> Option<IkWeights> {
-        self.bake.then(|| ik.weights())
-    }
-
-    /// The IK weights each instance plays a retargeted clip with at run time (`None`: no clip
-    /// from another file, or baked clips, whose IK is in their keys).
-    pub fn live(&self, ik: &IkArgs, animation_from: bool) -> Option<IkWeights> {
-        (animation_from && !self.bake).then(|| ik.weights())
+impl IkArgs {
+    /// The IK weights each instance plays a retargeted clip with (`None`: no clip from another
+    /// file).
+    pub fn live(&self, animation_from: bool) -> Option<IkWeights> {
+        animation_from.then(|| self.weights())
     }
 }
 

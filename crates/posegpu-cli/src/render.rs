@@ -107,8 +107,7 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
             let source = posegpu::import::load(path)?;
             let runtime = Runtime::from_arg(args.rig.as_deref())?;
             let name = path.display().to_string();
-            let bake = args.bake.baked(&args.ik);
-            runtime.add_source(&mut builder, &name, &source, &asset, bake)?;
+            runtime.add_source(&mut builder, &name, &source, &asset, args.bake.bake)?;
             Some(source)
         }
         None => None,
@@ -164,7 +163,7 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
             let lock = args.animation_from.is_none().then_some(RootLock::RefPose);
             let sample = ClipSample::new(clip, t, true).with_root_lock(lock);
             let instance = layered.push(&args.layers, batch.push_blend(&[sample]), t, true);
-            if let Some(ik) = args.bake.live(&args.ik, args.animation_from.is_some()) {
+            if let Some(ik) = args.ik.live(args.animation_from.is_some()) {
                 instance.ik(ik);
             }
         }

@@ -1087,8 +1087,8 @@ fn eval_runs_feet_ik_on_retargeted_clips_unless_told_not_to() {
 #[test]
 fn eval_bakes_retargeted_clips_at_load_when_asked() {
     // A CMU walk on the Knight, retargeted per bone each frame and baked at load (feet IK
-    // either way): on the capture's keys (120 Hz) the poses agree; the baked IK weight is the
-    // one given; --bake needs the character retargeting and --animation-from.
+    // either way): on the capture's keys (120 Hz) the poses agree; the IK weight given still
+    // applies to baked clips; --bake needs the character retargeting and --animation-from.
     let knight = data("gltf/kaykit-adventurers/Knight.glb");
     let walk = data("bvh/cmu_walk_delfem2.bvh");
     let run = |extra: &[&str]| {
@@ -1116,7 +1116,10 @@ fn eval_bakes_retargeted_clips_at_load_when_asked() {
         &baked["frames"][1]["component"],
         &no_ik["frames"][1]["component"],
     );
-    assert!(d > 1e-3, "the baked IK weight changed nothing ({d})");
+    assert!(
+        d > 1e-3,
+        "the IK weight changed nothing on baked clips ({d})"
+    );
     let out = posegpu(&[
         "eval",
         &knight,

@@ -9,7 +9,9 @@
 //!
 //! The `real` group does the same with motion capture, where every bone is animated: a CMU
 //! walk (BVH) and the UAL walk (glTF) each on its own skeleton, against the same clip through
-//! the default plan onto a character of another tool (per bone: the skeletons differ in size).
+//! the default plan onto a character of another tool (per bone: the skeletons differ in size),
+//! and baked onto it at upload; then the whole CPU pipeline of each, the retargeted ones with
+//! feet IK per instance, and on the GPU the sampling pass and the IK pass.
 //!
 //! The `ik` group times the IK stage after retargeting (the torso, both legs and the left arm
 //! of the variant, `IkWeights::ALL`): the whole CPU pipeline on one core with and without it, and on
@@ -24,7 +26,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
     AnimLibrary, Asset, AssetFrame, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions, IkWeights,
-    PoseBatch, Poses, Rig, TranslationMode,
+    PassPlan, PassTimes, PoseBatch, Poses, Rig, TranslationMode,
 };
 
 /// (label, library): the baseline first, then each mode, the preset, then the plans.
@@ -151,22 +153,14 @@ fn ik(c: &mut Criterion) {
         let Some(ctx) = &ctx else { continue };
         let mut gpu = GpuEvaluator::new(ctx, &lib, n, &GpuOptions::default()).unwrap();
         for (label, pass) in [("gpu_sample_pass", 0), ("gpu_ik_pass", 1)] {
+            let pass: fn(&PassTimes) -> f64 = if pass == 0 {
+                |t| t.sample_ns
+            } else {
+                |t| t.ik_ns
+            };
             group.bench_function(label, |b| {
                 b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for frame in 0..iters {
-                        let batch = ik_batch(&lib, n, frame as f32 / 60.0, Some(IkWeights::ALL));
-                        let start = Instant::now();
-                        total += match gpu.evaluate_batch_timed(&batch).unwrap() {
-                            Some(t) => {
-                                Duration::from_nanos(
-                                    if pass == 0 { t.sample_ns } else { t.ik_ns } as u64
-                                )
-                            }
-                            None => start.elapsed(),
-                        };
-                    }
-                    total
+                    gpu_pass(&mut gpu, &lib, n, Some(IkWeights::ALL), iters, pass)
                 })
             });
         }
@@ -195,7 +189,7 @@ fn real_libraries() -> Vec<(String, AnimLibrary)> {
         out.push((format!("{}_onto_{}", stem(source), stem(target)), b.build()));
         // The same clip baked onto the target at upload: the target's own speed.
         let mut b = AnimLibrary::builder(&t.skeleton);
-        b.add_baked_clips(&s, &plan, std::slice::from_ref(&clip), IkWeights::NONE)
+        b.add_baked_clips(&s, &plan, std::slice::from_ref(&clip))
             .unwrap();
         out.push((
             format!("{}_baked_onto_{}", stem(source), stem(target)),
@@ -205,7 +199,31 @@ fn real_libraries() -> Vec<(String, AnimLibrary)> {
     out
 }
 
+/// The GPU time of `pass` (of the times a frame reports) over `iters` frames of `n` instances
+/// of `lib`, each with IK weights `w` (none: no IK layer); wall time where the adapter has no
+/// timestamp queries.
+fn gpu_pass(
+    gpu: &mut GpuEvaluator,
+    lib: &AnimLibrary,
+    n: usize,
+    w: Option<IkWeights>,
+    iters: u64,
+    pass: fn(&PassTimes) -> f64,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for frame in 0..iters {
+        let batch = ik_batch(lib, n, frame as f32 / 60.0, w);
+        let start = Instant::now();
+        total += match gpu.evaluate_batch_timed(&batch).unwrap() {
+            Some(t) => Duration::from_nanos(pass(&t) as u64),
+            None => start.elapsed(),
+        };
+    }
+    total
+}
+
 fn real(c: &mut Criterion) {
+    let ctx = GpuContext::new().ok();
     for n in sizes().into_iter().filter(|&n| n <= 10_000) {
         let mut group = c.benchmark_group(format!("real/{n}"));
         group
@@ -220,6 +238,30 @@ fn real(c: &mut Criterion) {
             group.bench_function(BenchmarkId::new("cpu_sample_one_core", &label), |b| {
                 b.iter(|| cpu.sample_locals(&batch, &mut locals).unwrap())
             });
+            // The whole frame: retargeted clips with feet IK per instance (the baked clips'
+            // goals from their keys, the plan's from its goal records), the own clip without.
+            let w = (!label.ends_with("_own")).then_some(IkWeights::FEET);
+            let batch = ik_batch(&lib, n, 0.5, w);
+            let mut poses = Poses::default();
+            group.bench_function(BenchmarkId::new("cpu_pipeline_one_core", &label), |b| {
+                b.iter(|| cpu.evaluate_single_thread(&batch, &mut poses).unwrap())
+            });
+            // On the GPU, separate passes (the fused one would fold the hierarchy into the
+            // sampling time): the sampling pass, and the IK pass of the retargeted clips.
+            let Some(ctx) = &ctx else { continue };
+            let options = GpuOptions {
+                passes: PassPlan::Separate,
+                ..GpuOptions::default()
+            };
+            let mut gpu = GpuEvaluator::new(ctx, &lib, n, &options).unwrap();
+            group.bench_function(BenchmarkId::new("gpu_sample_pass", &label), |b| {
+                b.iter_custom(|iters| gpu_pass(&mut gpu, &lib, n, w, iters, |t| t.sample_ns))
+            });
+            if w.is_some() {
+                group.bench_function(BenchmarkId::new("gpu_ik_pass", &label), |b| {
+                    b.iter_custom(|iters| gpu_pass(&mut gpu, &lib, n, w, iters, |t| t.ik_ns))
+                });
+            }
         }
         group.finish();
     }

@@ -68,6 +68,7 @@ const CLIP_SOURCES_SHIFT: u32 = 8u;
 const CLIP_ADDITIVE: u32 = 1u;
 const RETARGET_ORIENT: u32 = 1u;
 const CLIP_PLAN: u32 = 4u;
+const CLIP_GOALS: u32 = 8u;
 const RETARGET_WORDS: u32 = 13u;
 const PLAN_WORDS: u32 = 17u;
 const PLAN_ROTATION: u32 = 3u;

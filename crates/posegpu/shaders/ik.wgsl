@@ -2,7 +2,8 @@
 // chain of the IK table, in order, turns its root and middle bones so that its end reaches the
 // goal, weighted by the instance's IK layer (feet, hands). A chain's goal is the blend of its
 // base samples' goals: a character source's clip gives its plan's goal record (record
-// bone_count + chain, run by apply_plan; an in-place sample's relative to its bone 0, carried
+// bone_count + chain, run by apply_plan), a clip baked from one (CLIP_GOALS) the keys of its
+// track bone_count + chain (an in-place sample's goal relative to its root-motion bone, carried
 // onto the locked one), any other sample the end where it is, or for a carried chain (an
 // IK-style leg) its foot bone wherever the pose put it. One invocation per
 // instance: the chains run in the CPU's order, each seeing the ones before. CPU twin:
@@ -319,6 +320,32 @@ struct Goal {
     planned: bool,
 }
 
+// Whether `clip` has goal record `record`: a character source's clip where its plan has that
+// goal, a clip baked from one (CLIP_GOALS) where that goal has keys. As has_goal in
+// src/cpu/ik.rs.
+fn has_goal(clip: ClipData, record: u32) -> bool {
+    if ((clip.flags & CLIP_PLAN) != 0u) {
+        return (retarget[plan_word(clip.retarget_base, record, 10u)].w & PLAN_NO_GOAL) == 0u;
+    }
+    return (clip.flags & CLIP_GOALS) != 0u && clip_channel(clip, record, 0u).count > 0u;
+}
+
+// Record `record` of `clip` at t as the IK stage reads it: a bone's local (below the bone
+// count) or a goal; a plan clip runs its record, a baked clip samples its keys (the bone's, or
+// the goal's after them). As clip_goal in src/cpu/ik.rs.
+fn clip_goal(clip: ClipData, t: f32, record: u32) -> Xform {
+    if ((clip.flags & CLIP_PLAN) != 0u) {
+        return apply_plan(clip, t, record);
+    }
+    var fill = IDENTITY;
+    if (record < table_bones) {
+        fill = target_reference(record);
+    }
+    var search = NO_SEARCH;
+    return sample_channels(clip_channel(clip, record, 0u), clip_channel(clip, record, 1u),
+        clip_channel(clip, record, 2u), t, fill, &search);
+}
+
 // A chain's goal from goal record `record` (its goal, or its toe goal): the blend of the base
 // samples' goals (component space; a sample without one gives `end`, where the end or the toe
 // is), as blend_goal in src/retarget/ik.rs.
@@ -335,35 +362,32 @@ fn blend_goal(base: u32, first: u32, count: u32, sum: f32, record: u32, c: IkCha
         let f = s.weight / sum;
         var g = end;
         let clip = clip_data(s.clip_and_flags & ~INSTANCE_LOOP);
-        if ((clip.flags & CLIP_PLAN) != 0u) {
-            let modes = retarget[plan_word(clip.retarget_base, record, 10u)].w;
-            if ((modes & PLAN_NO_GOAL) == 0u) {
-                planned = true;
-                let looping = (s.clip_and_flags & INSTANCE_LOOP) != 0u;
-                let t = map_time(s.time, clip.duration, looping);
-                // The goal, and for an in-place sample's component-space goal also the clip's
-                // own (unlocked) root-motion bone: one call site, so that the sampling code is
-                // inlined once.
-                let relock = s.root_lock != 0u && !has_frame;
-                var r0 = IDENTITY;
-                for (var q = 0u; q < select(1u, 2u, relock); q++) {
-                    let x = apply_plan(clip, t, select(record, root_bone, q == 1u));
-                    if (q == 0u) {
-                        g = x;
-                    } else {
-                        r0 = x;
-                    }
+        if (has_goal(clip, record)) {
+            planned = true;
+            let looping = (s.clip_and_flags & INSTANCE_LOOP) != 0u;
+            let t = map_time(s.time, clip.duration, looping);
+            // The goal, and for an in-place sample's component-space goal also the clip's
+            // own (unlocked) root-motion bone: one call site, so that the sampling code is
+            // inlined once.
+            let relock = s.root_lock != 0u && !has_frame;
+            var r0 = IDENTITY;
+            for (var q = 0u; q < select(1u, 2u, relock); q++) {
+                let x = clip_goal(clip, t, select(record, root_bone, q == 1u));
+                if (q == 0u) {
+                    g = x;
+                } else {
+                    r0 = x;
                 }
-                if (has_frame) {
-                    g = compose(g, goal_frame);
-                } else if (relock) {
-                    // At the height the clip gives it: the floor does not move with the lock.
-                    let h = dot(g.t.xyz, c.up);
-                    let root_then = compose(r0, params.root_parent);
-                    let root_now = compose(locals[base + root_bone], params.root_parent);
-                    g = compose(relative(g, root_then), root_now);
-                    g.t = vec4<f32>(g.t.xyz + c.up * (h - dot(g.t.xyz, c.up)), 0.0);
-                }
+            }
+            if (has_frame) {
+                g = compose(g, goal_frame);
+            } else if (relock) {
+                // At the height the clip gives it: the floor does not move with the lock.
+                let h = dot(g.t.xyz, c.up);
+                let root_then = compose(r0, params.root_parent);
+                let root_now = compose(locals[base + root_bone], params.root_parent);
+                g = compose(relative(g, root_then), root_now);
+                g.t = vec4<f32>(g.t.xyz + c.up * (h - dot(g.t.xyz, c.up)), 0.0);
             }
         }
         goal_t += g.t.xyz * f;

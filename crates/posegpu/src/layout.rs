@@ -184,7 +184,7 @@ pub(crate) struct ClipData {
     pub duration: f32,
     pub channel_base: u32,
     pub retarget_base: u32,
-    /// [`CLIP_ADDITIVE`], [`CLIP_MESH_SPACE`].
+    /// [`CLIP_ADDITIVE`], [`CLIP_MESH_SPACE`], [`CLIP_PLAN`], [`CLIP_GOALS`].
     pub flags: u32,
 }
 
@@ -250,6 +250,9 @@ pub(crate) const RETARGET_ORIENT: u32 = 1;
 /// [`ClipData::flags`]: the clip's source is a character source: `retarget_base` is the word
 /// where its [`BonePlan`] table starts, not a table of [`BoneRetarget`]s.
 pub(crate) const CLIP_PLAN: u32 = 4;
+/// [`ClipData::flags`]: a clip baked from a character source's plan, its IK goals keyed after
+/// its bones (goal `g` read as source bone `bones + g`: the chains' goals, then their toe goals).
+pub(crate) const CLIP_GOALS: u32 = 8;
 
 /// 16-byte words of one [`BoneRetarget`] in the retarget table.
 pub(crate) const RETARGET_WORDS: u32 = (size_of::<BoneRetarget>() / 16) as u32;
@@ -866,6 +869,7 @@ mod tests {
             ("CLIP_SOURCES_SHIFT", U32(CLIP_SOURCES_SHIFT)),
             ("RETARGET_ORIENT", U32(RETARGET_ORIENT)),
             ("CLIP_PLAN", U32(CLIP_PLAN)),
+            ("CLIP_GOALS", U32(CLIP_GOALS)),
             ("RETARGET_WORDS", U32(RETARGET_WORDS)),
             ("PLAN_WORDS", U32(PLAN_WORDS)),
             ("PLAN_ROTATION", U32(PLAN_ROTATION)),

@@ -12,15 +12,15 @@ use bytemuck::Pod;
 use crate::error::{Error, Result};
 use crate::layout::{
     BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CHANNEL_STEP, CHANNEL_STRIDE_SHIFT,
-    CLIP_ADDITIVE, CLIP_MESH_SPACE, CLIP_PLAN, PLAN_WORDS, RETARGET_WORDS,
+    CLIP_ADDITIVE, CLIP_GOALS, CLIP_MESH_SPACE, CLIP_PLAN, PLAN_WORDS, RETARGET_WORDS,
 };
 use crate::math::{affine_rows, Transform};
 use crate::model::{
-    find_named, mask_weights, AdditiveSpace, Asset, Channel, Clip, Interpolation, MaskBranch,
-    Skeleton,
+    find_named, mask_weights, AdditiveSpace, Asset, BoneTrack, Channel, Clip, Interpolation,
+    MaskBranch, Skeleton,
 };
 use crate::retarget::{
-    bake_clip, build_retarget_table, BoneCache, BoneMapping, IkWeights, RetargetPlan, Rig,
+    bake_with_goals, build_retarget_table, BoneCache, BoneMapping, RetargetPlan, Rig,
     TranslationMode,
 };
 
@@ -268,20 +268,11 @@ impl LibraryBuilder {
         source: &Asset,
         plan: &RetargetPlan,
     ) -> Result<SourceId> {
-        let target = &self.lib.skeleton;
-        plan.check(&source.skeleton, target)?;
+        plan.check(&source.skeleton, &self.lib.skeleton)?;
+        self.check_ik(plan)?;
         // The table: the records, the source's reference locals, the path entries.
-        if self.lib.ik.is_empty() {
-            self.lib.ik = plan.ik_table().to_vec();
-        } else if self.lib.ik != plan.ik_table() {
-            return Err(Error::PlanMismatch {
-                what: "the plan's target IK chains differ from the library's (plans for one \
-                       library must be built for the same target asset)"
-                    .to_string(),
-            });
-        }
         let base = self.lib.retarget.len();
-        let records = target.len() + plan.goal_records().len();
+        let records = self.lib.skeleton.len() + plan.goal_records().len();
         let rest = base + records * PLAN_WORDS as usize;
         let paths = rest + source.skeleton.len() * 3;
         let path_base = to_u32(paths * 4, "retarget table")?;
@@ -298,7 +289,7 @@ impl LibraryBuilder {
         table.extend(words(&locals));
         table.extend(packed(plan.paths()));
         let mapping = BoneMapping::from_plan(plan, source.skeleton.len());
-        self.push_source(
+        let id = self.push_source(
             RetargetSource {
                 name: name.to_string(),
                 skeleton: source.skeleton.clone(),
@@ -307,7 +298,9 @@ impl LibraryBuilder {
                 plan: Some(plan.clone()),
             },
             table,
-        )
+        )?;
+        self.lib.ik = plan.ik_table().to_vec();
+        Ok(id)
     }
 
     /// Adds a bone mask named `name` (UE's Layered blend per bone branch filters): its weight
@@ -358,6 +351,19 @@ impl LibraryBuilder {
         Ok(self)
     }
 
+    /// Checks that `plan`'s target IK chains can be the library's (the IK stage's table): every
+    /// plan of a library must have the same.
+    fn check_ik(&self, plan: &RetargetPlan) -> Result<()> {
+        if !self.lib.ik.is_empty() && self.lib.ik != plan.ik_table() {
+            return Err(Error::PlanMismatch {
+                what: "the plan's target IK chains differ from the library's (plans for one \
+                       library must be built for the same target asset)"
+                    .to_string(),
+            });
+        }
+        Ok(())
+    }
+
     /// Appends a source and its table.
     fn push_source(&mut self, source: RetargetSource, table: Vec<Entry>) -> Result<SourceId> {
         let base = to_u32(self.lib.retarget.len(), "retarget table")?;
@@ -370,6 +376,17 @@ impl LibraryBuilder {
 
     /// Adds clips authored on `source`'s skeleton.
     pub fn add_clips_from(&mut self, source: SourceId, clips: &[Clip]) -> Result<&mut Self> {
+        self.push_clips(source, clips, &[])
+    }
+
+    /// [`Self::add_clips_from`]; clip `i`'s IK goal tracks `goals[i]`, where given, stored after
+    /// its bones' (a baked clip's, [`crate::retarget::bake_with_goals`]).
+    fn push_clips(
+        &mut self,
+        source: SourceId,
+        clips: &[Clip],
+        goals: &[Vec<BoneTrack>],
+    ) -> Result<&mut Self> {
         let src = self.lib.sources.get(source.0).ok_or(Error::UnknownSource {
             index: source.0,
             count: self.lib.sources.len(),
@@ -397,7 +414,9 @@ impl LibraryBuilder {
             }
         }
         let lib = &mut self.lib;
-        for clip in clips {
+        for (i, clip) in clips.iter().enumerate() {
+            let goals = goals.get(i).map_or(&[][..], Vec::as_slice);
+            let goal_flag = if goals.is_empty() { 0 } else { CLIP_GOALS };
             let c = to_u32(lib.clips.len(), "clip table")?;
             let first = to_u32(lib.notifies.len(), "notify table")?;
             lib.clip_notifies
@@ -415,15 +434,16 @@ impl LibraryBuilder {
                 channel_base: to_u32(lib.channels.len(), "channel table")?,
                 retarget_base,
                 flags: plan_flag
+                    | goal_flag
                     | match clip.additive_space() {
                         None => 0,
                         Some(AdditiveSpace::Local) => CLIP_ADDITIVE,
                         Some(AdditiveSpace::Mesh) => CLIP_ADDITIVE | CLIP_MESH_SPACE,
                     },
             });
-            // The clip's channels, curves first, then every track's translation, then every
-            // rotation, then every scale; their values are laid out once all are known
-            // (`push_values`).
+            // The clip's channels, curves first, then every track's translation (the bones',
+            // then the goals'), then every rotation, then every scale; their values are laid
+            // out once all are known (`push_values`).
             let mut pending = Vec::new();
             let mut curves = Vec::with_capacity(clip.curves().len());
             for curve in clip.curves() {
@@ -444,9 +464,9 @@ impl LibraryBuilder {
                     c.values.iter().map(|v| v.extend(0.0).to_array()).collect()
                 })
             };
-            let tracks = clip.tracks();
+            let tracks: Vec<&BoneTrack> = clip.tracks().iter().chain(goals).collect();
             for kind in 0..3 {
-                for track in tracks {
+                for &track in &tracks {
                     let shared = &mut self.shared_times;
                     pending.push(match kind {
                         0 => (
@@ -474,7 +494,7 @@ impl LibraryBuilder {
                     .zip(curve_channels.iter().copied())
                     .collect(),
             );
-            // The channel table keeps the library's order: per bone, T, R, S.
+            // The channel table keeps the library's order: per bone (then per goal), T, R, S.
             let bones = tracks.len();
             for bone in 0..bones {
                 lib.channels
@@ -485,25 +505,30 @@ impl LibraryBuilder {
     }
 
     /// Adds `clips` of the character `source` retargeted through `plan` once, here
-    /// ([`crate::retarget::bake_clip`], with IK at `ik` baked into the keys), as clips of the
-    /// target itself: they then play at the speed of the target's own clips, instead of running
-    /// the plan per bone and per instance in the sampling stage
-    /// ([`Self::add_character_source`]). What that costs: the plan's poses at the source's key
-    /// times, interpolated between them (exact where a bone maps one to one; within a small
-    /// angle on chains of different lengths, `tests/retarget_baked.rs`), IK at one weight for
-    /// every instance, and keys for every moving target bone at the source's key times.
+    /// ([`crate::retarget::bake_clip`] without IK), as clips of the target itself: they then
+    /// play at the speed of the target's own clips, instead of running the plan per bone and
+    /// per instance in the sampling stage ([`Self::add_character_source`]). The plan's IK goals
+    /// are baked beside them, so IK after retargeting stays per instance, at each instance's
+    /// weights, as for the plan's clips. What that costs: the plan's poses and goals at the
+    /// source's key times, interpolated between them (exact where a bone maps one to one;
+    /// within a small angle on chains of different lengths, `tests/retarget_baked.rs`), and
+    /// keys for every moving target bone and every goal at the source's key times.
     pub fn add_baked_clips(
         &mut self,
         source: &Asset,
         plan: &RetargetPlan,
         clips: &[Clip],
-        ik: IkWeights,
     ) -> Result<&mut Self> {
-        let baked = clips
+        let (baked, goals): (Vec<Clip>, Vec<Vec<BoneTrack>>) = clips
             .iter()
-            .map(|c| bake_clip(plan, source, c, &self.lib.skeleton, ik))
-            .collect::<Result<Vec<_>>>()?;
-        self.add_clips(&baked)
+            .map(|c| bake_with_goals(plan, source, c, &self.lib.skeleton))
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .unzip();
+        self.check_ik(plan)?;
+        self.push_clips(SourceId::TARGET, &baked, &goals)?;
+        self.lib.ik = plan.ik_table().to_vec();
+        Ok(self)
     }
 
     /// The library, packed and immutable.

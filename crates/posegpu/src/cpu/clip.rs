@@ -117,7 +117,7 @@ pub(crate) fn sample_bone(
 
 /// A bone's three channels (T, R, S) sampled at `t`; those absent keep `fill`'s value (its
 /// rotation normalized).
-fn sample_channels(
+pub(crate) fn sample_channels(
     lib: &AnimLibrary,
     channels: &[ChannelData],
     t: f32,

@@ -1,16 +1,19 @@
 //! CPU twin of `shaders/ik.wgsl`: per instance, after the layers, each two-bone chain of the
 //! library's IK table (`src/retarget/goals.rs`) turns its root and middle bones so that its end
 //! reaches the goal, weighted per instance ([`IkWeights`]). A chain's goal is the blend of its
-//! base samples' goals: a character source's clip gives its plan's goal record, any other
-//! sample the end where it is. The solver is `retarget::ik` (shared with
-//! `RetargetPlan::apply_with_ik`); this file reads the batch and samples the goals. Spec:
-//! `docs/pose-math.md`, "IK after retargeting".
+//! base samples' goals: a character source's clip gives its plan's goal record, a clip baked
+//! from one its goal's keys, any other sample the end where it is. The solver is
+//! `retarget::ik` (shared with `RetargetPlan::apply_with_ik`); this file reads the batch and
+//! samples the goals. Spec: `docs/pose-math.md`, "IK after retargeting".
 
 use glam::Vec3;
 
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, ClipSample, LayerKind, PoseBatch};
-use crate::layout::{BonePlan, Entry, Head, Xform, CLIP_PLAN, IK_HAND, PLAN_NO_GOAL, PLAN_WORDS};
+use crate::layout::{
+    BonePlan, ClipData, Entry, Head, Xform, CLIP_GOALS, CLIP_PLAN, IK_HAND, PLAN_NO_GOAL,
+    PLAN_WORDS,
+};
 use crate::library::AnimLibrary;
 use crate::math::Transform;
 use crate::model::map_time;
@@ -57,28 +60,14 @@ pub(super) fn run_instance(
         |i, chain, k, toe| {
             let s = ClipSample::from_entry(&base.samples[k]);
             let c = &data.clips[s.clip as usize];
-            if c.flags & CLIP_PLAN == 0 {
-                return None;
-            }
-            let record = |b: u32| -> &BonePlan { data.record(c.retarget_base + b * PLAN_WORDS) };
             // Toe goals follow the chains' goals.
             let toes = if toe { chain_count(&data.ik) as u32 } else { 0 };
-            let r = record(bones + i as u32 + toes);
-            if r.modes & PLAN_NO_GOAL != 0 {
+            let record = bones + i as u32 + toes;
+            if !has_goal(lib, c, record) {
                 return None;
             }
             let t = map_time(s.time, c.duration, s.looping);
-            let run = |r: &BonePlan| {
-                let mut search = super::KeySearch::default();
-                apply_bone(
-                    r,
-                    |i| data.path_entry(i),
-                    |source, full| {
-                        super::clip::source_local(lib, c, r, source, t, full, &mut search)
-                    },
-                )
-            };
-            let goal = run(r);
+            let goal = clip_goal(lib, c, t, record);
             // A component-space goal of an in-place sample: where the clip puts it relative to its
             // own (unlocked) root-motion bone, carried onto that bone as the lock left it, at the
             // height the clip gives it (the floor does not move with the lock: feet stay on it).
@@ -86,7 +75,7 @@ pub(super) fn run_instance(
                 return Some(goal);
             }
             let up = Vec3::from_array(chain.up);
-            let clip_root = Transform::compose(&run(record(root)), parent);
+            let clip_root = Transform::compose(&clip_goal(lib, c, t, root), parent);
             let mut g = Transform::compose(&Transform::relative(&goal, &clip_root), &root_now);
             g.translation += up * (goal.translation.dot(up) - g.translation.dot(up));
             Some(g)
@@ -95,6 +84,42 @@ pub(super) fn run_instance(
     for (x, p) in locals.iter_mut().zip(&pose) {
         *x = (*p).into();
     }
+}
+
+/// Whether clip `c` has goal record `record` (past the bones: `bones + g`): a character
+/// source's clip where its plan has that goal, a clip baked from one ([`CLIP_GOALS`]) where
+/// that goal has keys, no other clip. As `has_goal` in `shaders/ik.wgsl`.
+fn has_goal(lib: &AnimLibrary, c: &ClipData, record: u32) -> bool {
+    let data = lib.data();
+    if c.flags & CLIP_PLAN != 0 {
+        let r: &BonePlan = data.record(c.retarget_base + record * PLAN_WORDS);
+        return r.modes & PLAN_NO_GOAL == 0;
+    }
+    c.flags & CLIP_GOALS != 0 && data.channels[(c.channel_base + record * 3) as usize].count > 0
+}
+
+/// Record `record` of clip `c` at the mapped time `t` as the IK stage reads it: a bone's
+/// local (`record` below the bone count) or a goal. A character source's clip runs its plan
+/// record; a baked clip samples its keys (the bone's, or the goal's after them). As
+/// `clip_goal` in `shaders/ik.wgsl`.
+fn clip_goal(lib: &AnimLibrary, c: &ClipData, t: f32, record: u32) -> Transform {
+    let data = lib.data();
+    let mut search = super::KeySearch::default();
+    if c.flags & CLIP_PLAN != 0 {
+        let r: &BonePlan = data.record(c.retarget_base + record * PLAN_WORDS);
+        return apply_bone(
+            r,
+            |i| data.path_entry(i),
+            |source, full| super::clip::source_local(lib, c, r, source, t, full, &mut search),
+        );
+    }
+    let fill = if (record as usize) < lib.bone_count() {
+        data.target_reference(record as usize)
+    } else {
+        Transform::IDENTITY
+    };
+    let base = (c.channel_base + record * 3) as usize;
+    super::clip::sample_channels(lib, &data.channels[base..base + 3], t, fill, &mut search)
 }
 
 /// The stage for every instance of `batch` (instance-major `locals`).

@@ -32,6 +32,7 @@ pub use goals::{IkWeights, MAX_IK_DEPTH};
 pub use humanoid::{recognise, Humanoid, Role, Side};
 pub use matching::{BoneMapping, MatchKind};
 pub use mode::TranslationMode;
+pub(crate) use offline::bake_with_goals;
 pub use offline::{bake_clip, remap_clip};
 pub use plan::{BoneKind, BonePlanInfo, PlanOptions, RetargetPlan};
 pub use rig::{Preset, Rig};

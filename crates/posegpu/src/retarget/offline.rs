@@ -23,6 +23,58 @@ pub fn bake_clip(
     target: &Skeleton,
     ik: IkWeights,
 ) -> Result<Clip> {
+    let (times, sources) = source_poses(plan, source, clip, target)?;
+    let poses: Vec<Vec<Transform>> = sources.iter().map(|p| plan.apply_with_ik(p, ik)).collect();
+    baked_clip(clip, target, &times, &poses)
+}
+
+/// [`bake_clip`] without IK, and the plan's IK goals at the same key times as tracks: one per
+/// goal record (every chain's goal, then every chain's toe goal), its translation and rotation
+/// keyed (one key where it holds still), no channel where the plan has no such goal. The
+/// library stores them after the bones' tracks, and the IK stage reads a baked clip's goals
+/// there as it runs a plan clip's goal records: IK then stays per instance.
+pub(crate) fn bake_with_goals(
+    plan: &RetargetPlan,
+    source: &Asset,
+    clip: &Clip,
+    target: &Skeleton,
+) -> Result<(Clip, Vec<BoneTrack>)> {
+    let (times, sources) = source_poses(plan, source, clip, target)?;
+    let poses: Vec<Vec<Transform>> = sources.iter().map(|p| plan.apply(p)).collect();
+    let goals: Vec<Vec<Option<Transform>>> = sources.iter().map(|p| plan.all_goals(p)).collect();
+    let records = goals.first().map_or(0, Vec::len);
+    let tracks = (0..records)
+        .map(|g| {
+            let keys: Option<Vec<Transform>> = goals.iter().map(|k| k[g]).collect();
+            let Some(keys) = keys else {
+                return Ok(BoneTrack::default());
+            };
+            if let Some(k) = keys.iter().position(|k| !k.is_finite()) {
+                return Err(Error::NonFinite {
+                    what: format!(
+                        "clip '{}' baked: IK goal {g} at {} s",
+                        clip.name(),
+                        times[k]
+                    ),
+                });
+            }
+            Ok(BoneTrack {
+                translation: Some(keyed(&times, &keys, |k| k.translation, |a, b| a != b)),
+                rotation: Some(keyed(&times, &keys, |k| k.rotation, |a, b| a != b)),
+                scale: None,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((baked_clip(clip, target, &times, &poses)?, tracks))
+}
+
+/// The checks of a bake, then the clip's key times and the source's pose at each.
+fn source_poses(
+    plan: &RetargetPlan,
+    source: &Asset,
+    clip: &Clip,
+    target: &Skeleton,
+) -> Result<(Vec<f32>, Vec<Vec<Transform>>)> {
     plan.check(&source.skeleton, target)?;
     if clip.tracks().len() != source.skeleton.len() {
         return Err(Error::TrackCount {
@@ -40,10 +92,20 @@ pub fn bake_clip(
         });
     }
     let times = clip.key_times();
-    let poses: Vec<Vec<Transform>> = times
+    let poses = times
         .iter()
-        .map(|&t| plan.apply_with_ik(&clip.pose_at(source.skeleton.rest(), t), ik))
+        .map(|&t| clip.pose_at(source.skeleton.rest(), t))
         .collect();
+    Ok((times, poses))
+}
+
+/// `target`'s clip keyed at `times` with `poses` (one per time), named and marked as `clip`.
+fn baked_clip(
+    clip: &Clip,
+    target: &Skeleton,
+    times: &[f32],
+    poses: &[Vec<Transform>],
+) -> Result<Clip> {
     let tol = 1e-6 * target.extent();
     let tracks = target
         .rest()
@@ -53,21 +115,21 @@ pub fn bake_clip(
             let keys: Vec<Transform> = poses.iter().map(|p| p[b]).collect();
             BoneTrack {
                 translation: channel(
-                    &times,
+                    times,
                     &keys,
                     |k| k.translation,
                     |a, b| (a - b).abs().max_element() > tol,
                     rest,
                 ),
                 rotation: channel(
-                    &times,
+                    times,
                     &keys,
                     |k| k.rotation,
                     |a, b| angle_between(a, b) > 1e-6,
                     rest,
                 ),
                 scale: channel(
-                    &times,
+                    times,
                     &keys,
                     |k| k.scale,
                     |a, b| (a - b).abs().max_element() > 1e-6,
@@ -79,8 +141,8 @@ pub fn bake_clip(
     Ok(Clip::new(clip.name(), target, tracks)?.with_markers_of(clip))
 }
 
-/// One channel of baked `keys`: `None` where every key is the reference's value, one key where
-/// all are equal, else every key. `differ` compares two values.
+/// One channel of baked `keys`: `None` where every key is the reference's value, else
+/// [`keyed`].
 fn channel<T: Copy>(
     times: &[f32],
     keys: &[Transform],
@@ -88,15 +150,26 @@ fn channel<T: Copy>(
     differ: impl Fn(T, T) -> bool,
     reference: &Transform,
 ) -> Option<Channel<T>> {
-    let first = value(keys.first()?);
     if !keys.iter().any(|k| differ(value(k), value(reference))) {
         return None;
     }
+    Some(keyed(times, keys, value, differ))
+}
+
+/// `keys`' values at `times` (linear), one key where all are equal; `differ` compares two
+/// values.
+fn keyed<T: Copy>(
+    times: &[f32],
+    keys: &[Transform],
+    value: impl Fn(&Transform) -> T,
+    differ: impl Fn(T, T) -> bool,
+) -> Channel<T> {
+    let first = value(&keys[0]);
     if !keys.iter().any(|k| differ(value(k), first)) {
-        return Some(Channel::new(vec![0.0], vec![first], Interpolation::Linear));
+        return Channel::new(vec![0.0], vec![first], Interpolation::Linear);
     }
     let values = keys.iter().map(value).collect();
-    Some(Channel::new(times.to_vec(), values, Interpolation::Linear))
+    Channel::new(times.to_vec(), values, Interpolation::Linear)
 }
 
 /// Converts `clip`, a clip of `source`, to `target` once, in component space (the steps of

@@ -281,7 +281,7 @@ impl RetargetPlan {
     /// IK stage computes for an instance that plays one of this source's clips alone.
     pub fn apply_with_ik(&self, source_locals: &[Transform], weights: IkWeights) -> Vec<Transform> {
         let mut out = self.apply(source_locals);
-        let goals = self.run_goals(&self.goals, source_locals);
+        let goals = self.all_goals(source_locals);
         let chains = goals.len() / 2;
         super::ik::solve(
             &self.ik_table,
@@ -298,6 +298,12 @@ impl RetargetPlan {
     /// where the plan has none.
     pub fn goals(&self, source_locals: &[Transform]) -> Vec<Option<Transform>> {
         self.run_goals(&self.goals[..self.goals.len() / 2], source_locals)
+    }
+
+    /// Every goal record (the chains' goals, then their toe goals) on one source pose, as the
+    /// IK stage reads them; `None` where the plan has no such goal.
+    pub(crate) fn all_goals(&self, source_locals: &[Transform]) -> Vec<Option<Transform>> {
+        self.run_goals(&self.goals, source_locals)
     }
 
     /// `records` run on one source pose; `None` for a record without a goal.
