@@ -295,6 +295,11 @@ struct KeyPair {
 }
 
 fn channel_keys(search: ptr<function, KeySearch>, ch: ChannelData, t: f32) -> KeyPair {
+    // A channel of one key (one that holds still) needs no search, and keeps the one made for
+    // the channels around it (a baked clip's moving channels share their key times).
+    if (ch.count == 1u) {
+        return KeyPair(ch.value_offset, ch.value_offset, 0.0);
+    }
     search_keys(search, ch, t);
     let step = (ch.flags & CHANNEL_STEP) != 0u;
     // Keys are stored key-major among the channels that share their times.

@@ -29,6 +29,11 @@ pub(crate) struct KeySearch {
 
 impl KeySearch {
     fn find(&mut self, lib: &AnimLibrary, ch: &ChannelData, t: f32) -> (usize, usize, f32) {
+        // One key (a channel that holds still): no search, and the last one kept for the
+        // channels around it (as `channel_keys` in `clip.wgsl`).
+        if ch.count == 1 {
+            return (0, 0, 0.0);
+        }
         if (self.time_offset, self.count) != (ch.time_offset, ch.count) {
             let start = ch.time_offset as usize;
             self.found = find_keys(&lib.data().times[start..start + ch.count as usize], t);

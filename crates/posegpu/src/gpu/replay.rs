@@ -622,8 +622,8 @@ impl<'a> Replay<'a> {
         }
     }
 
-    /// `sample_channels` in `clip.wgsl`: each present channel's key search and its two keys
-    /// (sites from `site` on, two per channel).
+    /// `sample_channels` in `clip.wgsl`: each present channel's key search (`channel_keys`) and
+    /// its two keys (sites from `site` on, two per channel).
     fn sample_channels(
         &self,
         search: &mut Option<Search>,
@@ -633,7 +633,12 @@ impl<'a> Replay<'a> {
         out: &mut Vec<Access>,
     ) {
         for (k, ch) in channels.iter().enumerate().filter(|(_, c)| c.count > 0) {
-            let (lo, hi) = self.search_keys(search, ch, t, out);
+            // `channel_keys`: one key needs no search and keeps the last one.
+            let (lo, hi) = if ch.count == 1 {
+                (0, 0)
+            } else {
+                self.search_keys(search, ch, t, out)
+            };
             // Key-major among the channels that share key times.
             let stride = ch.flags >> CHANNEL_STRIDE_SHIFT;
             for (j, key) in [lo, hi].into_iter().enumerate() {
