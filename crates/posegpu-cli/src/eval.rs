@@ -468,7 +468,8 @@ fn layered_poses(
                 }
             }
         }
-        // IK after retargeting, last: the library runs it for character sources only.
+        // IK after retargeting, last: the library runs it for character sources and clips baked
+        // from them only.
         if let Some(ik) = args.ik.live(args.animation_from.is_some()) {
             instance.ik(ik);
         }
