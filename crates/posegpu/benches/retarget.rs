@@ -152,12 +152,11 @@ fn ik(c: &mut Criterion) {
         }
         let Some(ctx) = &ctx else { continue };
         let mut gpu = GpuEvaluator::new(ctx, &lib, n, &GpuOptions::default()).unwrap();
-        for (label, pass) in [("gpu_sample_pass", 0), ("gpu_ik_pass", 1)] {
-            let pass: fn(&PassTimes) -> f64 = if pass == 0 {
-                |t| t.sample_ns
-            } else {
-                |t| t.ik_ns
-            };
+        let passes: [(&str, PassOf); 2] = [
+            ("gpu_sample_pass", |t| t.sample_ns),
+            ("gpu_ik_pass", |t| t.ik_ns),
+        ];
+        for (label, pass) in passes {
             group.bench_function(label, |b| {
                 b.iter_custom(|iters| {
                     gpu_pass(&mut gpu, &lib, n, Some(IkWeights::ALL), iters, pass)
@@ -168,9 +167,9 @@ fn ik(c: &mut Criterion) {
     }
 }
 
-/// (label, library) pairs of the `real` group: a clip on its own skeleton, then through a plan,
-/// then baked onto the target at upload.
-fn real_libraries() -> Vec<(String, AnimLibrary)> {
+/// (label, library, retargeted) of the `real` group: a clip on its own skeleton, then through a
+/// plan, then baked onto the target at upload.
+fn real_libraries() -> Vec<(String, AnimLibrary, bool)> {
     let mut out = Vec::new();
     for (i, (source, _, target)) in common::CROSS_TOOL_PAIRS.into_iter().enumerate() {
         let (s, clip, t, plan) = common::cross_tool_pair(i);
@@ -182,11 +181,15 @@ fn real_libraries() -> Vec<(String, AnimLibrary)> {
                 .into_owned()
         };
         let own = AnimLibrary::new(&s.skeleton, std::slice::from_ref(&clip)).unwrap();
-        out.push((format!("{}_own", stem(source)), own));
+        out.push((format!("{}_own", stem(source)), own, false));
         let mut b = AnimLibrary::builder(&t.skeleton);
         let id = b.add_character_source("source", &s, &plan).unwrap();
         b.add_clips_from(id, std::slice::from_ref(&clip)).unwrap();
-        out.push((format!("{}_onto_{}", stem(source), stem(target)), b.build()));
+        out.push((
+            format!("{}_onto_{}", stem(source), stem(target)),
+            b.build(),
+            true,
+        ));
         // The same clip baked onto the target at upload: the target's own speed.
         let mut b = AnimLibrary::builder(&t.skeleton);
         b.add_baked_clips(&s, &plan, std::slice::from_ref(&clip))
@@ -194,10 +197,14 @@ fn real_libraries() -> Vec<(String, AnimLibrary)> {
         out.push((
             format!("{}_baked_onto_{}", stem(source), stem(target)),
             b.build(),
+            true,
         ));
     }
     out
 }
+
+/// One pass's time, of the times a frame reports.
+type PassOf = fn(&PassTimes) -> f64;
 
 /// The GPU time of `pass` (of the times a frame reports) over `iters` frames of `n` instances
 /// of `lib`, each with IK weights `w` (none: no IK layer); wall time where the adapter has no
@@ -208,7 +215,7 @@ fn gpu_pass(
     n: usize,
     w: Option<IkWeights>,
     iters: u64,
-    pass: fn(&PassTimes) -> f64,
+    pass: PassOf,
 ) -> Duration {
     let mut total = Duration::ZERO;
     for frame in 0..iters {
@@ -230,7 +237,7 @@ fn real(c: &mut Criterion) {
             .sample_size(10)
             .warm_up_time(Duration::from_millis(300))
             .measurement_time(Duration::from_secs(2));
-        for (label, lib) in real_libraries() {
+        for (label, lib, retargeted) in real_libraries() {
             group.throughput(Throughput::Elements((n * lib.bone_count()) as u64));
             let batch = PoseBatch::from_instances(&common::crowd(&lib, n, 0.5));
             let cpu = CpuEvaluator::new(&lib);
@@ -240,7 +247,7 @@ fn real(c: &mut Criterion) {
             });
             // The whole frame: retargeted clips with feet IK per instance (the baked clips'
             // goals from their keys, the plan's from its goal records), the own clip without.
-            let w = (!label.ends_with("_own")).then_some(IkWeights::FEET);
+            let w = retargeted.then_some(IkWeights::FEET);
             let batch = ik_batch(&lib, n, 0.5, w);
             let mut poses = Poses::default();
             group.bench_function(BenchmarkId::new("cpu_pipeline_one_core", &label), |b| {

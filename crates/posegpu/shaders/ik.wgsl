@@ -337,6 +337,8 @@ fn clip_goal(clip: ClipData, t: f32, record: u32) -> Xform {
     if ((clip.flags & CLIP_PLAN) != 0u) {
         return apply_plan(clip, t, record);
     }
+    // A baked clip is the target's own (its bones read their own channels unchanged), so its
+    // keys are read here directly: sample_clip_at would inline the whole sampling path again.
     var fill = IDENTITY;
     if (record < table_bones) {
         fill = target_reference(record);

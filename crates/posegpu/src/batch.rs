@@ -642,7 +642,8 @@ impl InstanceLayers<'_> {
 
     /// Adds the instance's IK weights, its last layer: after retargeting through a plan (at run
     /// time, or baked with [`crate::LibraryBuilder::add_baked_clips`]), the legs
-    /// (`weights.feet`) and the left arm (`weights.hands`) reach their goals ([`IkWeights`]). Without it an instance gets no IK. A later layer is refused by
+    /// (`weights.feet`) and the left arm (`weights.hands`) reach their goals ([`IkWeights`]).
+    /// Without it an instance gets no IK. A later layer is refused by
     /// [`PoseBatch::validate`].
     pub fn ik(mut self, weights: IkWeights) -> Self {
         self.push_word(LayerKind::Ik, weights.feet, weights.hands.to_bits(), &[]);
