@@ -4,6 +4,7 @@
 
 pub mod bandwidth;
 pub mod bench;
+pub mod check;
 pub mod demo;
 pub mod eval;
 pub mod info;

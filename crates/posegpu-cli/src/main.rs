@@ -1,5 +1,5 @@
 //! The `posegpu` command line: a crowd demo on the embedded humanoid, `info`, `eval`, `bench`,
-//! `retarget`, `render`.
+//! `check`, `retarget`, `render`.
 
 use std::process::ExitCode;
 
@@ -25,6 +25,9 @@ enum Command {
     /// Measure the pose pipeline (retargeted clip, additive layer, hierarchy) over instance
     /// counts and skeleton sizes: GPU time per pass, CPU twin, copy-kernel bandwidth; CSV and plot.
     Bench(cli::bench::BenchArgs),
+    /// Every GPU stage on this machine's adapter against the CPU twin on the same inputs (data
+    /// built in code; files optional): does posegpu compute right on this GPU and driver?
+    Check(cli::check::CheckArgs),
     /// Convert clips to another skeleton offline and write them as .glb.
     Retarget(cli::retarget::RetargetArgs),
     /// Draw a skinned crowd headless from the skinning buffers and write PNGs.
@@ -91,6 +94,7 @@ fn main() -> ExitCode {
         Some(Command::Info(a)) => cli::info::run(&a),
         Some(Command::Eval(a)) => cli::eval::run(&a),
         Some(Command::Bench(a)) => cli::bench::run(&a),
+        Some(Command::Check(a)) => cli::check::run(&a),
         Some(Command::Retarget(a)) => cli::retarget::run(&a),
         Some(Command::Render(a)) => cli::render::run(&a),
     };

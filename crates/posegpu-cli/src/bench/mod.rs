@@ -3,6 +3,7 @@
 //! from timestamp queries) and on the CPU twin side by side, against the device's copy-kernel
 //! bandwidth and a model of the bytes each pass moves. Prints a table, writes a CSV and a plot.
 
+mod peer;
 mod report;
 mod traffic;
 mod workload;
@@ -55,6 +56,19 @@ pub enum Kept {
     Skinning,
 }
 
+/// What each instance plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WorkloadKind {
+    /// A clip retargeted from another skeleton, one additive layer, the hierarchy.
+    Retarget,
+    /// One of the skeleton's own clips and the hierarchy (the PyTorch peer's workload).
+    Plain,
+    /// The 67-bone humanoid's clips on a variant through a character plan, feet IK.
+    Plan,
+    /// The same clips baked onto the variant at upload, feet IK per instance.
+    Baked,
+}
+
 /// The additive layer's space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LayerSpace {
@@ -88,6 +102,9 @@ pub struct BenchArgs {
     /// The CPU twin runs only configurations of at most this many instances.
     #[arg(long, default_value_t = 100_000)]
     cpu_max_instances: usize,
+    /// What each instance plays (`--bones` sizes only).
+    #[arg(long, value_enum, default_value = "retarget")]
+    workload: WorkloadKind,
     /// The additive layer's space.
     #[arg(long, value_enum, default_value = "local")]
     layer_space: LayerSpace,
@@ -111,6 +128,14 @@ pub struct BenchArgs {
     /// The plot written: PNG, or SVG when the name ends in `.svg`.
     #[arg(long, default_value = "target/bench/pipeline.png")]
     plot: PathBuf,
+    /// Start no further configuration once this many seconds have passed (the ones measured
+    /// are reported); the sweep's sizes run smallest first.
+    #[arg(long)]
+    max_seconds: Option<f64>,
+    /// Write the PyTorch peer's workload (the plain 67-bone workload, with a sample of the CPU
+    /// twin's skinning matrices) into this folder and measure nothing.
+    #[arg(long, value_name = "DIR", conflicts_with = "model")]
+    export_peer: Option<PathBuf>,
 }
 
 fn at_least_one(s: &str) -> Result<usize, String> {
@@ -127,6 +152,12 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
+    if let Some(dir) = &args.export_peer {
+        peer::export(dir)?;
+        println!("wrote the peer's workload into {}", dir.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let started = Instant::now();
     let space = match args.layer_space {
         LayerSpace::Local => AdditiveSpace::Local,
         LayerSpace::Mesh => AdditiveSpace::Mesh,
@@ -144,7 +175,12 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
         None => args
             .bones
             .iter()
-            .map(|&b| Workload::for_bones(b, space))
+            .map(|&b| match args.workload {
+                WorkloadKind::Retarget => Workload::for_bones(b, space),
+                WorkloadKind::Plain => Workload::plain(b),
+                WorkloadKind::Plan => Workload::character(false),
+                WorkloadKind::Baked => Workload::character(true),
+            })
             .collect::<Result<_, _>>()?,
     };
     let mut csv = Csv::create(&args.csv)?;
@@ -175,12 +211,22 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
         }
         None => None,
     };
-    println!(
-        "pipeline per instance: one clip retargeted from another skeleton, one {} additive \
-         layer (weight {}), the hierarchy (component and skinning matrices)",
-        space.name(),
-        workload::LAYER_WEIGHT
-    );
+    match args.workload {
+        WorkloadKind::Retarget => println!(
+            "pipeline per instance: one clip retargeted from another skeleton, one {} additive \
+             layer (weight {}), the hierarchy (component and skinning matrices)",
+            space.name(),
+            workload::LAYER_WEIGHT
+        ),
+        WorkloadKind::Plain => println!(
+            "pipeline per instance: one of the skeleton's own clips, the hierarchy (component \
+             and skinning matrices)"
+        ),
+        WorkloadKind::Plan | WorkloadKind::Baked => println!(
+            "pipeline per instance: a clip of another character, retargeted, feet IK after \
+             retargeting, the hierarchy (IK runs the separate passes)"
+        ),
+    }
     for w in &workloads {
         println!("  {}", w.description);
     }
@@ -217,10 +263,17 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
             None => None,
         };
         for &n in &args.instances {
+            if let Some(limit) = args
+                .max_seconds
+                .filter(|&l| started.elapsed().as_secs_f64() > l)
+            {
+                println!("--max-seconds {limit}: no further configuration started");
+                break;
+            }
             let cpu = run_cpu && n <= args.cpu_max_instances;
             let row = measure(w, n, args.frames, (gpu.as_mut(), &options), cpu)?;
             let row = Row {
-                layer_space: space.name(),
+                layer_space: if w.has_layer() { space.name() } else { "none" },
                 copy_bytes_per_s: copy.as_ref().map(Bandwidth::bytes_per_second),
                 cpu_threads,
                 adapter: adapter.clone(),
@@ -290,7 +343,12 @@ fn measure(
                 let start = Instant::now();
                 let t = gpu.evaluate_batch_timed(&batch)?;
                 wall.push(start.elapsed().as_secs_f64() * 1e3);
-                passes.extend(t.map(|t| [t.sample_ns, t.layers_ns, t.hierarchy_ns]));
+                // The middle column holds every pass between sampling and the hierarchy
+                // (mesh-space layers, inertialization, IK) and the curves.
+                passes.extend(t.map(|t| {
+                    let between = t.layers_ns + t.inertialize_ns + t.ik_ns + t.curves_ns;
+                    [t.sample_ns, between, t.hierarchy_ns]
+                }));
             }
             let passes_ms = (passes.len() == frames).then(|| {
                 std::array::from_fn(|k| median(passes.iter().map(|p| p[k]).collect()) / 1e6)

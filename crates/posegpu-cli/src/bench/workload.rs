@@ -3,9 +3,10 @@
 
 use glam::{Quat, Vec3};
 use posegpu::procedural::{humanoid_asset, humanoid_variant, random_asset};
+use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
-    make_additive, AdditiveBase, AdditiveSpace, AnimLibrary, Asset, Bone, Clip, ClipSample, Error,
-    PoseBatch, Rig, Skeleton, Transform, TranslationMode,
+    make_additive, AdditiveBase, AdditiveSpace, AnimLibrary, Asset, AssetFrame, Bone, Clip,
+    ClipSample, Error, IkWeights, PoseBatch, Rig, Skeleton, Transform, TranslationMode,
 };
 
 /// The additive layer's weight: a partial weight, so the layer takes the blend path
@@ -25,9 +26,11 @@ pub struct Workload {
     pub lib: AnimLibrary,
     /// The retargeted clips the bases play, dealt round-robin.
     bases: Vec<u32>,
-    /// The additive clip of the layer.
-    layer: u32,
+    /// The additive clip of the layer; none for the plain workload.
+    layer: Option<u32>,
     space: AdditiveSpace,
+    /// IK after retargeting, for every instance (the character workloads).
+    ik: Option<IkWeights>,
 }
 
 impl Workload {
@@ -97,10 +100,82 @@ impl Workload {
                 space.name()
             ),
             bases: (0..layer).collect(),
-            layer,
+            layer: Some(layer),
             lib,
             space,
+            ik: None,
         })
+    }
+
+    /// The plain workload: each instance plays one of a skeleton's own clips (keys on shared
+    /// times, [`on_shared_times`]), no retargeting, no layer; what a batched forward-kinematics
+    /// script computes (the PyTorch peer's workload, `bench/peer.rs`). `bones` = 67 is the
+    /// procedural humanoid, any other size `random_asset(bones)`.
+    pub fn plain(bones: usize) -> Result<Self, Error> {
+        let (asset, what) = if bones == HUMANOID_BONES {
+            (humanoid_asset(), "the procedural humanoid".to_string())
+        } else {
+            let what = format!("random_asset({bones})");
+            (random_asset(bones as u64, bones, 4), what)
+        };
+        let asset = on_shared_times(&asset)?;
+        let lib = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
+        Ok(Self {
+            description: format!(
+                "{} bones: {what} playing its own {} clips ({SHARED_KEYS} keys each), no layer",
+                lib.bone_count(),
+                lib.clip_count()
+            ),
+            bases: (0..lib.clip_count() as u32).collect(),
+            layer: None,
+            lib,
+            space: AdditiveSpace::Local,
+            ik: None,
+        })
+    }
+
+    /// The humanoid's clips on `humanoid_variant(7)` through a character plan (per bone at run
+    /// time, or `baked` onto the variant at upload), every instance with feet IK after
+    /// retargeting; no layer.
+    pub fn character(baked: bool) -> Result<Self, Error> {
+        let source = humanoid_asset();
+        let target = Asset {
+            skeleton: humanoid_variant(VARIANT_SEED),
+            clips: Vec::new(),
+            nodes: None,
+            frame: AssetFrame::Y_UP,
+        };
+        let plan = RetargetPlan::new(&source, &target, &PlanOptions::default())?;
+        let mut builder = AnimLibrary::builder(&target.skeleton);
+        if baked {
+            builder.add_baked_clips(&source, &plan, &source.clips)?;
+        } else {
+            let id = builder.add_character_source("humanoid", &source, &plan)?;
+            builder.add_clips_from(id, &source.clips)?;
+        }
+        let lib = builder.build();
+        let how = if baked {
+            "baked onto it at upload"
+        } else {
+            "through a character plan at run time"
+        };
+        Ok(Self {
+            description: format!(
+                "{} bones: humanoid_variant(7) playing the humanoid's {} clips {how}, feet IK",
+                lib.bone_count(),
+                lib.clip_count()
+            ),
+            bases: (0..lib.clip_count() as u32).collect(),
+            layer: None,
+            lib,
+            space: AdditiveSpace::Local,
+            ik: Some(IkWeights::FEET),
+        })
+    }
+
+    /// Whether instances play an additive layer over their clip.
+    pub fn has_layer(&self) -> bool {
+        self.layer.is_some()
     }
 
     pub fn bones(&self) -> usize {
@@ -112,17 +187,18 @@ impl Workload {
     /// as `AnimLibrary::crowd`).
     pub fn batch(&self, count: usize, time: f32, batch: &mut PoseBatch) {
         batch.clear();
-        let layer_duration = self.lib.clip_duration(self.layer as usize);
         for i in 0..count {
             let clip = self.bases[i % self.bases.len()];
             let phase = (i as f32 * 0.618_034).fract();
             let t = phase * self.lib.clip_duration(clip as usize) + time;
-            let u = (phase + 0.5).fract() * layer_duration + time;
-            batch.push_clip(clip, t, true).additive(
-                self.space,
-                LAYER_WEIGHT,
-                &[ClipSample::new(self.layer, u, true)],
-            );
+            let mut layers = batch.push_clip(clip, t, true);
+            if let Some(ik) = self.ik {
+                layers = layers.ik(ik);
+            }
+            if let Some(layer) = self.layer {
+                let u = (phase + 0.5).fract() * self.lib.clip_duration(layer as usize) + time;
+                layers.additive(self.space, LAYER_WEIGHT, &[ClipSample::new(layer, u, true)]);
+            }
         }
     }
 }
@@ -171,7 +247,7 @@ pub fn proportioned(skeleton: &Skeleton, seed: u64) -> Result<Skeleton, Error> {
 }
 
 /// Keys per clip of [`on_shared_times`].
-const SHARED_KEYS: usize = 31;
+pub const SHARED_KEYS: usize = 31;
 
 /// `asset` with every animated channel of every clip resampled (linear) at [`SHARED_KEYS`]
 /// times shared by all its bones. `random_asset` gives each channel its own irregular times,
