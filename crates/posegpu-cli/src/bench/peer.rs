@@ -7,11 +7,10 @@
 use std::path::Path;
 
 use posegpu::glam::Mat4;
-use posegpu::procedural::humanoid_asset;
 use posegpu::{CpuEvaluator, Error, PoseBatch, Poses};
 use serde_json::json;
 
-use super::workload::{on_shared_times, Workload, HUMANOID_BONES, SHARED_KEYS};
+use super::workload::{plain_asset, Workload, HUMANOID_BONES, SHARED_KEYS};
 
 /// Instances of the sample the peer checks.
 pub const SAMPLE: usize = 257;
@@ -33,7 +32,7 @@ pub fn export(dir: &Path) -> Result<(), Error> {
     })?;
     let w = Workload::plain(HUMANOID_BONES)?;
     // The clips the workload's library holds (built alike).
-    let asset = on_shared_times(&humanoid_asset())?;
+    let (asset, _) = plain_asset(HUMANOID_BONES)?;
     let lib = &w.lib;
     let skeleton = lib.skeleton();
     let bones = skeleton.len();
@@ -103,4 +102,48 @@ pub fn export(dir: &Path) -> Result<(), Error> {
     let path = dir.join("workload.json");
     let text = serde_json::to_string_pretty(&manifest).expect("JSON of plain values");
     std::fs::write(&path, text).map_err(|source| Error::Io { path, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The poses the peer rebuilds from the exported keys (each clip's pose at its key times,
+    /// interpolated) are the library's: the CPU twin's locals at the sample's times.
+    #[test]
+    fn the_exported_keys_are_what_the_library_samples() {
+        let w = Workload::plain(HUMANOID_BONES).unwrap();
+        let (asset, _) = plain_asset(HUMANOID_BONES).unwrap();
+        let rest = asset.skeleton.rest();
+        let mut batch = PoseBatch::new();
+        w.batch(SAMPLE, SAMPLE_TIME, &mut batch);
+        let mut poses = Poses::default();
+        CpuEvaluator::new(&w.lib)
+            .evaluate_batch(&batch, &mut poses)
+            .unwrap();
+        let mut worst = (0.0f32, 0, 0);
+        for i in 0..batch.len() {
+            let base = batch.layers(i).next().flatten().unwrap();
+            let s = base.samples().next().unwrap();
+            let clip = &asset.clips[s.clip as usize];
+            let t = posegpu::model::map_time(s.time, w.lib.clip_duration(s.clip as usize), true);
+            for (b, x) in clip.pose_at(rest, t).iter().enumerate() {
+                let y = poses.local(i, b);
+                let d = (x.translation - y.translation)
+                    .abs()
+                    .max_element()
+                    .max(1.0 - x.rotation.dot(y.rotation).abs());
+                if d > worst.0 {
+                    worst = (d, i, b);
+                }
+            }
+        }
+        assert!(
+            worst.0 < 1e-5,
+            "instance {} bone {}: {}",
+            worst.1,
+            worst.2,
+            worst.0
+        );
+    }
 }

@@ -112,13 +112,7 @@ impl Workload {
     /// script computes (the PyTorch peer's workload, `bench/peer.rs`). `bones` = 67 is the
     /// procedural humanoid, any other size `random_asset(bones)`.
     pub fn plain(bones: usize) -> Result<Self, Error> {
-        let (asset, what) = if bones == HUMANOID_BONES {
-            (humanoid_asset(), "the procedural humanoid".to_string())
-        } else {
-            let what = format!("random_asset({bones})");
-            (random_asset(bones as u64, bones, 4), what)
-        };
-        let asset = on_shared_times(&asset)?;
+        let (asset, what) = plain_asset(bones)?;
         let lib = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
         Ok(Self {
             description: format!(
@@ -201,6 +195,37 @@ impl Workload {
             }
         }
     }
+}
+
+/// The plain workload's asset and what it is: the humanoid (`bones` = 67) or
+/// `random_asset(bones)`, keys on shared times, without scale channels: under a non-uniform
+/// parent scale, UE's transform composition (posegpu's) and a product of matrices (the peer's)
+/// differ, so the peer computes the same poses only without them.
+pub fn plain_asset(bones: usize) -> Result<(Asset, String), Error> {
+    let (asset, what) = if bones == HUMANOID_BONES {
+        (humanoid_asset(), "the procedural humanoid".to_string())
+    } else {
+        let what = format!("random_asset({bones})");
+        (random_asset(bones as u64, bones, 4), what)
+    };
+    let asset = on_shared_times(&asset)?;
+    let clips = asset
+        .clips
+        .iter()
+        .map(|clip| {
+            let tracks = clip
+                .tracks()
+                .iter()
+                .map(|t| posegpu::BoneTrack {
+                    scale: None,
+                    ..t.clone()
+                })
+                .collect();
+            Clip::new(clip.name(), &asset.skeleton, tracks)
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let what = format!("{what} (no scale keys)");
+    Ok((Asset { clips, ..asset }, what))
 }
 
 /// A copy of `skeleton` with other proportions: every bone's reference translation scaled by a

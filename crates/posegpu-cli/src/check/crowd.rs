@@ -123,11 +123,12 @@ pub fn check(c: &Checker, stage: &str, passes: PassPlan) -> Result<Measured, Err
     let along_z = |z: f32| Transform::new(Vec3::Z * z, Quat::IDENTITY, Vec3::ONE);
     cpu.set_placement(7, along_z(2.0))?;
     // Room for a dozen events per instance and step (three players, steps of several laps),
-    // and bindings small enough for several output chunks, yet large enough for that list.
+    // and bindings small enough for several output chunks, yet large enough for that list and
+    // for the library's tables.
     let events = 12 * n + 64;
     let chunk = (n / 3).max(1) * lib.bone_count() * 48;
     let options = GpuOptions {
-        max_binding_size: Some(chunk.max(16 * events + 64) as u64),
+        max_binding_size: Some((chunk.max(16 * events + 64) as u64).max(lib.asset_bytes())),
         event_capacity: Some(events as u32),
         passes,
         ..GpuOptions::default()

@@ -97,6 +97,14 @@ fn perturb(poses: &mut Poses, extent: f32) {
     }
 }
 
+/// The name of every stage `posegpu check` runs without files, in the table's order.
+pub fn stage_names() -> Vec<&'static str> {
+    let poses = poses::STAGES.iter().map(|(name, _)| *name);
+    poses
+        .chain(crowd::STAGES.iter().map(|(name, _)| *name))
+        .collect()
+}
+
 pub fn run(args: &CheckArgs) -> Result<ExitCode, Error> {
     // Files are read before the device is opened: a bad path fails at once.
     let files = args
