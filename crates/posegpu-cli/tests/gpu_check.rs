@@ -168,3 +168,38 @@ fn the_pytorch_peer_agrees_with_the_cpu_twin() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn check_takes_files_and_names_a_missing_one() {
+    // A missing file is an error naming it, before any device is opened.
+    let out = Command::new(env!("CARGO_BIN_EXE_posegpu"))
+        .args(["check", "no/such/walk.bvh"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no/such/walk.bvh"), "{err}");
+    if common::gpu().is_none() {
+        return;
+    }
+    let walk = common::anim_data().join("bvh/cmu_walk_delfem2.bvh");
+    let knight = common::anim_data().join("gltf/kaykit-adventurers/Knight.glb");
+    let out = Command::new(env!("CARGO_BIN_EXE_posegpu"))
+        .args(["check", "--instances", "20"])
+        .args([&walk, &knight])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for row in [
+        "file cmu_walk_delfem2.bvh: own clips",
+        "file Knight.glb: own clips",
+        "file plan: cmu_walk_delfem2.bvh -> Knight.glb",
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(line.trim_end().ends_with("ok"), "{line}");
+    }
+}
