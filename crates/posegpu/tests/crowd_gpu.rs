@@ -4,10 +4,9 @@
 
 mod common;
 
-use posegpu::playback::Montage;
 use posegpu::{
-    procedural, Agent, AnimLibrary, Crowd, Deviation, GpuCrowd, GpuOptions, PassPlan, PlayRate,
-    Player, RootLock, Segment, Transform,
+    procedural, AnimLibrary, Crowd, Deviation, GpuCrowd, GpuOptions, PassPlan, PlayRate, Player,
+    Transform,
 };
 
 fn along_z(z: f32) -> Transform {
@@ -26,71 +25,6 @@ fn transforms_close(a: &[Transform], b: &[Transform], tol: f32, what: &str) {
     }
 }
 
-/// A crowd with every kind of player: looping and not, negative, zero and shaped rates,
-/// synced and free blends, montages, root motion with and without each root lock.
-fn mixed_crowd(lib: &AnimLibrary) -> Crowd {
-    let clip = |name: &str| lib.find_clip(name).unwrap() as u32;
-    let (idle, walk, run, wave) = (clip("idle"), clip("walk"), clip("run"), clip("wave"));
-    let mut crowd = Crowd::new(lib);
-    let montage = Montage::new(
-        "m",
-        &[
-            Segment::new(walk, 0.1, 0.9),
-            Segment::new(run, 0.0, 0.7),
-            Segment::new(wave, 0.5, 1.2),
-        ],
-    );
-    let montage = crowd.add_montage(lib, &montage).unwrap();
-    let locks = [
-        None,
-        Some(RootLock::RefPose),
-        Some(RootLock::FirstFrame),
-        Some(RootLock::Zero),
-    ];
-    for i in 0..96u32 {
-        let f = i as f32;
-        let rate = match i % 6 {
-            0 => PlayRate::new(1.0),
-            1 => PlayRate::new(-1.3),
-            2 => PlayRate::new(0.0),
-            3 => PlayRate::new(150.0).with_basis(100.0),
-            4 => PlayRate::new(2.0)
-                .with_scale_bias(0.5, 0.25)
-                .with_clamp(-0.5, 1.1),
-            _ => PlayRate::new(-4.0).with_basis(2.0).with_clamp(-1.5, 1.5),
-        };
-        let looping = i % 5 != 0;
-        let track = [walk, run, wave, idle, montage.0][i as usize % 5];
-        let length = crowd.track_length(track.into()).unwrap();
-        let start = (f * 0.137) % 1.0 * length;
-        let player = Player::new(track)
-            .starting_at(start)
-            .with_rate(rate)
-            .looping(looping);
-        let mut agent = match i % 4 {
-            0 | 1 => Agent::new(player),
-            2 => {
-                let other = Player::new(run)
-                    .starting_at(0.2)
-                    .with_weight(0.3 + 0.1 * (f % 7.0));
-                Agent::blend(&[player.with_weight(0.6), other]).synced()
-            }
-            _ => {
-                let other = Player::new(walk).with_weight(0.0);
-                let third = Player::new(run)
-                    .with_rate(PlayRate::new(0.7))
-                    .with_weight(0.5);
-                Agent::blend(&[player.with_weight(0.5), other, third])
-            }
-        };
-        if i % 3 != 0 {
-            agent = agent.with_root_motion(locks[i as usize % 4]);
-        }
-        crowd.add(&agent).unwrap();
-    }
-    crowd
-}
-
 #[test]
 fn a_crowd_steps_the_same_on_gpu_and_cpu() {
     let Some(ctx) = common::gpu() else { return };
@@ -104,7 +38,7 @@ fn a_crowd_steps_the_same_on_gpu_and_cpu() {
 fn steps_the_same(ctx: &posegpu::GpuContext, passes: PassPlan) {
     let asset = procedural::humanoid_asset();
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
-    let mut cpu = mixed_crowd(&lib);
+    let mut cpu = procedural::humanoid_crowd(&lib, 96).unwrap();
     cpu.set_placement(7, along_z(2.0)).unwrap();
     // Small bindings: the crowd spans several chunks.
     let options = GpuOptions {
@@ -184,7 +118,7 @@ fn gpu_crowd_rejects_bad_input_and_keeps_its_state() {
     let Some(ctx) = common::gpu() else { return };
     let asset = procedural::humanoid_asset();
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
-    let crowd = mixed_crowd(&lib);
+    let crowd = procedural::humanoid_crowd(&lib, 96).unwrap();
     let mut gpu = GpuCrowd::new(&ctx, &lib, &crowd, &GpuOptions::default()).unwrap();
     gpu.advance(0.1).unwrap();
     let before = gpu.read_players().unwrap();

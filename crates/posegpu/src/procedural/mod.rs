@@ -2,6 +2,7 @@
 //! its aim poses, and synthetic skeletons and clips for tests and benchmarks.
 
 mod aim;
+mod crowd;
 mod humanoid;
 mod synthetic;
 
@@ -13,6 +14,7 @@ use crate::math::Transform;
 use crate::model::{component_space, Bone, Skeleton};
 
 pub use aim::{aim_angles, aim_rotation, humanoid_aim_poses, AIM_PITCHES, AIM_YAWS};
+pub use crowd::humanoid_crowd;
 pub use humanoid::{humanoid, humanoid_asset, humanoid_clips, humanoid_variant};
 pub use synthetic::random_asset;
 
