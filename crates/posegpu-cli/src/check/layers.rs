@@ -144,10 +144,7 @@ pub(super) fn inertialized(c: &Checker) -> Result<Measured, Error> {
             deviation: c.compare("inertialized", &lib, got, &want),
             note: None,
         };
-        out = Some(match out {
-            Some(o) => worst(o, m),
-            None => m,
-        });
+        out = Some(worst(out, m));
     }
     Ok(out.expect("frames ran"))
 }

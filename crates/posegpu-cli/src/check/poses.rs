@@ -160,8 +160,9 @@ pub(super) fn both(
     })
 }
 
-/// The worse of two measurements of one stage.
-pub(super) fn worst(a: Measured, b: Measured) -> Measured {
+/// The worse of a stage's measurements so far (`None` before the first) and a new one.
+pub(super) fn worst(a: Option<Measured>, b: Measured) -> Measured {
+    let Some(a) = a else { return b };
     let note = a.note.or(b.note);
     Measured {
         instances: a.instances.max(b.instances),
@@ -175,24 +176,33 @@ pub(super) fn worst(a: Measured, b: Measured) -> Measured {
     }
 }
 
-/// Both pass plans (fused and separate) on the same batch.
+/// Both pass plans (fused and separate) on the same batch, keeping every output.
 pub(super) fn both_plans(
     c: &Checker,
     stage: &str,
     lib: &AnimLibrary,
     batch: &PoseBatch,
 ) -> Result<Measured, Error> {
+    both_plans_keeping(c, stage, lib, batch, Outputs::ALL)
+}
+
+/// Both pass plans on the same batch, keeping `outputs`.
+fn both_plans_keeping(
+    c: &Checker,
+    stage: &str,
+    lib: &AnimLibrary,
+    batch: &PoseBatch,
+    outputs: Outputs,
+) -> Result<Measured, Error> {
     let mut out: Option<Measured> = None;
     for passes in [PassPlan::Fused, PassPlan::Separate] {
         let options = GpuOptions {
             passes,
+            outputs,
             ..Default::default()
         };
         let m = both(c, stage, lib, batch, &options)?;
-        out = Some(match out {
-            Some(o) => worst(o, m),
-            None => m,
-        });
+        out = Some(worst(out, m));
     }
     Ok(out.expect("two plans ran"))
 }
@@ -303,10 +313,7 @@ fn partial_workgroups(c: &Checker) -> Result<Measured, Error> {
                 deviation: c.compare(stage, &lib, got, &want),
                 note: None,
             };
-            out = Some(match out {
-                Some(o) => worst(o, m),
-                None => m,
-            });
+            out = Some(worst(out, m));
         }
     }
     Ok(out.expect("sizes ran"))
@@ -356,20 +363,7 @@ fn masked_local_batch(n: usize) -> Result<(AnimLibrary, PoseBatch), Error> {
 /// The masked batch keeping only `outputs`, under both plans.
 fn outputs(c: &Checker, stage: &str, outputs: Outputs) -> Result<Measured, Error> {
     let (lib, batch) = masked_local_batch(c.instances)?;
-    let mut out: Option<Measured> = None;
-    for passes in [PassPlan::Fused, PassPlan::Separate] {
-        let options = GpuOptions {
-            passes,
-            outputs,
-            ..Default::default()
-        };
-        let m = both(c, stage, &lib, &batch, &options)?;
-        out = Some(match out {
-            Some(o) => worst(o, m),
-            None => m,
-        });
-    }
-    Ok(out.expect("two plans ran"))
+    both_plans_keeping(c, stage, &lib, &batch, outputs)
 }
 
 /// Binding limits forced down so the crowd splits over many output chunks and dispatches of
