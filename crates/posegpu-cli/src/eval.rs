@@ -15,7 +15,7 @@ use posegpu::{
 use serde::Serialize;
 
 use crate::layer::{LayerArgs, Layered};
-use crate::method::{BakeArg, IkArgs, Runtime};
+use crate::method::{BakeArg, IkArgs, RestArg, Runtime};
 use crate::transition::{Play, TransitionArgs};
 use crate::Backend;
 
@@ -38,6 +38,8 @@ pub struct EvalArgs {
     /// character retargeting.
     #[arg(long)]
     rig: Option<String>,
+    #[command(flatten)]
+    rest: RestArg,
     /// Layer an additive built from this clip (of MODEL, or of --additive-from) on top.
     #[arg(long, value_name = "NAME", conflicts_with = "aim")]
     additive: Option<String>,
@@ -195,7 +197,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
     let (base, to) = match &args.animation_from {
         Some(path) => {
             let source = load_with_clips(path)?;
-            let runtime = Runtime::from_arg(args.rig.as_deref())?;
+            let runtime = Runtime::from_arg(args.rig.as_deref(), args.rest)?;
             let name = path.display().to_string();
             runtime.add_source(&mut builder, &name, &source, &model, args.bake.bake)?;
             clip_count += source.clips.len();

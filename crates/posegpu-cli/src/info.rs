@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use posegpu::retarget::RetargetPlan;
-use posegpu::{AnimLibrary, Error, Rig, Skeleton, TranslationMode};
+use posegpu::{AnimLibrary, BindOrigin, Error, Rig, Skeleton, TranslationMode};
 
-use crate::method::{plan_options, Runtime};
+use crate::method::{plan_options, RestArg, Runtime};
 
 #[derive(clap::Args)]
 pub struct InfoArgs {
@@ -21,11 +21,13 @@ pub struct InfoArgs {
     /// translation modes, `humanoid` or a mode name: UE's per-bone modes and their caches).
     #[arg(long, requires = "against")]
     rig: Option<String>,
+    #[command(flatten)]
+    rest: RestArg,
 }
 
 pub fn run(args: &InfoArgs) -> Result<ExitCode, Error> {
     match &args.against {
-        Some(source) => match Runtime::from_arg(args.rig.as_deref())? {
+        Some(source) => match Runtime::from_arg(args.rig.as_deref(), args.rest)? {
             Runtime::Character(rig) => characters(&args.file, source, &rig),
             Runtime::Modes(rig) => against(&args.file, source, &rig),
         },
@@ -44,6 +46,7 @@ fn tree(file: &Path) -> Result<ExitCode, Error> {
         s.parents().iter().filter(|p| **p < 0).count()
     );
     print_tree(s);
+    print_bind(s);
     println!("{} clips", asset.clips.len());
     for (i, clip) in asset.clips.iter().enumerate() {
         let (mut t, mut r, mut sc, mut keys) = (0, 0, 0, 0);
@@ -91,6 +94,69 @@ fn print_tree(s: &Skeleton) {
             t.z,
             indent = 2 * depth[i]
         );
+    }
+}
+
+/// How far the node transforms are from the bind pose, which bones kept their nodes, and
+/// which pose retargeting measures from.
+fn print_bind(s: &Skeleton) {
+    let Some(space) = s.bind_space() else {
+        println!("bind pose: none in the file (retargeting measures from the node transforms)");
+        return;
+    };
+    let label = |b: usize| match s.names()[b].as_str() {
+        "" => format!("<unnamed {b}>"),
+        n => n.to_string(),
+    };
+    let posed = s.posed_bones(1.0);
+    match posed.first() {
+        None => println!(
+            "bind pose: the node transforms (within 1 degree per joint; matrices in {} space)",
+            space.describe()
+        ),
+        Some(&(_, worst)) => {
+            let shown: Vec<String> = posed
+                .iter()
+                .take(8)
+                .map(|&(b, a)| format!("{} {a:.1}", label(b)))
+                .collect();
+            println!(
+                "bind pose: the nodes are posed away from it: {} joints turn by more than 1 \
+                 degree, {worst:.1} at most ({}{}); rebuilt from the skin's inverse bind \
+                 matrices (in {} space). Retargeting measures from the bind pose (--rest \
+                 nodes: from the node transforms).",
+                posed.len(),
+                shown.join(", "),
+                if posed.len() > shown.len() {
+                    ", ..."
+                } else {
+                    ""
+                },
+                space.describe()
+            );
+        }
+    }
+    for (origin, why) in [
+        (
+            BindOrigin::Singular,
+            "a singular or non-finite inverse bind matrix",
+        ),
+        (
+            BindOrigin::NoMatrix,
+            "no inverse bind matrix (not a joint of the skin)",
+        ),
+    ] {
+        let bones: Vec<String> = (0..s.len())
+            .filter(|&b| s.bind_origin()[b] == origin)
+            .map(label)
+            .collect();
+        if !bones.is_empty() {
+            println!(
+                "  {} bones keep their node transform in the bind pose, {why}: {}",
+                bones.len(),
+                bones.join(", ")
+            );
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! translation modes, which a rig that sets modes asks for (exactly as UE plays them).
 
 use posegpu::retarget::{PlanOptions, RetargetPlan};
-use posegpu::{Asset, Error, IkWeights, LibraryBuilder, Rig};
+use posegpu::{Asset, Error, IkWeights, LibraryBuilder, RestPose, Rig};
 
 /// The offline conversion method of `posegpu retarget`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -27,11 +27,12 @@ impl Runtime {
     /// `--rig` as given: absent (the character retargeting), a JSON file, `humanoid` or a mode
     /// name. A file that sets no translation modes only pairs names: it keeps the character
     /// retargeting rather than falling back to UE's default mode for every bone.
-    pub fn from_arg(arg: Option<&str>) -> Result<Self, Error> {
+    /// `rest` (`--rest`), where given, overrides the rig's `rest`.
+    pub fn from_arg(arg: Option<&str>, rest: RestArg) -> Result<Self, Error> {
         let Some(arg) = arg else {
-            return Ok(Self::Character(Rig::default()));
+            return Ok(Self::Character(rest.apply(Rig::default())));
         };
-        let rig = Rig::from_arg(arg)?;
+        let rig = rest.apply(Rig::from_arg(arg)?);
         let modes = &rig.translation_retargeting;
         let sets_modes =
             modes.preset.is_some() || modes.default.is_some() || !modes.bones.is_empty();
@@ -84,7 +85,28 @@ impl Runtime {
 pub fn plan_options(rig: &Rig) -> PlanOptions {
     PlanOptions {
         bone_map: rig.bone_map.clone(),
+        rest: rig.rest,
         ..PlanOptions::default()
+    }
+}
+
+/// `--rest`, for the commands that retarget.
+#[derive(Clone, Copy, Debug, Default, clap::Args)]
+pub struct RestArg {
+    /// The pose both characters are measured from: `bind` (the default: the pose the mesh was
+    /// skinned in, rebuilt from the skin's inverse bind matrices) or `nodes` (the node
+    /// transforms, for a file whose inverse bind matrices are wrong). Overrides a rig's `rest`.
+    #[arg(long, value_name = "POSE")]
+    pub rest: Option<RestPose>,
+}
+
+impl RestArg {
+    /// `rig` with this choice, where one was made.
+    pub fn apply(self, mut rig: Rig) -> Rig {
+        if let Some(rest) = self.rest {
+            rig.rest = rest;
+        }
+        rig
     }
 }
 

@@ -13,7 +13,7 @@ use posegpu::{
 };
 
 use crate::layer::LayerArgs;
-use crate::method::{BakeArg, IkArgs, Runtime};
+use crate::method::{BakeArg, IkArgs, RestArg, Runtime};
 use crate::util::open_gpu;
 
 #[derive(clap::Args)]
@@ -36,6 +36,8 @@ pub struct RenderArgs {
     /// With --animation-from: as `eval --rig` (absent: the character retargeting).
     #[arg(long, requires = "animation_from")]
     rig: Option<String>,
+    #[command(flatten)]
+    rest: RestArg,
     /// Instances, on a square grid.
     #[arg(long, default_value_t = 100, value_parser = crate::util::positive_count)]
     instances: usize,
@@ -105,7 +107,7 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
     let source = match &args.animation_from {
         Some(path) => {
             let source = posegpu::import::load(path)?;
-            let runtime = Runtime::from_arg(args.rig.as_deref())?;
+            let runtime = Runtime::from_arg(args.rig.as_deref(), args.rest)?;
             let name = path.display().to_string();
             runtime.add_source(&mut builder, &name, &source, &asset, args.bake.bake)?;
             Some(source)

@@ -11,7 +11,7 @@ use posegpu::export::{write_glb, Template};
 use posegpu::retarget::{bake_clip, remap_clip, BoneMapping, RetargetPlan};
 use posegpu::{Asset, Clip, Error, Rig};
 
-use crate::method::{plan_options, IkArgs, Method};
+use crate::method::{plan_options, IkArgs, Method, RestArg};
 
 #[derive(clap::Args)]
 pub struct RetargetArgs {
@@ -41,6 +41,8 @@ pub struct RetargetArgs {
     /// not (its translation modes are for run time and do not apply offline).
     #[arg(long)]
     rig: Option<PathBuf>,
+    #[command(flatten)]
+    rest: RestArg,
     /// Print, per converted clip, how closely the result follows the source in the world: per
     /// limb the direction error, feet and hips heights, travel, sliding.
     #[arg(long)]
@@ -71,10 +73,10 @@ fn parse_shard(s: &str) -> Result<(usize, usize), String> {
 }
 
 pub fn run(args: &RetargetArgs) -> Result<ExitCode, Error> {
-    let rig = match &args.rig {
+    let rig = args.rest.apply(match &args.rig {
         Some(path) => Rig::load(path)?,
         None => Rig::default(),
-    };
+    });
     let target = posegpu::import::load(&args.target)?;
     let mut sources = expand(&args.sources)?;
     let single = args.sources.len() == 1 && Path::new(&args.sources[0]).is_file();
@@ -243,7 +245,14 @@ fn convert(
             }
             let converted = clips
                 .iter()
-                .map(|c| remap_clip(c, &source.skeleton, &target.skeleton, &mapping))
+                .map(|c| {
+                    remap_clip(
+                        c,
+                        &source.skeleton.with_rest_as(rig.rest),
+                        &target.skeleton.with_rest_as(rig.rest),
+                        &mapping,
+                    )
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             let how = format!(
                 "UE remap, {} of {} bones matched",

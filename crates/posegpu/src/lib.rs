@@ -61,8 +61,8 @@ pub use layout::{Mat3x4, Xform};
 pub use library::{AnimLibrary, LibraryBuilder, MaskId, NotifyInfo, RetargetSource, SourceId};
 pub use math::Transform;
 pub use model::{
-    AdditiveSpace, Asset, AssetFrame, Bone, BoneTrack, Channel, Clip, Curve, Interpolation,
-    MaskBranch, Notify, ReferencePose, Skeleton,
+    AdditiveSpace, Asset, AssetFrame, BindOrigin, BindPose, BindSpace, Bone, BoneTrack, Channel,
+    Clip, Curve, Interpolation, MaskBranch, Notify, ReferencePose, RestPose, Skeleton,
 };
 pub use playback::{
     Agent, Event, EventKind, Montage, PlayRate, Player, RootMotionMode, Segment, TrackId,

@@ -164,7 +164,7 @@ impl AnimLibrary {
     pub fn builder(target: &Skeleton) -> LibraryBuilder {
         let mapping = BoneMapping::identity(target);
         let modes = vec![TranslationMode::Animation; target.len()];
-        let retarget = build_retarget_table(target.rest(), target, &mapping, &modes);
+        let retarget = build_retarget_table(target.rest(), target.rest(), &mapping, &modes);
         let own = RetargetSource {
             name: "(the target itself)".to_string(),
             skeleton: target.clone(),
@@ -229,7 +229,7 @@ impl LibraryBuilder {
     ) -> Result<SourceId> {
         let target = &self.lib.skeleton;
         let source_pose = match pose {
-            None => skeleton.rest(),
+            None => skeleton.reference(rig.rest),
             Some(p) => skeleton
                 .reference_pose(p)
                 .ok_or_else(|| Error::UnknownReferencePose {
@@ -244,7 +244,7 @@ impl LibraryBuilder {
         };
         let mapping = BoneMapping::new(skeleton, target, rig)?;
         let modes = rig.modes(target)?;
-        let table = build_retarget_table(source_pose, target, &mapping, &modes);
+        let table = build_retarget_table(source_pose, target.reference(rig.rest), &mapping, &modes);
         self.push_source(
             RetargetSource {
                 name: name.to_string(),

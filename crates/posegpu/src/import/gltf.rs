@@ -19,7 +19,7 @@ use gltf::animation::{Interpolation as GltfInterpolation, Property};
 use super::Asset;
 use crate::error::{Error, Result};
 use crate::math::Transform;
-use crate::model::AssetFrame;
+use crate::model::{AssetFrame, BindSpace};
 use crate::model::{Bone, Skeleton};
 use crate::model::{BoneTrack, Channel, Clip, Interpolation};
 
@@ -269,6 +269,40 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
         })
         .collect::<Result<_, String>>()?;
     let skeleton = Skeleton::from_unordered(bones)?;
+    let locals: Vec<Mat4> = document
+        .nodes()
+        .map(|n| Mat4::from_cols_array_2d(&n.transform().matrix()))
+        .collect();
+    let world = |node: usize| ancestors(&parent_of, node).fold(locals[node], |m, n| locals[n] * m);
+    // Stored bone i was given as bone source_index[i], whose node is bone_nodes[that].
+    let nodes: Vec<usize> = skeleton
+        .source_index()
+        .iter()
+        .map(|&b| bone_nodes[b])
+        .collect();
+    // Component space ends at the first top joint (bone 0): the nodes above it place it in the
+    // world.
+    let above = ancestors(&parent_of, nodes[0]).fold(Mat4::IDENTITY, |m, n| locals[n] * m);
+    let skeleton = match &skin {
+        Some(skin) if !ibms.is_empty() => {
+            let has_matrix: Vec<bool> = skeleton
+                .source_index()
+                .iter()
+                .map(|&b| b < joints.len())
+                .collect();
+            let to_component = above.inverse();
+            let mut spaces = vec![(BindSpace::Scene, to_component)];
+            if let Some(mesh) = document
+                .nodes()
+                .find(|n| n.skin().is_some_and(|s| s.index() == skin.index()))
+            {
+                spaces.push((BindSpace::MeshNode, to_component * world(mesh.index())));
+            }
+            spaces.push((BindSpace::Armature, Mat4::IDENTITY));
+            skeleton.with_bind_from_matrices(&has_matrix, &spaces)?
+        }
+        _ => skeleton,
+    };
 
     let mut clips = Vec::new();
     for (index, animation) in document.animations().enumerate() {
@@ -389,19 +423,6 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
         }
         clips.push(super::with_extras(clip, &extras)?);
     }
-    // Stored bone i was given as bone source_index[i], whose node is bone_nodes[that].
-    let nodes: Vec<usize> = skeleton
-        .source_index()
-        .iter()
-        .map(|&b| bone_nodes[b])
-        .collect();
-    let locals: Vec<Mat4> = document
-        .nodes()
-        .map(|n| Mat4::from_cols_array_2d(&n.transform().matrix()))
-        .collect();
-    // Component space ends at the first top joint (bone 0): the nodes above it place it in the
-    // world.
-    let above = ancestors(&parent_of, nodes[0]).fold(Mat4::IDENTITY, |m, n| locals[n] * m);
     let frame = AssetFrame {
         above,
         up: Some(Vec3::Y),

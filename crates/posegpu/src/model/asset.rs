@@ -1,8 +1,10 @@
 //! An asset: a skeleton, its clips, and the world the skeleton stands in.
 
+use std::borrow::Cow;
+
 use glam::{Mat3, Mat4, Vec3};
 
-use super::{Clip, Skeleton};
+use super::{Clip, RestPose, Skeleton};
 
 /// A skeleton and the clips that animate it, as read from a file or built in code.
 #[derive(Clone, Debug)]
@@ -17,6 +19,23 @@ pub struct Asset {
     pub nodes: Option<Vec<usize>>,
     /// Where the skeleton stands in its file's world, and which bones deform a mesh.
     pub frame: AssetFrame,
+}
+
+impl Asset {
+    /// This asset measured from `which` pose ([`Skeleton::reference`]): its skeleton's rest is
+    /// that pose, and it keeps only its first clip (what a floating rest pose takes its floor
+    /// from). Borrowed where that pose is already the rest.
+    pub(crate) fn measured_at(&self, which: RestPose) -> Cow<'_, Asset> {
+        match self.skeleton.with_rest_as(which) {
+            Cow::Borrowed(_) => Cow::Borrowed(self),
+            Cow::Owned(skeleton) => Cow::Owned(Asset {
+                skeleton,
+                clips: self.clips.iter().take(1).cloned().collect(),
+                nodes: self.nodes.clone(),
+                frame: self.frame.clone(),
+            }),
+        }
+    }
 }
 
 /// The world a skeleton stands in, as its file gives it. Component space (where poses are

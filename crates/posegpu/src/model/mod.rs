@@ -2,12 +2,14 @@
 //! keys, bone masks, and the time mapping every sampler follows. Everything else builds on these.
 
 mod asset;
+mod bind;
 mod clip;
 mod keys;
 mod mask;
 mod skeleton;
 
 pub use asset::{Asset, AssetFrame};
+pub use bind::{BindOrigin, BindPose, BindSpace, RestPose, AGREE_DEGREES, AGREE_RELATIVE};
 pub use clip::{AdditiveSpace, BoneTrack, Channel, Clip, Curve, Interpolation, Notify};
 pub use keys::{find_keys, map_time};
 pub use mask::{mask_weights, MaskBranch};

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use glam::Mat4;
 
+use super::bind::{self, BindOrigin, BindPose, BindSpace, RestPose};
 use crate::error::{Error, Result};
 use crate::math::Transform;
 
@@ -43,12 +44,16 @@ pub struct ReferencePose {
 
 /// An immutable, validated skeleton. Bones are stored parents-first: every parent index is
 /// smaller than its child's, so one forward loop is a hierarchy pass. A skeleton may have
-/// several roots.
+/// several roots. It holds two poses: the rest (node transforms, what unanimated channels
+/// hold) and the bind pose (what the mesh was skinned in, what retargeting measures from).
 #[derive(Clone, Debug)]
 pub struct Skeleton {
     names: Vec<String>,
     parents: Vec<i32>,
     rest: Vec<Transform>,
+    bind: Vec<Transform>,
+    bind_origin: Vec<BindOrigin>,
+    bind_space: Option<BindSpace>,
     inverse_bind: Vec<Option<Mat4>>,
     source_index: Vec<usize>,
     alternatives: Vec<ReferencePose>,
@@ -111,6 +116,9 @@ impl Skeleton {
                 .map(|b| b.parent.map_or(-1, |p| p as i32))
                 .collect(),
             rest: bones.iter().map(|b| b.rest).collect(),
+            bind: bones.iter().map(|b| b.rest).collect(),
+            bind_origin: vec![BindOrigin::Nodes; count],
+            bind_space: None,
             inverse_bind: bones.iter().map(|b| b.inverse_bind).collect(),
             source_index: (0..count).collect(),
             alternatives: Vec::new(),
@@ -138,6 +146,45 @@ impl Skeleton {
         let mut skeleton = Self::new(sorted)?;
         skeleton.source_index = order;
         Ok(skeleton)
+    }
+
+    /// Sets the bind pose (locals one per bone, as [`bind::rebuild`] makes them from a skin's
+    /// inverse bind matrices). A bone whose bind local is not a valid transform keeps its node
+    /// transform and is marked [`BindOrigin::Singular`].
+    pub fn with_bind_pose(mut self, pose: BindPose) -> Result<Self> {
+        if pose.locals.len() != self.len() || pose.origin.len() != self.len() {
+            return Err(Error::PoseLength {
+                pose: "bind pose".to_string(),
+                expected: self.len(),
+                got: pose.locals.len().min(pose.origin.len()),
+            });
+        }
+        self.bind = pose.locals;
+        self.bind_origin = pose.origin;
+        self.bind_space = pose.space;
+        for b in 0..self.len() {
+            if check_transform(&self.bind[b], "").is_err() {
+                self.bind[b] = self.rest[b];
+                self.bind_origin[b] = BindOrigin::Singular;
+            }
+        }
+        Ok(self)
+    }
+
+    /// Rebuilds the bind pose from the inverse bind matrices held per bone (see
+    /// [`Skeleton::with_bind_pose`]); `spaces` are the candidate spaces of the matrices, each
+    /// with the matrix taking it to component space. `has_matrix[b]` says whether bone `b`'s
+    /// matrix came from the file (glTF gives non-joint nodes between joints none).
+    pub(crate) fn with_bind_from_matrices(
+        self,
+        has_matrix: &[bool],
+        spaces: &[(BindSpace, Mat4)],
+    ) -> Result<Self> {
+        let ibms: Vec<Option<Mat4>> = (0..self.len())
+            .map(|b| self.inverse_bind[b].filter(|_| has_matrix[b]))
+            .collect();
+        let pose = bind::rebuild(&self.parents, &self.rest, &ibms, spaces);
+        self.with_bind_pose(pose)
     }
 
     /// Adds a named alternative reference pose (local transforms, one per bone).
@@ -216,6 +263,59 @@ impl Skeleton {
     /// The reference (rest) pose, local transforms.
     pub fn rest(&self) -> &[Transform] {
         &self.rest
+    }
+
+    /// The bind pose, local transforms: the pose the mesh was skinned in, rebuilt from the
+    /// skin's inverse bind matrices; the rest pose where the asset has none.
+    pub fn bind_pose(&self) -> &[Transform] {
+        &self.bind
+    }
+
+    /// Per bone, where its bind local came from.
+    pub fn bind_origin(&self) -> &[BindOrigin] {
+        &self.bind_origin
+    }
+
+    /// The space the inverse bind matrices were found in; `None` where no bone had one.
+    pub fn bind_space(&self) -> Option<BindSpace> {
+        self.bind_space
+    }
+
+    /// The pose `which` names: [`Skeleton::bind_pose`] or [`Skeleton::rest`].
+    pub fn reference(&self, which: RestPose) -> &[Transform] {
+        match which {
+            RestPose::Bind => &self.bind,
+            RestPose::Nodes => &self.rest,
+        }
+    }
+
+    /// This skeleton with `which` as its rest pose: borrowed where that is already the rest.
+    /// Retargeting builds its plans on such a view (the node rest still fills unanimated
+    /// channels when clips are sampled); [`crate::retarget::remap_clip`] takes one to convert
+    /// from and onto bind poses.
+    pub fn with_rest_as(&self, which: RestPose) -> std::borrow::Cow<'_, Skeleton> {
+        if which == RestPose::Nodes || self.bind == self.rest {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut view = self.clone();
+        view.rest = self.bind.clone();
+        std::borrow::Cow::Owned(view)
+    }
+
+    /// Replaces bone `b`'s rest local (a measured view's adjustment).
+    pub(crate) fn set_rest_local(&mut self, b: usize, local: Transform) {
+        self.rest[b] = local;
+    }
+
+    /// The pose `which` names, in component space.
+    pub fn reference_component(&self, which: RestPose) -> Vec<Transform> {
+        component_space(&self.parents, self.reference(which))
+    }
+
+    /// The bones whose node transform turns away from the bind pose by more than
+    /// `min_degrees`, with the angle in degrees, largest first (`posegpu info`).
+    pub fn posed_bones(&self, min_degrees: f32) -> Vec<(usize, f32)> {
+        bind::posed(&self.rest, &self.bind, min_degrees)
     }
 
     /// Inverse bind matrix per bone; `None` where the asset has none (the identity is used).

@@ -9,11 +9,14 @@
 //! basis on every character, so the rotation between two characters' frames
 //! ([`BodyFrame::rotation_to`]) is a proper rotation.
 
+use std::borrow::Cow;
+
 use glam::{Mat3, Quat, Vec3};
 
 use super::humanoid::{recognise, skeleton_label, Humanoid, Side, SideLimbs};
 use crate::error::{Error, Result};
-use crate::model::{component_space, Asset, Clip, Skeleton};
+use crate::math::Transform;
+use crate::model::{component_space, Asset, Clip, RestPose, Skeleton};
 
 /// A character as retargeting sees it: its humanoid roles and its body frame.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,12 +31,54 @@ impl Character {
     /// Recognises `asset`'s humanoid ([`recognise`]) and measures its body frame; a floating
     /// rest pose takes its floor from the asset's first clip.
     pub fn measure(asset: &Asset) -> Result<Self> {
-        let humanoid = recognise(asset)?;
+        Ok(Self::measure_at(asset, RestPose::Nodes)?.0)
+    }
+
+    /// The same, measured from `rest` (its bind pose or its node transforms), with the asset as
+    /// it was measured: its skeleton's rest is that pose. In a bind pose an IK-style foot (one
+    /// that does not hang below its shin, and deforms nothing) stays where the file's IK rig
+    /// put it in the node pose relative to the shin: its own inverse bind matrix only says
+    /// where it stood when the mesh was bound, not where the shin's end is.
+    pub fn measure_at(asset: &Asset, rest: RestPose) -> Result<(Self, Cow<'_, Asset>)> {
+        let mut view = asset.measured_at(rest);
+        let humanoid = recognise(&view)?;
+        if let Cow::Owned(measured) = &mut view {
+            carry_feet_as_nodes(&mut measured.skeleton, &asset.skeleton, &humanoid);
+        }
+        let asset = view.as_ref();
         let mut body = BodyFrame::measure(&asset.skeleton, &humanoid)?;
         if let Some(clip) = asset.clips.first() {
             body = body.with_clip_floor(&asset.skeleton, &humanoid, clip);
         }
-        Ok(Self { humanoid, body })
+        Ok((Self { humanoid, body }, view))
+    }
+}
+
+/// Puts each IK-style foot of `view` (a foot not below its shin) where its shin carries it in
+/// `nodes`' rest pose.
+fn carry_feet_as_nodes(view: &mut Skeleton, nodes: &Skeleton, humanoid: &Humanoid) {
+    let parents = view.parents().to_vec();
+    let is_below = |a: usize, mut b: usize| loop {
+        match usize::try_from(parents[b]) {
+            Ok(p) if p == a => return true,
+            Ok(p) => b = p,
+            Err(_) => return false,
+        }
+    };
+    let node_cs = nodes.rest_component();
+    for side in Side::BOTH {
+        let l = humanoid.side(side);
+        if is_below(l.shin, l.foot) {
+            continue;
+        }
+        let cs = view.rest_component();
+        let carried = Transform::relative(&node_cs[l.foot], &node_cs[l.shin]);
+        let want = Transform::compose(&carried, &cs[l.shin]);
+        let local = match view.parent(l.foot) {
+            Some(p) => Transform::relative(&want, &cs[p]),
+            None => want,
+        };
+        view.set_rest_local(l.foot, local);
     }
 }
 

@@ -25,7 +25,7 @@ use crate::layout::{
     PLAN_REFERENCE, PLAN_SEGMENT_END,
 };
 use crate::math::{safe_recip, Transform};
-use crate::model::{component_space, Asset, Skeleton};
+use crate::model::{component_space, Asset, RestPose, Skeleton};
 
 /// The most source bones one target bone's path may read. A longer path (many helper joints
 /// between two mapped bones, a deep IK-style root) is an [`Error::RetargetPath`]: a `bone_map`
@@ -53,6 +53,11 @@ pub struct PlanOptions {
     pub translation_deltas: bool,
     /// Target bone → source bone, over every other pairing (a rig file's `bone_map`).
     pub bone_map: BTreeMap<String, String>,
+    /// The pose both characters are measured from: their bind pose by default (rebuilt from
+    /// the skin's inverse bind matrices), or their node transforms. Either way, unanimated
+    /// source channels read the node transforms, and target bones that neither follow a source
+    /// bone nor hold up one that does keep their node transforms.
+    pub rest: RestPose,
 }
 
 impl Default for PlanOptions {
@@ -62,6 +67,7 @@ impl Default for PlanOptions {
             match_names: true,
             translation_deltas: true,
             bone_map: BTreeMap::new(),
+            rest: RestPose::Bind,
         }
     }
 }
@@ -119,6 +125,10 @@ pub struct RetargetPlan {
     g: Quat,
     k: f32,
     reference: Vec<Transform>,
+    rest: RestPose,
+    /// The locals each side was measured in (source, target): its bind pose or node
+    /// transforms, IK-style feet where the shins carry them.
+    measured: [Vec<Transform>; 2],
     source: Character,
     target: Character,
     source_names: Vec<String>,
@@ -133,8 +143,9 @@ impl RetargetPlan {
     /// [`Error::NotHumanoid`]; a bone that would read more than [`MAX_PATH`] source bones an
     /// [`Error::RetargetPath`].
     pub fn new(source: &Asset, target: &Asset, options: &PlanOptions) -> Result<Self> {
-        let side = |asset: &Asset, which: &str| {
-            Character::measure(asset).map_err(|e| match e {
+        let nodes = &target.skeleton;
+        let side = |asset, which: &str| {
+            Character::measure_at(asset, options.rest).map_err(|e| match e {
                 Error::NotHumanoid { what, why } => Error::NotHumanoid {
                     what: format!("{which} {what}"),
                     why,
@@ -142,11 +153,24 @@ impl RetargetPlan {
                 e => e,
             })
         };
-        let (s_char, t_char) = (side(source, "source")?, side(target, "target")?);
+        let ((s_char, source), (t_char, target)) =
+            (side(source, "source")?, side(target, "target")?);
+        let (source, target) = (source.as_ref(), target.as_ref());
         let s = PlanSide::new(&source.skeleton, &s_char);
         let t = PlanSide::new(&target.skeleton, &t_char);
         let chains = goals::chains(&target.skeleton, &t_char);
-        let built = Builder::new(&s, &t, options)?.build(&chains)?;
+        let mut built = Builder::new(&s, &t, options)?.build(&chains)?;
+        // Bones that neither follow the source nor hold up a bone that does keep their node
+        // transforms (what a viewer shows for a bone no clip moves).
+        let tree = Tree::new(nodes);
+        for b in 0..nodes.len() {
+            let holds_up = |x: usize| x != b && built.bones[x].kind != BoneKind::Reference;
+            if built.bones[b].kind == BoneKind::Reference
+                && !(b..nodes.len()).any(|x| holds_up(x) && tree.is_ancestor(b, x))
+            {
+                built.records[b] = reference_record(&nodes.rest()[b]);
+            }
+        }
         Ok(Self {
             records: built.records,
             goals: built.goals,
@@ -160,6 +184,11 @@ impl RetargetPlan {
             g: built.g,
             k: built.k,
             reference: built.reference,
+            rest: options.rest,
+            measured: [
+                source.skeleton.rest().to_vec(),
+                target.skeleton.rest().to_vec(),
+            ],
             source: s_char,
             target: t_char,
             source_names: source.skeleton.names().to_vec(),
@@ -204,6 +233,17 @@ impl RetargetPlan {
     /// to the source's where [`PlanOptions::align_rest`] is on.
     pub fn reference(&self) -> &[Transform] {
         &self.reference
+    }
+
+    /// The pose both characters were measured from ([`PlanOptions::rest`]).
+    pub fn rest_pose(&self) -> RestPose {
+        self.rest
+    }
+
+    /// The locals the source (`0`) or target (`1`) was measured in: the pose
+    /// [`RetargetPlan::rest_pose`] names, IK-style feet where their shins carry them.
+    pub fn measured_rest(&self, side: usize) -> &[Transform] {
+        &self.measured[side]
     }
 
     /// Per target bone: its counterpart, kind, reason and path.

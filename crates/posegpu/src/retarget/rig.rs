@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::TranslationMode;
 use crate::error::{Error, Result};
-use crate::model::Skeleton;
+use crate::model::{RestPose, Skeleton};
 
 /// A named starting point for the per-bone modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -31,7 +31,8 @@ pub enum Preset {
 ///     "bones": { "pelvis": "animation_scaled", "ik_foot_l": "animation" }
 ///   },
 ///   "bone_map": { "target bone": "source bone" },
-///   "strip_prefixes": ["Bip01 ", "mixamorig:"]
+///   "strip_prefixes": ["Bip01 ", "mixamorig:"],
+///   "rest": "bind"
 /// }
 /// ```
 ///
@@ -51,6 +52,11 @@ pub struct Rig {
     /// without case.
     #[serde(default)]
     pub strip_prefixes: Vec<String>,
+    /// The pose both skeletons are measured from (`"bind"`, the default, or `"nodes"`): UE's
+    /// per-bone modes take it as the reference pose of source and target, as UE's importer
+    /// takes a glTF's bind pose; a character plan built from this rig takes it too.
+    #[serde(default)]
+    pub rest: RestPose,
 }
 
 /// The per-bone modes of a [`Rig`].

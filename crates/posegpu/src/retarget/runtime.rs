@@ -5,19 +5,19 @@
 use super::{BoneMapping, TranslationMode};
 use crate::layout::{BoneRetarget, RETARGET_ORIENT};
 use crate::math::{find_between_normals, safe_recip, Transform, ORIENT_PRECISION, SMALL, TINY};
-use crate::model::Skeleton;
 
 /// The caches of every target bone for clips whose retarget source is `source_pose` (local
-/// reference transforms of the source skeleton, one per source bone).
+/// reference transforms of the source skeleton, one per source bone) playing on a target whose
+/// reference pose is `target_pose`.
 pub(crate) fn build_retarget_table(
     source_pose: &[Transform],
-    target: &Skeleton,
+    target_pose: &[Transform],
     mapping: &BoneMapping,
     modes: &[TranslationMode],
 ) -> Vec<BoneRetarget> {
-    (0..target.len())
+    (0..target_pose.len())
         .map(|i| {
-            let tgt = target.rest()[i];
+            let tgt = target_pose[i];
             match mapping.source_of(i) {
                 Some(s) => pair(s, &source_pose[s], &tgt, modes[i]),
                 None => BoneRetarget {

@@ -20,7 +20,7 @@ fn cache(src: Transform, tgt: Transform, mode: TranslationMode) -> BoneRetarget 
     let source = Skeleton::new(vec![Bone::new("b", None, src)]).unwrap();
     let target = Skeleton::new(vec![Bone::new("b", None, tgt)]).unwrap();
     let mapping = BoneMapping::new(&source, &target, &Rig::default()).unwrap();
-    build_retarget_table(source.rest(), &target, &mapping, &[mode])[0]
+    build_retarget_table(source.rest(), target.rest(), &mapping, &[mode])[0]
 }
 
 fn close3(a: Vec3, b: Vec3) -> bool {

@@ -60,10 +60,31 @@ fn a_character_onto_itself_is_the_identity() {
     }
 }
 
+/// Side `side` of `plan` (source 0, target 1) as the plan measured it (its bind pose, IK-style
+/// feet where the shins carry them).
+fn measured(plan: &RetargetPlan, side: usize) -> Skeleton {
+    let names = if side == 0 {
+        asset(MECH_MIKE).skeleton.clone()
+    } else {
+        asset(MECH_STAN).skeleton.clone()
+    };
+    let bones = (0..names.len())
+        .map(|b| {
+            Bone::new(
+                names.names()[b].clone(),
+                names.parent(b),
+                plan.measured_rest(side)[b],
+            )
+        })
+        .collect();
+    Skeleton::new(bones).unwrap()
+}
+
 #[test]
 fn alignment_off_reproduces_remap_tracks_to_new_skeleton() {
     // Mech_Mike → Mech_Stan: one tool, the same names; with rest alignment off the plan's
-    // component rotations are UE's RemapTracksToNewSkeleton's (AnimCS ⊗ OldRefCS⁻¹ ⊗ NewRefCS).
+    // component rotations are UE's RemapTracksToNewSkeleton's (AnimCS ⊗ OldRefCS⁻¹ ⊗ NewRefCS),
+    // both measured from the bind poses (their nodes are posed away from them).
     let (s, t) = (asset(MECH_MIKE), asset(MECH_STAN));
     let opts = PlanOptions {
         align_rest: false,
@@ -80,7 +101,7 @@ fn alignment_off_reproduces_remap_tracks_to_new_skeleton() {
         .iter()
         .filter(|c| ["Walk", "Punch", "Jump"].contains(&c.name()))
     {
-        let ue = remap_clip(clip, ss, ts, &mapping).unwrap();
+        let ue = remap_clip(clip, &measured(&plan, 0), &measured(&plan, 1), &mapping).unwrap();
         for time in frame_times(clip, 20) {
             let ue_locals = sample_pose(ts, &ue, time);
             let ue_cs = component_pose(ts, &ue_locals);
@@ -541,7 +562,8 @@ fn rest_alignment_keeps_wide_hips_level() {
             let across = cs[h.right.thigh].translation - cs[h.left.thigh].translation;
             across.normalize().dot(up).asin().to_degrees()
         };
-        let rest = roll(&t.skeleton.rest_component());
+        // Measured in the pose the plan measures from (Mech_Stan's bind pose).
+        let rest = roll(&component_pose(&t.skeleton, plan.measured_rest(1)));
         let aligned = roll(&component_pose(&t.skeleton, plan.reference()));
         assert!(
             (aligned - rest).abs() < 0.01,
