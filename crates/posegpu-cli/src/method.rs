@@ -85,7 +85,7 @@ impl Runtime {
 pub fn plan_options(rig: &Rig) -> PlanOptions {
     PlanOptions {
         bone_map: rig.bone_map.clone(),
-        rest: rig.rest,
+        rest: rig.rest.unwrap_or_default(),
         ..PlanOptions::default()
     }
 }
@@ -93,9 +93,10 @@ pub fn plan_options(rig: &Rig) -> PlanOptions {
 /// `--rest`, for the commands that retarget.
 #[derive(Clone, Copy, Debug, Default, clap::Args)]
 pub struct RestArg {
-    /// The pose both characters are measured from: `bind` (the default: the pose the mesh was
-    /// skinned in, rebuilt from the skin's inverse bind matrices) or `nodes` (the node
-    /// transforms, for a file whose inverse bind matrices are wrong). Overrides a rig's `rest`.
+    /// The pose both characters are measured from: `bind` (the pose the mesh was skinned in,
+    /// rebuilt from the skin's inverse bind matrices; the character retargeting's default) or
+    /// `nodes` (the node transforms: UE's per-bone modes' default, and for a file whose inverse
+    /// bind matrices are wrong). Overrides a rig's `rest`.
     #[arg(long, value_name = "POSE")]
     pub rest: Option<RestPose>,
 }
@@ -103,9 +104,7 @@ pub struct RestArg {
 impl RestArg {
     /// `rig` with this choice, where one was made.
     pub fn apply(self, mut rig: Rig) -> Rig {
-        if let Some(rest) = self.rest {
-            rig.rest = rest;
-        }
+        rig.rest = self.rest.or(rig.rest);
         rig
     }
 }

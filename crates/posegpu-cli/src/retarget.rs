@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use posegpu::export::{write_glb, Template};
 use posegpu::retarget::{bake_clip, remap_clip, BoneMapping, RetargetPlan};
-use posegpu::{Asset, Clip, Error, Rig};
+use posegpu::{Asset, Clip, Error, RestPose, Rig};
 
 use crate::method::{plan_options, IkArgs, Method, RestArg};
 
@@ -246,10 +246,11 @@ fn convert(
             let converted = clips
                 .iter()
                 .map(|c| {
+                    let rest = rig.rest.unwrap_or(RestPose::Nodes);
                     remap_clip(
                         c,
-                        &source.skeleton.with_rest_as(rig.rest),
-                        &target.skeleton.with_rest_as(rig.rest),
+                        &source.skeleton.with_rest_as(rest),
+                        &target.skeleton.with_rest_as(rest),
                         &mapping,
                     )
                 })

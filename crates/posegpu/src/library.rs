@@ -17,7 +17,7 @@ use crate::layout::{
 use crate::math::{affine_rows, Transform};
 use crate::model::{
     find_named, mask_weights, AdditiveSpace, Asset, BoneTrack, Channel, Clip, Interpolation,
-    MaskBranch, Skeleton,
+    MaskBranch, RestPose, Skeleton,
 };
 use crate::retarget::{
     bake_with_goals, build_retarget_table, BoneCache, BoneMapping, RetargetPlan, Rig,
@@ -229,7 +229,7 @@ impl LibraryBuilder {
     ) -> Result<SourceId> {
         let target = &self.lib.skeleton;
         let source_pose = match pose {
-            None => skeleton.reference(rig.rest),
+            None => skeleton.reference(rig.rest.unwrap_or(RestPose::Nodes)),
             Some(p) => skeleton
                 .reference_pose(p)
                 .ok_or_else(|| Error::UnknownReferencePose {
@@ -244,7 +244,8 @@ impl LibraryBuilder {
         };
         let mapping = BoneMapping::new(skeleton, target, rig)?;
         let modes = rig.modes(target)?;
-        let table = build_retarget_table(source_pose, target.reference(rig.rest), &mapping, &modes);
+        let target_pose = target.reference(rig.rest.unwrap_or(RestPose::Nodes));
+        let table = build_retarget_table(source_pose, target_pose, &mapping, &modes);
         self.push_source(
             RetargetSource {
                 name: name.to_string(),

@@ -52,11 +52,13 @@ pub struct Rig {
     /// without case.
     #[serde(default)]
     pub strip_prefixes: Vec<String>,
-    /// The pose both skeletons are measured from (`"bind"`, the default, or `"nodes"`): UE's
-    /// per-bone modes take it as the reference pose of source and target, as UE's importer
-    /// takes a glTF's bind pose; a character plan built from this rig takes it too.
+    /// The pose both skeletons are measured from, `"bind"` or `"nodes"`. Absent: the bind pose
+    /// for the character retargeting, the node transforms for UE's per-bone modes (whose
+    /// reference pose is also what a source's unanimated channels hold, as in UE: the node
+    /// transforms keep a clip played through them what it is on its own skeleton; `"bind"`
+    /// is UE's import, which takes a glTF's bind pose as the reference pose).
     #[serde(default)]
-    pub rest: RestPose,
+    pub rest: Option<RestPose>,
 }
 
 /// The per-bone modes of a [`Rig`].

@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bind;
 mod data;
 mod gpu;
 mod ik;
