@@ -8,6 +8,8 @@ mod common;
 mod data;
 mod gpu;
 mod ik;
+mod mocap;
+mod mocap_pairs;
 mod pairs;
 mod plan;
 mod recognition;
