@@ -29,7 +29,10 @@ pub struct Character {
 
 impl Character {
     /// Recognises `asset`'s humanoid ([`recognise`]) and measures its body frame; a floating
-    /// rest pose takes its floor from the asset's first clip.
+    /// rest pose takes its floor from the asset's first clip, and so does a rest pose that
+    /// stands in no world (BVH: the root's position channels replace its OFFSET in every
+    /// frame, so where the rest stands says nothing of the capture's floor) where the clip's
+    /// floor lies more than [`REST_FLOOR_TOLERANCE`] hip heights from the rest's.
     pub fn measure(asset: &Asset) -> Result<Self> {
         Ok(Self::measure_at(asset, RestPose::Nodes)?.0)
     }
@@ -48,7 +51,12 @@ impl Character {
         let asset = view.as_ref();
         let mut body = BodyFrame::measure(&asset.skeleton, &humanoid)?;
         if let Some(clip) = asset.clips.first() {
-            body = body.with_clip_floor(&asset.skeleton, &humanoid, clip);
+            let from_clip = body.with_clip_floor(&asset.skeleton, &humanoid, clip);
+            let apart = (from_clip.ground - body.rest_ground).abs() / body.hip_height;
+            let placed = asset.frame.up.is_some();
+            if body.floating_rest || (!placed && apart > REST_FLOOR_TOLERANCE) {
+                body = from_clip;
+            }
         }
         Ok((Self { humanoid, body }, view))
     }
@@ -82,6 +90,12 @@ fn carry_feet_as_nodes(view: &mut Skeleton, nodes: &Skeleton, humanoid: &Humanoi
     }
 }
 
+/// How far (in hip heights) the first clip's floor may lie from the rest pose's before a rest
+/// pose in no world (BVH) takes the clip's: the contact tolerance of the quality measure, so
+/// that an authored rest standing on the capture's floor (MakeHuman's, 1.6% of its hip height
+/// above its walk's floor) keeps its own.
+pub const REST_FLOOR_TOLERANCE: f32 = 0.03;
+
 /// A character's own frame, in its component space (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BodyFrame {
@@ -92,7 +106,8 @@ pub struct BodyFrame {
     /// `up × right`: the way the character faces.
     pub forward: Vec3,
     /// The floor's height along `up` for motion (component units): the rest pose's lowest
-    /// foot or toe joint, or for a floating rest pose the clip's ([`BodyFrame::with_clip_floor`]).
+    /// foot or toe joint, or for a floating rest pose or one in no world (BVH) the clip's
+    /// ([`BodyFrame::with_clip_floor`]).
     pub ground: f32,
     /// The rest pose's lowest foot or toe joint height.
     pub rest_ground: f32,
@@ -158,18 +173,15 @@ impl BodyFrame {
         })
     }
 
-    /// For a floating rest pose, the floor taken from `clip`: the 10th percentile, over at
-    /// most 400 of the clip's key times, of the lowest foot or toe joint. A standing rest pose
-    /// keeps its own floor.
+    /// The floor taken from `clip`: the 10th percentile, over at most 400 of the clip's key
+    /// times, of the lowest foot or toe joint ([`Character::measure`] takes it for a floating
+    /// rest pose or one in no world).
     pub fn with_clip_floor(
         mut self,
         skeleton: &Skeleton,
         humanoid: &Humanoid,
         clip: &Clip,
     ) -> Self {
-        if !self.floating_rest {
-            return self;
-        }
         let mut lows: Vec<f32> = frame_times(clip, 400)
             .into_iter()
             .map(|t| {

@@ -9,6 +9,8 @@ mod bind;
 mod data;
 mod gpu;
 mod ik;
+mod mocap;
+mod mocap_pairs;
 mod pairs;
 mod plan;
 mod recognition;
