@@ -66,16 +66,6 @@ pub enum Error {
         /// Which rotation.
         what: String,
     },
-    /// A scale component is negative (below -1 for an additive clip's scale delta).
-    #[error(
-        "{what}: negative scale {value}; posegpu rejects negative scales (UE switches to a matrix path for them)"
-    )]
-    NegativeScale {
-        /// Which scale.
-        what: String,
-        /// The offending component.
-        value: f32,
-    },
     /// A channel's key times go backwards.
     #[error("{what}: key times must not decrease (key {index}: {prev} then {next})")]
     TimesDecrease {
