@@ -191,6 +191,20 @@ pub enum Error {
         /// The most a path may hold (`retarget::plan::MAX_PATH`).
         limit: usize,
     },
+    /// A retarget plan from or onto a character with a bone below a mirrored one (a negative
+    /// scale component in its parent's component-space reference scale). Plans read and write
+    /// component-space rotations that a mirrored frame reflects; mirrored leaf bones (no bone
+    /// below them) are supported.
+    #[error(
+        "retarget plan: {which} bone '{bone}' lies below a mirrored bone (negative scale); \
+         plans support mirrored leaf bones only"
+    )]
+    MirroredRetarget {
+        /// `source` or `target`.
+        which: String,
+        /// The first bone (parents first) whose parent frame is mirrored.
+        bone: String,
+    },
     /// A retarget plan met skeletons or poses other than those it was built for.
     #[error("retarget plan: {what}")]
     PlanMismatch {

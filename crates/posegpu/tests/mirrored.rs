@@ -395,3 +395,143 @@ fn mirrored_skeletons_and_keys_match_the_cpu_on_the_gpu() {
     let lib = AnimLibrary::new(&humanoid.skeleton, &humanoid.clips).unwrap();
     common::assert_gpu_matches_cpu(&ctx, &lib, &spread_instances(&lib, 7), "humanoid");
 }
+
+/// A glTF chain written here: a root, a node mirrored by its TRS scale (-1, 1, 1), a node whose
+/// matrix has a negative determinant (scale magnitude 1.5), a leaf whose scale is keyed from
+/// (1, 1, 1) to (-1, 1, -1) (STEP). Returns the path and the nodes' local matrices at key 0 and
+/// key 1.
+fn mirrored_gltf(dir: &std::path::Path) -> (std::path::PathBuf, [Mat4; 4], Mat4) {
+    let root = Transform::new(
+        Vec3::new(0.0, 1.0, 0.0),
+        Quat::from_rotation_y(0.4),
+        Vec3::ONE,
+    );
+    let mirror = Transform::new(
+        Vec3::new(0.5, 0.0, 0.0),
+        Quat::from_rotation_z(30f32.to_radians()),
+        Vec3::new(-1.0, 1.0, 1.0),
+    );
+    let flip = Mat4::from_translation(Vec3::new(0.0, 0.4, 0.1))
+        * Mat4::from_rotation_x(40f32.to_radians())
+        * Mat4::from_scale(Vec3::new(1.5, -1.5, 1.5));
+    let leaf = Transform::new(
+        Vec3::new(0.2, 0.3, 0.0),
+        Quat::from_rotation_y(20f32.to_radians()),
+        Vec3::ONE,
+    );
+    let keyed = Transform {
+        scale: Vec3::new(-1.0, 1.0, -1.0),
+        ..leaf
+    };
+    let floats = [0.0f32, 1.0, 1.0, 1.0, 1.0, -1.0, 1.0, -1.0];
+    let bytes: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("mirrored.bin"), &bytes).unwrap();
+    let trs = |t: &Transform| {
+        serde_json::json!({
+            "translation": t.translation.to_array(),
+            "rotation": t.rotation.to_array(),
+            "scale": t.scale.to_array(),
+        })
+    };
+    let mut nodes = vec![trs(&root), trs(&mirror), serde_json::json!({}), trs(&leaf)];
+    nodes[2]["matrix"] = serde_json::json!(flip.to_cols_array());
+    for (i, name) in ["root", "mirror", "flip", "leaf"].iter().enumerate() {
+        nodes[i]["name"] = (*name).into();
+        if i < 3 {
+            nodes[i]["children"] = serde_json::json!([i + 1]);
+        }
+    }
+    let json = serde_json::json!({
+        "asset": {"version": "2.0"},
+        "scene": 0, "scenes": [{"nodes": [0]}],
+        "nodes": nodes,
+        "skins": [{"joints": [0, 1, 2, 3]}],
+        "buffers": [{"uri": "mirrored.bin", "byteLength": 32}],
+        "bufferViews": [
+            {"buffer": 0, "byteOffset": 0, "byteLength": 8},
+            {"buffer": 0, "byteOffset": 8, "byteLength": 24}
+        ],
+        "accessors": [
+            {"bufferView": 0, "componentType": 5126, "count": 2, "type": "SCALAR",
+             "min": [0.0], "max": [1.0]},
+            {"bufferView": 1, "componentType": 5126, "count": 2, "type": "VEC3"}
+        ],
+        "animations": [{
+            "name": "flip",
+            "samplers": [{"input": 0, "output": 1, "interpolation": "STEP"}],
+            "channels": [{"sampler": 0, "target": {"node": 3, "path": "scale"}}]
+        }]
+    });
+    let path = dir.join("mirrored.gltf");
+    std::fs::write(&path, json.to_string()).unwrap();
+    let locals = [root.to_matrix(), mirror.to_matrix(), flip, leaf.to_matrix()];
+    (path, locals, keyed.to_matrix())
+}
+
+/// Evaluates `asset`'s first clip at 0 and 1 s (CPU, and the GPU where there is one) and checks
+/// every bone's component matrix and skinning matrix against the product of `locals` (the
+/// leaf's at 1 s being `leaf_keyed`).
+fn check_chain(asset: &Asset, locals: &[Mat4; 4], leaf_keyed: Mat4, what: &str) {
+    let s = &asset.skeleton;
+    let names = ["root", "mirror", "flip", "leaf"];
+    let index: Vec<usize> = names.iter().map(|n| s.find(n).unwrap()).collect();
+    let lib = AnimLibrary::new(s, &asset.clips).unwrap();
+    let instances = [
+        posegpu::Instance::new(0, 0.0, false),
+        posegpu::Instance::new(0, 1.0, false),
+    ];
+    let cpu = cpu_eval(&lib, &instances);
+    let mut sides = vec![("CPU", cpu.clone())];
+    if let Some(ctx) = gpu() {
+        let out = gpu_eval(&ctx, &lib, &instances, &GpuOptions::default());
+        sides.push(("GPU", out));
+    }
+    for (side, poses) in &sides {
+        for (k, _) in instances.iter().enumerate() {
+            let mut world = Mat4::IDENTITY;
+            for (j, &b) in index.iter().enumerate() {
+                let local = if j == 3 && k == 1 {
+                    leaf_keyed
+                } else {
+                    locals[j]
+                };
+                world *= local;
+                let cs = poses.component(k, b).to_matrix();
+                assert!(
+                    mat_close(cs, world, 1e-5),
+                    "{what} {side}: {} at key {k}: {cs} vs {world}",
+                    names[j]
+                );
+                let skin = rows_to_mat4(poses.skinning(k, b));
+                assert!(mat_close(skin, world, 1e-5), "{what} {side}: skinning");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_gltf_with_mirrored_nodes_imports_evaluates_and_exports() {
+    let dir = std::env::temp_dir().join(format!("posegpu-mirrored-{}", std::process::id()));
+    let (path, locals, leaf_keyed) = mirrored_gltf(&dir);
+    let asset = posegpu::import::load(&path).unwrap();
+    let s = &asset.skeleton;
+    // The TRS node comes through as given; the matrix node decomposes into a negative scale.
+    let mirror = s.rest()[s.find("mirror").unwrap()];
+    assert_eq!(mirror.scale, Vec3::new(-1.0, 1.0, 1.0));
+    let flip = s.rest()[s.find("flip").unwrap()];
+    assert!(
+        flip.scale.min_element() < 0.0 && flip.scale.abs().abs_diff_eq(Vec3::splat(1.5), 1e-5),
+        "{flip:?}"
+    );
+    assert!(mat_close(flip.to_matrix(), locals[2], 1e-6));
+    check_chain(&asset, &locals, leaf_keyed, "imported");
+    // Written back (TRS nodes, the negative scales kept) and read again: the same poses.
+    let out = dir.join("mirrored_out.glb");
+    posegpu::export::write_glb(&out, s, &asset.clips, None).unwrap();
+    let back = posegpu::import::load(&out).unwrap();
+    let flip_back = back.skeleton.rest()[back.skeleton.find("flip").unwrap()];
+    assert!(flip_back.scale.min_element() < 0.0, "{flip_back:?}");
+    check_chain(&back, &locals, leaf_keyed, "exported");
+    std::fs::remove_dir_all(&dir).ok();
+}
