@@ -412,11 +412,15 @@ fn mirrored_gltf(dir: &std::path::Path) -> (std::path::PathBuf, [Mat4; 4], Mat4)
         Vec3::new(-1.0, 1.0, 1.0),
     );
     let flip = Mat4::from_translation(Vec3::new(0.0, 0.4, 0.1))
-        * Mat4::from_rotation_x(40f32.to_radians())
+        * Mat4::from_quat(Quat::from_axis_angle(
+            Vec3::new(1.0, 2.0, 3.0).normalize(),
+            0.7,
+        ))
         * Mat4::from_scale(Vec3::new(1.5, -1.5, 1.5));
     let leaf = Transform::new(
         Vec3::new(0.2, 0.3, 0.0),
-        Quat::from_rotation_y(20f32.to_radians()),
+        // Oblique axes: a reflection changes these rotations (not one about X under X's).
+        Quat::from_axis_angle(Vec3::new(-2.0, 1.0, 0.5).normalize(), 0.5),
         Vec3::ONE,
     );
     let keyed = Transform {

@@ -192,7 +192,9 @@ fn a_plan_from_or_onto_bones_below_a_mirrored_bone_is_a_typed_error() {
     let plain = asset(source.skeleton.clone(), vec![]);
     let opts = PlanOptions::default();
     for (s, t, which) in [(&plain, &mirrored, "target"), (&mirrored, &plain, "source")] {
-        let err = RetargetPlan::new(s, t, &opts).err().expect("must fail");
+        let Err(err) = RetargetPlan::new(s, t, &opts) else {
+            panic!("{which}: must fail")
+        };
         assert!(
             matches!(&err, Error::MirroredRetarget { which: w, bone } if w == which && bone == "thumb_01_l"),
             "{err}"
