@@ -72,24 +72,131 @@ fn normalize_quat(q: vec4<f32>) -> vec4<f32> {
     return q * (1.0 / sqrt(dot(q, q)));
 }
 
-// compose(child, parent): R = Rp ⊗ Rc, S = Sc ∘ Sp, T = Rp · (Sp ∘ Tc) + Tp.
+// True where a component of a or b is negative (a mirrored bone): the matrix path's test.
+fn any_negative(a: vec4<f32>, b: vec4<f32>) -> bool {
+    return any(min(a.xyz, b.xyz) < vec3<f32>(0.0));
+}
+
+// compose(child, parent): R = Rp ⊗ Rc, S = Sc ∘ Sp, T = Rp · (Sp ∘ Tc) + Tp; R by the matrix
+// path where a scale is negative (Transform::compose).
 fn compose(child: Xform, parent: Xform) -> Xform {
     var out: Xform;
     out.r = quat_mul(parent.r, child.r);
     out.s = vec4<f32>(child.s.xyz * parent.s.xyz, 0.0);
     out.t = vec4<f32>(quat_rotate(parent.r, parent.s.xyz * child.t.xyz) + parent.t.xyz, 0.0);
+    if (any_negative(child.s, parent.s)) {
+        out.r = compose_rotation_mirrored(child, parent);
+    }
     return out;
 }
 
-// relative(a, b): a expressed in b's space (Transform::relative).
+// relative(a, b): a expressed in b's space; R by the matrix path where a scale is negative
+// (Transform::relative).
 fn relative(a: Xform, b: Xform) -> Xform {
     let inv_r = quat_conj(b.r);
     let inv_s = safe_recip3(b.s.xyz);
-    return Xform(
+    var out = Xform(
         quat_mul(inv_r, a.r),
         vec4<f32>(quat_rotate(inv_r, a.t.xyz - b.t.xyz) * inv_s, 0.0),
         vec4<f32>(a.s.xyz * inv_s, 0.0),
     );
+    if (any_negative(a.s, b.s)) {
+        out.r = relative_rotation_mirrored(a, b);
+    }
+    return out;
+}
+
+// The columns of q's rotation matrix (quat_axes in src/math/mirror.rs).
+fn quat_axes(q: vec4<f32>) -> mat3x3<f32> {
+    let x2 = q.x + q.x;
+    let y2 = q.y + q.y;
+    let z2 = q.z + q.z;
+    let xx = q.x * x2;
+    let xy = q.x * y2;
+    let xz = q.x * z2;
+    let yy = q.y * y2;
+    let yz = q.y * z2;
+    let zz = q.z * z2;
+    let wx = q.w * x2;
+    let wy = q.w * y2;
+    let wz = q.w * z2;
+    return mat3x3<f32>(
+        vec3<f32>(1.0 - (yy + zz), xy + wz, xz - wy),
+        vec3<f32>(xy - wz, 1.0 - (xx + zz), yz + wx),
+        vec3<f32>(xz + wy, yz - wx, 1.0 - (xx + yy)),
+    );
+}
+
+// The normalized quaternion of the matrix with columns c0, c1, c2: Shepperd's method, the same
+// branches as quat_from_axes in src/math/mirror.rs.
+fn quat_from_axes(c0: vec3<f32>, c1: vec3<f32>, c2: vec3<f32>) -> vec4<f32> {
+    let m00 = c0.x;
+    let m10 = c0.y;
+    let m20 = c0.z;
+    let m01 = c1.x;
+    let m11 = c1.y;
+    let m21 = c1.z;
+    let m02 = c2.x;
+    let m12 = c2.y;
+    let m22 = c2.z;
+    let trace = m00 + m11 + m22;
+    var q: vec4<f32>;
+    if (trace > 0.0) {
+        let s = sqrt(trace + 1.0);
+        let k = 0.5 / s;
+        q = vec4<f32>((m21 - m12) * k, (m02 - m20) * k, (m10 - m01) * k, 0.5 * s);
+    } else if (m00 >= m11 && m00 >= m22) {
+        let s = sqrt(m00 - m11 - m22 + 1.0);
+        let k = 0.5 / s;
+        q = vec4<f32>(0.5 * s, (m01 + m10) * k, (m02 + m20) * k, (m21 - m12) * k);
+    } else if (m11 >= m22) {
+        let s = sqrt(m11 - m22 - m00 + 1.0);
+        let k = 0.5 / s;
+        q = vec4<f32>((m01 + m10) * k, 0.5 * s, (m12 + m21) * k, (m02 - m20) * k);
+    } else {
+        let s = sqrt(m22 - m00 - m11 + 1.0);
+        let k = 0.5 / s;
+        q = vec4<f32>((m02 + m20) * k, (m12 + m21) * k, 0.5 * s, (m10 - m01) * k);
+    }
+    return normalize_quat(q);
+}
+
+// Axis v of a product with its scaling removed (an axis under sqrt(1e-8) kept) and the desired
+// scale's sign s put back (signed_unit in src/math/mirror.rs).
+fn signed_unit(v: vec3<f32>, s: f32) -> vec3<f32> {
+    let sq = dot(v, v);
+    var unit = v;
+    if (sq >= 1e-8) {
+        unit = v * (1.0 / sqrt(sq));
+    }
+    return select(-unit, unit, s >= 0.0);
+}
+
+// The matrix path's rotation of compose(child, parent) (compose_rotation in
+// src/math/mirror.rs): axis i of M_parent · M_child, desired scale Sc ∘ Sp.
+fn compose_rotation_mirrored(child: Xform, parent: Xform) -> vec4<f32> {
+    let a = quat_axes(child.r);
+    let sc = child.s.xyz;
+    let sp = parent.s.xyz;
+    let d = sc * sp;
+    let v0 = signed_unit(quat_rotate(parent.r, sp * (a[0] * sc.x)), d.x);
+    let v1 = signed_unit(quat_rotate(parent.r, sp * (a[1] * sc.y)), d.y);
+    let v2 = signed_unit(quat_rotate(parent.r, sp * (a[2] * sc.z)), d.z);
+    return quat_from_axes(v0, v1, v2);
+}
+
+// The matrix path's rotation of relative(a, b) (relative_rotation in src/math/mirror.rs): axis
+// i of M_b⁻¹ · M_a, desired scale Sa ∘ safeRecip(Sb).
+fn relative_rotation_mirrored(a: Xform, b: Xform) -> vec4<f32> {
+    let axes = quat_axes(a.r);
+    let inv_r = quat_conj(b.r);
+    let inv_s = safe_recip3(b.s.xyz);
+    let sa = a.s.xyz;
+    let d = sa * inv_s;
+    let v0 = signed_unit(inv_s * quat_rotate(inv_r, axes[0] * sa.x), d.x);
+    let v1 = signed_unit(inv_s * quat_rotate(inv_r, axes[1] * sa.y), d.y);
+    let v2 = signed_unit(inv_s * quat_rotate(inv_r, axes[2] * sa.z), d.z);
+    return quat_from_axes(v0, v1, v2);
 }
 
 // The inverse of a TRS transform: relative(identity, x) (Transform::inverse).

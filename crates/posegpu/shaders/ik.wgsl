@@ -399,8 +399,21 @@ fn blend_goal(base: u32, first: u32, count: u32, sum: f32, record: u32, c: IkCha
     return Goal(goal_t, goal_r, planned);
 }
 
-fn local_rotation(parent: vec4<f32>, cs: vec4<f32>) -> vec4<f32> {
-    return normalize_quat(quat_mul(quat_conj(parent), cs));
+// The local rotation putting a bone at component-space rotation cs under a parent at
+// component-space transform parent: normalize(Rp⁻¹ ⊗ cs), reflected as the matrix path reflects
+// a child's where the parent is mirrored (local_rotation in src/math/mirror.rs).
+fn local_rotation(parent: Xform, cs: vec4<f32>) -> vec4<f32> {
+    let q = normalize_quat(quat_mul(quat_conj(parent.r), cs));
+    if (all(parent.s.xyz >= vec3<f32>(0.0))) {
+        return q;
+    }
+    let d = select(vec3<f32>(1.0), vec3<f32>(-1.0), parent.s.xyz < vec3<f32>(0.0));
+    return vec4<f32>(q.xyz * d * (d.x * d.y * d.z), q.w);
+}
+
+// x turned to rotation r in its own space (its translation and scale kept).
+fn turned(x: Xform, r: vec4<f32>) -> Xform {
+    return Xform(r, x.t, x.s);
 }
 
 @compute @workgroup_size(64)
@@ -494,8 +507,8 @@ fn main(
             let turn = torso_turn(pelvis, t.root.t.xyz, t.mid.t.xyz, t.end.t.xyz, g.t, w);
             if (g.planned && turn.ok) {
                 let root = quat_mul(turn.q, t.root.r);
-                locals[base + c.root].r = local_rotation(t.par_root.r, root);
-                locals[base + c.mid].r = local_rotation(root, t.mid.r);
+                locals[base + c.root].r = local_rotation(t.par_root, root);
+                locals[base + c.mid].r = local_rotation(turned(t.root, root), t.mid.r);
             }
             continue;
         }
@@ -534,11 +547,12 @@ fn main(
             continue;
         }
         let dba = quat_mul(sol.db, sol.da);
-        locals[base + c.root].r = local_rotation(p.par_root.r, quat_mul(sol.da, p.root.r));
-        locals[base + c.mid].r = local_rotation(quat_mul(sol.da, p.par_mid.r),
+        locals[base + c.root].r = local_rotation(p.par_root, quat_mul(sol.da, p.root.r));
+        locals[base + c.mid].r = local_rotation(turned(p.par_mid, quat_mul(sol.da, p.par_mid.r)),
             quat_mul(dba, p.mid.r));
         if (!carried) {
-            locals[base + c.end].r = local_rotation(quat_mul(dba, p.par_end.r), end_rotation);
+            locals[base + c.end].r = local_rotation(turned(p.par_end, quat_mul(dba, p.par_end.r)),
+                end_rotation);
         }
         if (!hand && !carried && c.toe != IK_NO_BONE) {
             // The foot turns about the ankle to bring the toe to its goal's height (toe goals
@@ -549,7 +563,7 @@ fn main(
                 IDENTITY);
             let v = toe.t.xyz - q.end.t.xyz;
             let turn = toe_turn(v, g.t - toe.t.xyz, c.up, w);
-            locals[base + c.end].r = local_rotation(q.par_end.r, quat_mul(turn, q.end.r));
+            locals[base + c.end].r = local_rotation(q.par_end, quat_mul(turn, q.end.r));
         }
     }
 }

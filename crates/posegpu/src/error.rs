@@ -66,16 +66,6 @@ pub enum Error {
         /// Which rotation.
         what: String,
     },
-    /// A scale component is negative (below -1 for an additive clip's scale delta).
-    #[error(
-        "{what}: negative scale {value}; posegpu rejects negative scales (UE switches to a matrix path for them)"
-    )]
-    NegativeScale {
-        /// Which scale.
-        what: String,
-        /// The offending component.
-        value: f32,
-    },
     /// A channel's key times go backwards.
     #[error("{what}: key times must not decrease (key {index}: {prev} then {next})")]
     TimesDecrease {
@@ -200,6 +190,20 @@ pub enum Error {
         len: usize,
         /// The most a path may hold (`retarget::plan::MAX_PATH`).
         limit: usize,
+    },
+    /// A retarget plan from or onto a character with a bone below a mirrored one (a negative
+    /// scale component in its parent's component-space reference scale). Plans read and write
+    /// component-space rotations that a mirrored frame reflects; mirrored leaf bones (no bone
+    /// below them) are supported.
+    #[error(
+        "retarget plan: {which} bone '{bone}' lies below a mirrored bone (negative scale); \
+         plans support mirrored leaf bones only"
+    )]
+    MirroredRetarget {
+        /// `source` or `target`.
+        which: String,
+        /// The first bone (parents first) whose parent frame is mirrored.
+        bone: String,
     },
     /// A retarget plan met skeletons or poses other than those it was built for.
     #[error("retarget plan: {what}")]

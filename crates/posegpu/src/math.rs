@@ -5,6 +5,8 @@
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 
+pub mod mirror;
+
 /// Below this, a reciprocal is taken as 0 (`safeRecip` in the spec).
 pub const TINY: f32 = 1e-8;
 /// UE's `KINDA_SMALL_NUMBER`: shorter translations are not rescaled.
@@ -49,23 +51,37 @@ impl Transform {
     /// `compose(child, parent)`: the child expressed in the parent's space, then the parent
     /// applied (UE's `child * parent`). TRS composition: a parent's non-uniform scale does not
     /// shear a rotated child, unlike a chain of 4x4 matrices.
+    ///
+    /// Where either scale has a negative component (a mirrored bone), the rotation comes from
+    /// UE's matrix path instead ([`mirror::compose_rotation`]); scale and translation are the
+    /// same formulas. Spec: `docs/pose-math.md`, "Transforms".
     pub fn compose(child: &Self, parent: &Self) -> Self {
-        Self {
+        let mut out = Self {
             rotation: parent.rotation * child.rotation,
             scale: child.scale * parent.scale,
             translation: parent.rotation * (parent.scale * child.translation) + parent.translation,
+        };
+        if mirror::any_negative(child.scale, parent.scale) {
+            out.rotation = mirror::compose_rotation(child, parent);
         }
+        out
     }
 
     /// `relative(a, b)`: `a` expressed in `b`'s space (UE's `A.GetRelativeTransform(B)`).
+    /// Where either scale has a negative component, the rotation comes from UE's matrix path
+    /// ([`mirror::relative_rotation`]).
     pub fn relative(a: &Self, b: &Self) -> Self {
         let inv_r = b.rotation.conjugate();
         let inv_s = safe_recip(b.scale);
-        Self {
+        let mut out = Self {
             rotation: inv_r * a.rotation,
             scale: a.scale * inv_s,
             translation: (inv_r * (a.translation - b.translation)) * inv_s,
+        };
+        if mirror::any_negative(a.scale, b.scale) {
+            out.rotation = mirror::relative_rotation(a, b);
         }
+        out
     }
 
     /// The inverse of a TRS transform: `relative(identity, self)` (exact where the scale is

@@ -255,6 +255,8 @@ fn read_document(document: &gltf::Document, buffers: &[&[u8]]) -> Result<Asset, 
                     ));
                 }
             }
+            // A matrix with a negative determinant decomposes into a negative Z scale and the
+            // matching rotation (the gltf crate's decomposition), a mirrored bone.
             let (t, r, s) = node.transform().decomposed();
             Ok(Bone {
                 name: node.name().unwrap_or("").to_string(),

@@ -214,7 +214,7 @@ pub struct Notify {
 
 impl Clip {
     /// Validates `tracks` (one per bone of `skeleton`): key counts, finite values, non-zero
-    /// quaternions, non-negative scales, non-decreasing times, and at least one key.
+    /// quaternions, finite scales of any sign, non-decreasing times, and at least one key.
     pub fn new(
         name: impl Into<String>,
         skeleton: &Skeleton,
@@ -223,7 +223,7 @@ impl Clip {
         Self::validated(name.into(), skeleton, tracks, None)
     }
 
-    /// An additive clip: its keys are deltas in `space` (scale deltas `S − 1`, so down to −1),
+    /// An additive clip: its keys are deltas in `space` (scale deltas `S − 1`; below −1 the delta mirrors),
     /// validated as [`Clip::new`] does otherwise.
     pub fn new_additive(
         name: impl Into<String>,
@@ -240,8 +240,6 @@ impl Clip {
         tracks: Vec<BoneTrack>,
         additive: Option<AdditiveSpace>,
     ) -> Result<Self> {
-        // A scale delta applies as S ∘ (1 + ΔS): below −1 it would make a negative scale.
-        let min_scale = if additive.is_some() { -1.0 } else { 0.0 };
         if tracks.len() != skeleton.len() {
             return Err(Error::TrackCount {
                 clip: name,
@@ -273,17 +271,10 @@ impl Clip {
                 })?;
             }
             if let Some(c) = &track.scale {
+                // Any sign: a negative component mirrors the bone (an additive scale delta below
+                // −1 flips its sign), evaluated by the matrix path ("Transforms").
                 let w = what("scale");
-                c.validate(&w, |v| {
-                    finite3(v, &w)?;
-                    match v.to_array().into_iter().find(|s| *s < min_scale) {
-                        Some(value) => Err(Error::NegativeScale {
-                            what: w.clone(),
-                            value,
-                        }),
-                        None => Ok(()),
-                    }
-                })?;
+                c.validate(&w, |v| finite3(v, &w))?;
             }
         }
         let times = union_times(&tracks);

@@ -383,12 +383,6 @@ fn check_transform(t: &Transform, what: &str) -> Result<()> {
             what: what.to_string(),
         });
     }
-    if let Some(v) = t.scale.to_array().into_iter().find(|s| *s < 0.0) {
-        return Err(Error::NegativeScale {
-            what: what.to_string(),
-            value: v,
-        });
-    }
     Ok(())
 }
 

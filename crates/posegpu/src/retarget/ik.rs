@@ -11,6 +11,7 @@ use crate::layout::{
     Entry, IkChain, IkHeader, IK_CARRIED, IK_CHAIN_WORDS, IK_HAND, IK_HEADER_WORDS, IK_MAX_CHAINS,
     IK_NO_BONE, IK_TORSO,
 };
+use crate::math::mirror::local_rotation;
 use crate::math::{find_between_normals, safe_recip, Transform, TINY};
 
 /// The number of chains of an IK table.
@@ -213,10 +214,10 @@ pub(crate) fn solve(
             });
             let (j1, j2, n) = (p.root.translation, p.mid.translation, p.end.translation);
             if let Some(turn) = torso_turn(pelvis, j1, j2, n, goal_t, w).filter(|_| planned) {
-                let rot = |parent: Quat, cs: Quat| (parent.conjugate() * cs).normalize();
                 let root = turn * p.root.rotation;
-                locals[c.root as usize].rotation = rot(p.par_root.rotation, root);
-                locals[c.mid as usize].rotation = rot(root, p.mid.rotation);
+                locals[c.root as usize].rotation = local_rotation(&p.par_root, root);
+                locals[c.mid as usize].rotation =
+                    local_rotation(&turned(&p.root, root), p.mid.rotation);
             }
             continue;
         }
@@ -270,11 +271,13 @@ pub(crate) fn solve(
             continue;
         };
         let dba = db * da;
-        let rot = |parent: Quat, cs: Quat| (parent.conjugate() * cs).normalize();
-        locals[c.root as usize].rotation = rot(p.par_root.rotation, da * p.root.rotation);
-        locals[c.mid as usize].rotation = rot(da * p.par_mid.rotation, dba * p.mid.rotation);
+        let rot = |parent: &Transform, turn: Quat, cs: Quat| {
+            local_rotation(&turned(parent, turn * parent.rotation), cs)
+        };
+        locals[c.root as usize].rotation = local_rotation(&p.par_root, da * p.root.rotation);
+        locals[c.mid as usize].rotation = rot(&p.par_mid, da, dba * p.mid.rotation);
         if !carried {
-            locals[c.end as usize].rotation = rot(dba * p.par_end.rotation, end_rotation);
+            locals[c.end as usize].rotation = rot(&p.par_end, dba, end_rotation);
         }
         if !hand && !carried && c.toe != IK_NO_BONE {
             // The foot turns about the ankle to bring the toe to its goal's height.
@@ -286,7 +289,7 @@ pub(crate) fn solve(
             let up = Vec3::from_array(c.up);
             let v = toe.translation - p.end.translation;
             let turn = toe_turn(v, toe_goal - toe.translation, up, w);
-            locals[c.end as usize].rotation = rot(p.par_end.rotation, turn * p.end.rotation);
+            locals[c.end as usize].rotation = local_rotation(&p.par_end, turn * p.end.rotation);
         }
     }
 }
@@ -295,6 +298,12 @@ pub(crate) fn solve(
 /// from the ankle, moves `w` of the way to the height of `to_goal` (from the toe): the
 /// smallest one, keeping the toe's heading; as near as the toe reaches (at most
 /// [`MAX_REACH`] of its length along `up`), and the identity where the toe lies along `up`.
+/// `x` turned to rotation `r` (its translation and scale kept): a component-space parent
+/// after the chain turned it.
+fn turned(x: &Transform, r: Quat) -> Transform {
+    Transform { rotation: r, ..*x }
+}
+
 fn toe_turn(v: Vec3, to_goal: Vec3, up: Vec3, w: f32) -> Quat {
     let len = v.length();
     let h = (v.dot(up) + to_goal.dot(up) * w).clamp(-len * MAX_REACH, len * MAX_REACH);

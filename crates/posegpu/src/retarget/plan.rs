@@ -7,6 +7,7 @@
 mod align;
 mod apply;
 mod correspond;
+mod mirror;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -141,7 +142,8 @@ impl RetargetPlan {
     /// clip), bones paired by role, chain and name, rest poses aligned (per `options`), and
     /// one record per target bone. A skeleton that is not a humanoid is an
     /// [`Error::NotHumanoid`]; a bone that would read more than [`MAX_PATH`] source bones an
-    /// [`Error::RetargetPath`].
+    /// [`Error::RetargetPath`]. A bone below a mirrored bone (negative scale) on either side is
+    /// an [`Error::MirroredRetarget`]; mirrored leaves are fine.
     pub fn new(source: &Asset, target: &Asset, options: &PlanOptions) -> Result<Self> {
         let nodes = &target.skeleton;
         let side = |asset, which: &str| {
@@ -153,6 +155,8 @@ impl RetargetPlan {
                 e => e,
             })
         };
+        mirror::refuse_mirrored_frames(&source.skeleton, "source")?;
+        mirror::refuse_mirrored_frames(&target.skeleton, "target")?;
         let ((s_char, source), (t_char, target)) =
             (side(source, "source")?, side(target, "target")?);
         let (source, target) = (source.as_ref(), target.as_ref());
