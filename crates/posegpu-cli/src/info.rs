@@ -117,7 +117,7 @@ fn print_bind(s: &Skeleton) {
         Some(&(_, worst)) => {
             let shown: Vec<String> = posed
                 .iter()
-                .take(8)
+                .take(12)
                 .map(|&(b, a)| format!("{} {a:.1}", label(b)))
                 .collect();
             println!(

@@ -77,6 +77,7 @@ fn the_converted_file_keeps_the_targets_node_transforms() {
     let run = posegpu(&[
         "retarget",
         &data("bvh/cmu_walk_delfem2.bvh"),
+        "--all",
         "--target",
         &stan,
         "--out",

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use glam::{Quat, Vec3};
 use posegpu::retarget::{remap_clip, BoneMapping, Rig, TranslationMode};
 use posegpu::{
-    AdditiveSpace, AnimLibrary, Asset, Clip, ClipSample, Instance, PoseBatch, Poses, SourceId,
+    AdditiveSpace, AnimLibrary, Asset, Clip, ClipSample, Instance, PoseBatch, Poses, RestPose,
+    SourceId,
 };
 
 use common::{
@@ -481,4 +482,31 @@ fn an_unknown_reference_pose_is_an_error() {
         .unwrap();
     let e = b.add_clips_from(foreign, &h.clips).err().unwrap();
     assert!(matches!(e, posegpu::Error::UnknownSource { .. }), "{e}");
+}
+
+#[test]
+fn ue_modes_measure_from_the_nodes_unless_the_rig_asks_for_the_bind_pose() {
+    // Stan's `Body` joint stands lower in its nodes than in its bind pose (the nodes crouch):
+    // `skeleton` mode gives it the reference translation of the pose the rig names, the node
+    // transforms unless `rest` is `bind` (docs/pose-math.md, "Translation retargeting").
+    let (mike, stan) = (mike(), stan());
+    let body = stan.skeleton.find("Body").unwrap();
+    let (bind, nodes) = (stan.skeleton.bind_pose()[body], stan.skeleton.rest()[body]);
+    assert!((bind.translation - nodes.translation).length() > 0.01);
+    let c = clip_index(&mike, "Walk");
+    for (rest, want) in [
+        (None, nodes),
+        (Some(RestPose::Nodes), nodes),
+        (Some(RestPose::Bind), bind),
+    ] {
+        let rig = Rig {
+            rest,
+            ..Rig::uniform(TranslationMode::Skeleton)
+        };
+        let poses = at_keys(&mike_on_stan(&rig, &mike, &stan), c, &mike.clips[c]);
+        for f in 0..poses.instance_count() {
+            let got = poses.local(f, body).translation;
+            assert!(got.abs_diff_eq(want.translation, 1e-5), "{rest:?}: {got}");
+        }
+    }
 }

@@ -244,10 +244,15 @@ impl RetargetPlan {
         self.rest
     }
 
-    /// The locals the source (`0`) or target (`1`) was measured in: the pose
-    /// [`RetargetPlan::rest_pose`] names, IK-style feet where their shins carry them.
-    pub fn measured_rest(&self, side: usize) -> &[Transform] {
-        &self.measured[side]
+    /// The locals the source was measured in: the pose [`RetargetPlan::rest_pose`] names,
+    /// IK-style feet where their shins carry them.
+    pub fn measured_source(&self) -> &[Transform] {
+        &self.measured[0]
+    }
+
+    /// The locals the target was measured in (as [`RetargetPlan::measured_source`]).
+    pub fn measured_target(&self) -> &[Transform] {
+        &self.measured[1]
     }
 
     /// Per target bone: its counterpart, kind, reason and path.

@@ -356,8 +356,8 @@ fn measure_frames(
     let (sf, tf) = (&plan.source().body, &plan.target().body);
     let g = plan.g();
     // Measured in each character's pose the plan was built from (its bind pose by default).
-    let s_rest_cs = component_space(ss.parents(), plan.measured_rest(0));
-    let t_rest_cs = component_space(ts.parents(), plan.measured_rest(1));
+    let s_rest_cs = component_space(ss.parents(), plan.measured_source());
+    let t_rest_cs = component_space(ts.parents(), plan.measured_target());
     let s_rest: Vec<Vec3> = s_rest_cs.iter().map(|t| t.translation).collect();
     let t_rest: Vec<Vec3> = t_rest_cs.iter().map(|t| t.translation).collect();
     let both_necks = sh.neck_base(&s_rest) != sh.head && th.neck_base(&t_rest) != th.head;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use glam::{Mat4, Quat, Vec3};
 use posegpu::model::component_space;
 use posegpu::procedural::{humanoid, humanoid_asset, humanoid_clips, humanoid_variant};
+use posegpu::render::SkinnedMesh;
 use posegpu::retarget::{bake_clip, BoneKind, PlanOptions, RetargetPlan};
 use posegpu::{
     Asset, BindOrigin, BindSpace, BoneTrack, Channel, Clip, IkWeights, Interpolation, RestPose,
@@ -13,6 +14,7 @@ use posegpu::{
 };
 
 use crate::data::*;
+use crate::pairs::{line, Pair, PAIRS};
 
 #[test]
 fn mech_bind_poses_are_their_inverse_bind_matrices() {
@@ -92,17 +94,17 @@ fn posed_nodes(s: &Skeleton) -> Vec<Transform> {
             p,
             &mut locals,
             n("thigh"),
-            Quat::from_rotation_x(deg(-50.0)),
+            Quat::from_rotation_x(deg(-67.0)),
         );
-        turn(p, &mut locals, n("calf"), Quat::from_rotation_x(deg(100.0)));
+        turn(p, &mut locals, n("calf"), Quat::from_rotation_x(deg(134.0)));
     }
     locals
 }
 
 /// Writes the humanoid as a skinned glTF: its nodes at `nodes`, below an armature node scaled
 /// 0.01 and turned about up; its inverse bind matrices from its bind (T-)pose, in the space of
-/// the skinned mesh's node, which is placed away from the origin with a scale of 2; one point
-/// per joint, each bound to its joint alone.
+/// the skinned mesh's node, which is placed away from the origin with a scale of 2; the
+/// humanoid's box mesh.
 fn write_gltf(name: &str, s: &Skeleton, nodes: &[Transform]) -> PathBuf {
     let armature = Mat4::from_scale_rotation_translation(
         Vec3::splat(0.01),
@@ -124,15 +126,26 @@ fn write_gltf(name: &str, s: &Skeleton, nodes: &[Transform]) -> PathBuf {
         .iter()
         .flat_map(|m| m.inverse().to_cols_array())
         .collect();
-    let points: Vec<Vec3> = in_mesh.iter().map(|m| m.w_axis.truncate()).collect();
+    // The humanoid's box mesh, its bind-pose (component-space) vertices put in the mesh's space.
+    let boxes = SkinnedMesh::humanoid(s);
+    let to_mesh = mesh.inverse() * armature;
+    let points: Vec<Vec3> = boxes
+        .vertices
+        .iter()
+        .map(|v| to_mesh.transform_point3(Vec3::from(v.position)))
+        .collect();
+    let count = points.len();
     floats.extend(points.iter().flat_map(|p| p.to_array()));
-    floats.extend((0..n).flat_map(|_| [1.0, 0.0, 0.0, 0.0]));
+    floats.extend(boxes.vertices.iter().flat_map(|v| v.weights));
     let mut bytes: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
     bytes.extend(
-        (0..n as u16)
-            .flat_map(|j| [j, 0, 0, 0])
+        boxes
+            .vertices
+            .iter()
+            .flat_map(|v| v.joints.map(|j| j as u16))
             .flat_map(u16::to_le_bytes),
     );
+    bytes.extend(boxes.indices.iter().flat_map(|i| i.to_le_bytes()));
     let (min, max) = points.iter().fold(
         (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
         |(lo, hi), p| (lo.min(*p), hi.max(*p)),
@@ -162,13 +175,14 @@ fn write_gltf(name: &str, s: &Skeleton, nodes: &[Transform]) -> PathBuf {
         "name": "Body", "mesh": 0, "skin": 0, "matrix": mesh.to_cols_array(),
     })))
     .collect();
-    let (ibm_len, pos_len, w_len, j_len) = (n * 64, n * 12, n * 16, n * 8);
+    let (ibm_len, pos_len, w_len, j_len) = (n * 64, count * 12, count * 16, count * 8);
+    let idx_len = boxes.indices.len() * 4;
     let json = serde_json::json!({
         "asset": {"version": "2.0"},
         "scene": 0, "scenes": [{"nodes": [0, n + 1]}],
         "nodes": json_nodes,
         "skins": [{"joints": (1..=n).collect::<Vec<_>>(), "inverseBindMatrices": 0}],
-        "meshes": [{"primitives": [{"mode": 0, "attributes":
+        "meshes": [{"primitives": [{"indices": 4, "attributes":
             {"POSITION": 1, "WEIGHTS_0": 2, "JOINTS_0": 3}}]}],
         "buffers": [{"uri": format!("{name}.bin"), "byteLength": bytes.len()}],
         "bufferViews": [
@@ -176,16 +190,22 @@ fn write_gltf(name: &str, s: &Skeleton, nodes: &[Transform]) -> PathBuf {
             {"buffer": 0, "byteOffset": ibm_len, "byteLength": pos_len},
             {"buffer": 0, "byteOffset": ibm_len + pos_len, "byteLength": w_len},
             {"buffer": 0, "byteOffset": ibm_len + pos_len + w_len, "byteLength": j_len},
+            {"buffer": 0, "byteOffset": ibm_len + pos_len + w_len + j_len, "byteLength": idx_len},
         ],
         "accessors": [
             {"bufferView": 0, "componentType": 5126, "count": n, "type": "MAT4"},
-            {"bufferView": 1, "componentType": 5126, "count": n, "type": "VEC3",
+            {"bufferView": 1, "componentType": 5126, "count": count, "type": "VEC3",
              "min": min.to_array(), "max": max.to_array()},
-            {"bufferView": 2, "componentType": 5126, "count": n, "type": "VEC4"},
-            {"bufferView": 3, "componentType": 5123, "count": n, "type": "VEC4"},
+            {"bufferView": 2, "componentType": 5126, "count": count, "type": "VEC4"},
+            {"bufferView": 3, "componentType": 5123, "count": count, "type": "VEC4"},
+            {"bufferView": 4, "componentType": 5125, "count": boxes.indices.len(), "type": "SCALAR"},
         ],
     });
-    let dir = std::env::temp_dir().join(format!("posegpu-bind-{}", std::process::id()));
+    // POSEGPU_WRITE_POSED=DIR keeps the files (to render them).
+    let dir = std::env::var_os("POSEGPU_WRITE_POSED").map_or_else(
+        || std::env::temp_dir().join(format!("posegpu-bind-{}", std::process::id())),
+        PathBuf::from,
+    );
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(format!("{name}.bin")), bytes).unwrap();
     let path = dir.join(format!("{name}.gltf"));
@@ -343,4 +363,35 @@ fn a_character_posed_away_from_its_bind_pose_retargets_as_if_it_were_not() {
         |_| true,
     );
     assert!(gap < 1e-3, "from: {gap} hip heights");
+}
+
+#[test]
+#[ignore = "prints BENCHMARKS.md's table: cargo test --release --test retarget_characters \
+            bind_against_nodes -- --ignored --nocapture"]
+fn bind_against_nodes_on_every_pair_with_posed_nodes() {
+    // Every cross-tool pair with a character whose nodes are posed away from its bind pose,
+    // measured from the nodes and from the bind pose in one run, without IK and with feet IK.
+    println!("| pair | rest | IK | dir mean° | dir p95° | dir max° | pelvis h %H | ankle lift %H | contact %H | travel %H | IK gap %H | slide src/tgt H/s | worst segment mean/p95 |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let posed = |rel: &str| {
+        let s = &asset(rel).skeleton;
+        s.bind_pose() != s.rest()
+    };
+    for Pair(src, clip, tgt, ..) in PAIRS {
+        if !posed(src) && !posed(tgt) {
+            continue;
+        }
+        for rest in [RestPose::Nodes, RestPose::Bind] {
+            for (ik, ik_name) in [(IkWeights::NONE, "none"), (IkWeights::FEET, "feet")] {
+                let options = PlanOptions {
+                    rest,
+                    ..PlanOptions::default()
+                };
+                let (label, q) = run_pair_with(src, *clip, tgt, 60, ik, &options);
+                let row = line(&label, &q);
+                let (pair, rest_of_row) = row[2..].split_once(" | ").unwrap();
+                println!("| {pair} | {} | {ik_name} | {rest_of_row}", rest.name());
+            }
+        }
+    }
 }

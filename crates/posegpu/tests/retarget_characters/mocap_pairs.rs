@@ -357,7 +357,9 @@ const MOCAP_PAIRS: &[MocapPair] = &[
         CMU_WALK,
         "asymmetric toes",
         Target::MechStan,
-        [1.05, 3.28, 0.05, 1.77, 0.05],
+        // Measured from Mech_Stan's bind pose since 2026-11-27 (held at 1.05/3.28/1.77 from its
+        // nodes).
+        [1.15, 4.03, 0.05, 2.07, 0.05],
     ),
     MocapPair(
         CMU_WALK,

@@ -11,16 +11,16 @@ use crate::data::*;
 /// (60 frames): without IK, direction mean and 95th percentile (degrees), ankle lift and
 /// contact (% of hip height); with feet IK, direction mean and 95th percentile, pelvis height,
 /// ankle lift and contact.
-struct Pair(
-    &'static str,
-    Option<&'static str>,
-    &'static str,
+pub(crate) struct Pair(
+    pub(crate) &'static str,
+    pub(crate) Option<&'static str>,
+    pub(crate) &'static str,
     bool,
     [f32; 4],
     [f32; 5],
 );
 
-const PAIRS: &[Pair] = &[
+pub(crate) const PAIRS: &[Pair] = &[
     Pair(
         CMU_01,
         None,
@@ -327,7 +327,7 @@ const PAIRS: &[Pair] = &[
     ),
 ];
 
-fn line(label: &str, q: &QualityReport) -> String {
+pub(crate) fn line(label: &str, q: &QualityReport) -> String {
     let worst = q.worst_limb().map_or(String::new(), |l| {
         let side = l.side.map_or("", |s| s.name());
         format!(

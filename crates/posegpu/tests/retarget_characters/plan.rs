@@ -73,7 +73,11 @@ fn measured(plan: &RetargetPlan, side: usize) -> Skeleton {
             Bone::new(
                 names.names()[b].clone(),
                 names.parent(b),
-                plan.measured_rest(side)[b],
+                if side == 0 {
+                    plan.measured_source()[b]
+                } else {
+                    plan.measured_target()[b]
+                },
             )
         })
         .collect();
@@ -563,7 +567,7 @@ fn rest_alignment_keeps_wide_hips_level() {
             across.normalize().dot(up).asin().to_degrees()
         };
         // Measured in the pose the plan measures from (Mech_Stan's bind pose).
-        let rest = roll(&component_pose(&t.skeleton, plan.measured_rest(1)));
+        let rest = roll(&component_pose(&t.skeleton, plan.measured_target()));
         let aligned = roll(&component_pose(&t.skeleton, plan.reference()));
         assert!(
             (aligned - rest).abs() < 0.01,
