@@ -188,7 +188,9 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
             cpu.evaluate_batch(&batch, &mut poses)?;
             for (i, p) in placements.iter().enumerate() {
                 let at = mean(skinned.iter().map(|&b| poses.component(i, b).translation));
-                let shift = at - rest_mean + p.translation;
+                // Component space → the model's: the nodes above the skeleton (an armature's
+                // 0.01 scale) scale the travel as they scale the mesh.
+                let shift = mesh.root.transform_vector3(at - rest_mean) + p.translation;
                 if shift.is_finite() {
                     view_lo = view_lo.min(lo + shift);
                     view_hi = view_hi.max(hi + shift);

@@ -15,9 +15,9 @@ pub(crate) struct Pair(
     pub(crate) &'static str,
     pub(crate) Option<&'static str>,
     pub(crate) &'static str,
-    bool,
-    [f32; 4],
-    [f32; 5],
+    pub(crate) bool,
+    pub(crate) [f32; 4],
+    pub(crate) [f32; 5],
 );
 
 pub(crate) const PAIRS: &[Pair] = &[
