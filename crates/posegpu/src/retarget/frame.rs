@@ -49,7 +49,10 @@ impl Character {
             carry_feet_as_nodes(&mut measured.skeleton, &asset.skeleton, &humanoid);
         }
         let asset = view.as_ref();
-        let mut body = BodyFrame::measure(&asset.skeleton, &humanoid)?;
+        // Motion capture (a rest in no world) without toe joints stands on soles below its
+        // ankles; a model's toeless foot (Mech's spikes) stands on its ankle.
+        let soles = asset.frame.up.is_none();
+        let mut body = BodyFrame::measure_with_soles(&asset.skeleton, &humanoid, soles)?;
         if let Some(clip) = asset.clips.first() {
             let from_clip = body.with_clip_floor(&asset.skeleton, &humanoid, clip);
             let apart = (from_clip.ground - body.rest_ground).abs() / body.hip_height;
@@ -96,6 +99,11 @@ fn carry_feet_as_nodes(view: &mut Skeleton, nodes: &Skeleton, humanoid: &Humanoi
 /// above its walk's floor) keeps its own.
 pub const REST_FLOOR_TOLERANCE: f32 = 0.03;
 
+/// How far below a motion capture's toeless ankle its sole lies, in thigh + shin lengths: the
+/// ankle's height above the toe joints in the CMU captures (0.030 to 0.050 over both legs of
+/// both takes), so that a capture written without toe joints stands where it stands with them.
+pub const TOELESS_SOLE: f32 = 0.04;
+
 /// A character's own frame, in its component space (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BodyFrame {
@@ -109,8 +117,12 @@ pub struct BodyFrame {
     /// foot or toe joint, or for a floating rest pose or one in no world (BVH) the clip's
     /// ([`BodyFrame::with_clip_floor`]).
     pub ground: f32,
-    /// The rest pose's lowest foot or toe joint height.
+    /// The rest pose's lowest foot or toe joint height (a toeless capture's foot: its sole).
     pub rest_ground: f32,
+    /// Per side (left, right): how far a foot's sole lies below its ankle joint where the
+    /// floor is measured from the ankle: [`TOELESS_SOLE`] of thigh + shin for a capture's leg
+    /// without toe joints, else 0.
+    pub soles: [f32; 2],
     /// The scale of everything retargeting compares: the standing height of the hip joints,
     /// thigh + shin + the ankle's height above the floor (the mean of both legs). For straight
     /// rest legs it is the pelvis height; it stays right where the rest pose splays the legs
@@ -126,6 +138,16 @@ pub struct BodyFrame {
 impl BodyFrame {
     /// Measures the frame of `skeleton`, whose roles are `humanoid`, from its rest pose.
     pub fn measure(skeleton: &Skeleton, humanoid: &Humanoid) -> Result<Self> {
+        Self::measure_with_soles(skeleton, humanoid, false)
+    }
+
+    /// The same; with `soles`, a leg without toe joints stands on a sole [`TOELESS_SOLE`] of
+    /// its thigh + shin below its ankle (motion capture).
+    pub fn measure_with_soles(
+        skeleton: &Skeleton,
+        humanoid: &Humanoid,
+        soles: bool,
+    ) -> Result<Self> {
         let degenerate = |why: &str| Error::NotHumanoid {
             what: skeleton_label(skeleton),
             why: format!("the rest pose does not define the body frame: {why}"),
@@ -144,17 +166,22 @@ impl BodyFrame {
         let right = (across - up * across.dot(up))
             .try_normalize()
             .ok_or_else(|| degenerate("left and right hips and shoulders coincide"))?;
+        let lengths = |s: &SideLimbs| {
+            (pos[s.shin] - pos[s.thigh]).length() + (pos[s.foot] - pos[s.shin]).length()
+        };
+        let sole = |s: &SideLimbs| match (soles, s.toes) {
+            (true, None) => TOELESS_SOLE * lengths(s),
+            _ => 0.0,
+        };
         let rest_ground = [l, r]
             .into_iter()
-            .flat_map(|s| std::iter::once(s.foot).chain(s.toes))
-            .map(|b| pos[b].dot(up))
+            .flat_map(|s| {
+                let toes = s.toes.map(|b| pos[b].dot(up));
+                std::iter::once(pos[s.foot].dot(up) - sole(s)).chain(toes)
+            })
             .fold(f32::INFINITY, f32::min);
         let pelvis_rest = (pos[l.thigh] + pos[r.thigh]) * 0.5;
-        let leg = |s: &SideLimbs| {
-            (pos[s.shin] - pos[s.thigh]).length()
-                + (pos[s.foot] - pos[s.shin]).length()
-                + (pos[s.foot].dot(up) - rest_ground).max(0.0)
-        };
+        let leg = |s: &SideLimbs| lengths(s) + (pos[s.foot].dot(up) - rest_ground).max(0.0);
         let hip_height = 0.5 * (leg(l) + leg(r));
         let above_feet = pelvis_rest.dot(up) - rest_ground;
         if !(above_feet > 0.0 && hip_height > 0.0 && hip_height.is_finite()) {
@@ -167,6 +194,7 @@ impl BodyFrame {
             forward: up.cross(right),
             ground: if floating_rest { 0.0 } else { rest_ground },
             rest_ground,
+            soles: [sole(l), sole(r)],
             hip_height,
             pelvis_rest,
             floating_rest,
@@ -186,11 +214,14 @@ impl BodyFrame {
             .into_iter()
             .map(|t| {
                 let cs = component_space(skeleton.parents(), &clip.pose_at(skeleton.rest(), t));
+                let height = |b: usize| cs[b].translation.dot(self.up);
                 Side::BOTH
                     .iter()
-                    .map(|&s| humanoid.side(s))
-                    .flat_map(|s| std::iter::once(s.foot).chain(s.toes))
-                    .map(|b| cs[b].translation.dot(self.up))
+                    .zip(self.soles)
+                    .map(|(&s, sole)| (humanoid.side(s), sole))
+                    .flat_map(|(s, sole)| {
+                        std::iter::once(height(s.foot) - sole).chain(s.toes.map(height))
+                    })
                     .fold(f32::INFINITY, f32::min)
             })
             .collect();

@@ -27,7 +27,7 @@ mod rig;
 mod runtime;
 mod tree;
 
-pub use frame::{BodyFrame, Character, REST_FLOOR_TOLERANCE};
+pub use frame::{BodyFrame, Character, REST_FLOOR_TOLERANCE, TOELESS_SOLE};
 pub use goals::{IkWeights, MAX_IK_DEPTH};
 pub use humanoid::{recognise, Humanoid, Role, Side};
 pub use matching::{BoneMapping, MatchKind};

@@ -71,7 +71,14 @@ pub fn run_pair(
     frames: usize,
     ik: IkWeights,
 ) -> (String, QualityReport) {
-    run_pair_with(source, clip_name, target, frames, ik, &PlanOptions::default())
+    run_pair_with(
+        source,
+        clip_name,
+        target,
+        frames,
+        ik,
+        &PlanOptions::default(),
+    )
 }
 
 /// [`run_pair`] with a plan built with `options`.
@@ -85,8 +92,8 @@ pub fn run_pair_with(
 ) -> (String, QualityReport) {
     let (s, t) = (asset(source), asset(target));
     let clip = clip(&s, clip_name);
-    let plan = RetargetPlan::new(&s, &t, options)
-        .unwrap_or_else(|e| panic!("{source} -> {target}: {e}"));
+    let plan =
+        RetargetPlan::new(&s, &t, options).unwrap_or_else(|e| panic!("{source} -> {target}: {e}"));
     let times = quality::frame_times(clip, frames);
     let report = quality::measure(&s, &t, &plan, clip, &times, ik).unwrap();
     let label = format!("{} [{}] -> {}", short(source), clip.name(), short(target));
