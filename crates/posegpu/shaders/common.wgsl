@@ -436,23 +436,11 @@ fn apply_delta(x: Xform, d: Xform) -> Xform {
 
 // translate(T) · rotate(R) · scale(S) · B, with B an affine 3x4 matrix.
 fn skinning_matrix(x: Xform, b: Mat3x4) -> Mat3x4 {
-    let q = x.r;
-    let x2 = q.x + q.x;
-    let y2 = q.y + q.y;
-    let z2 = q.z + q.z;
-    let xx = q.x * x2;
-    let xy = q.x * y2;
-    let xz = q.x * z2;
-    let yy = q.y * y2;
-    let yz = q.y * z2;
-    let zz = q.z * z2;
-    let wx = q.w * x2;
-    let wy = q.w * y2;
-    let wz = q.w * z2;
     // Rows of rotate(R) · scale(S).
-    let m0 = vec3<f32>(1.0 - (yy + zz), xy - wz, xz + wy) * x.s.xyz;
-    let m1 = vec3<f32>(xy + wz, 1.0 - (xx + zz), yz - wx) * x.s.xyz;
-    let m2 = vec3<f32>(xz - wy, yz + wx, 1.0 - (xx + yy)) * x.s.xyz;
+    let r = transpose(quat_axes(x.r));
+    let m0 = r[0] * x.s.xyz;
+    let m1 = r[1] * x.s.xyz;
+    let m2 = r[2] * x.s.xyz;
     let c0 = vec3<f32>(b.r0.x, b.r1.x, b.r2.x);
     let c1 = vec3<f32>(b.r0.y, b.r1.y, b.r2.y);
     let c2 = vec3<f32>(b.r0.z, b.r1.z, b.r2.z);

@@ -172,16 +172,17 @@ impl Skeleton {
     }
 
     /// Rebuilds the bind pose from the inverse bind matrices held per bone (see
-    /// [`Skeleton::with_bind_pose`]); `spaces` are the candidate spaces of the matrices, each
-    /// with the matrix taking it to component space. `has_matrix[b]` says whether bone `b`'s
-    /// matrix came from the file (glTF gives non-joint nodes between joints none).
-    pub(crate) fn with_bind_from_matrices(
+    /// [`Skeleton::with_bind_pose`] and `docs/pose-math.md`, "The bind pose"); `spaces` are the
+    /// candidate spaces of the matrices, each with the matrix taking it to component space
+    /// (the first wins a tie). `has_matrix[b]` says whether bone `b`'s matrix came from the
+    /// file (glTF gives non-joint nodes between joints none): the others keep their rest.
+    pub fn with_bind_from_matrices(
         self,
         has_matrix: &[bool],
         spaces: &[(BindSpace, Mat4)],
     ) -> Result<Self> {
         let ibms: Vec<Option<Mat4>> = (0..self.len())
-            .map(|b| self.inverse_bind[b].filter(|_| has_matrix[b]))
+            .map(|b| self.inverse_bind[b].filter(|_| has_matrix.get(b).copied().unwrap_or(false)))
             .collect();
         let pose = bind::rebuild(&self.parents, &self.rest, &ibms, spaces);
         self.with_bind_pose(pose)
