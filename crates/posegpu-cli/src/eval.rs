@@ -404,7 +404,8 @@ fn add_layer(
                 ),
             })?;
             let name = path.display().to_string();
-            let id = builder.add_source(&name, skeleton, None, &Rig::from_arg(rig)?)?;
+            let rig = args.rest.apply(Rig::from_arg(rig)?);
+            let id = builder.add_source(&name, skeleton, None, &rig)?;
             builder.add_clips_from(id, &additives)?;
         }
         _ => {

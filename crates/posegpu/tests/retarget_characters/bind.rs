@@ -104,8 +104,8 @@ fn posed_nodes(s: &Skeleton) -> Vec<Transform> {
 /// Writes the humanoid as a skinned glTF: its nodes at `nodes`, below an armature node scaled
 /// 0.01 and turned about up; its inverse bind matrices from its bind (T-)pose, in the space of
 /// the skinned mesh's node, which is placed away from the origin with a scale of 2; the
-/// humanoid's box mesh.
-fn write_gltf(name: &str, s: &Skeleton, nodes: &[Transform]) -> PathBuf {
+/// humanoid's box mesh. Bone `singular`, if any, gets a zero matrix.
+fn write_gltf(name: &str, s: &Skeleton, nodes: &[Transform], singular: Option<usize>) -> PathBuf {
     let armature = Mat4::from_scale_rotation_translation(
         Vec3::splat(0.01),
         Quat::from_rotation_y(0.5),
@@ -124,7 +124,11 @@ fn write_gltf(name: &str, s: &Skeleton, nodes: &[Transform]) -> PathBuf {
         .collect();
     let mut floats: Vec<f32> = in_mesh
         .iter()
-        .flat_map(|m| m.inverse().to_cols_array())
+        .enumerate()
+        .flat_map(|(b, m)| match singular == Some(b) {
+            true => Mat4::ZERO.to_cols_array(),
+            false => m.inverse().to_cols_array(),
+        })
         .collect();
     // The humanoid's box mesh, its bind-pose (component-space) vertices put in the mesh's space.
     let boxes = SkinnedMesh::humanoid(s);
@@ -217,8 +221,8 @@ fn write_gltf(name: &str, s: &Skeleton, nodes: &[Transform]) -> PathBuf {
 /// nodes at it; both with the same matrices.
 fn posed_and_bound() -> (Asset, Asset) {
     let s = humanoid();
-    let posed = posegpu::import::load(write_gltf("posed", &s, &posed_nodes(&s))).unwrap();
-    let bound = posegpu::import::load(write_gltf("bound", &s, s.rest())).unwrap();
+    let posed = posegpu::import::load(write_gltf("posed", &s, &posed_nodes(&s), None)).unwrap();
+    let bound = posegpu::import::load(write_gltf("bound", &s, s.rest(), None)).unwrap();
     (posed, bound)
 }
 
@@ -363,6 +367,25 @@ fn a_character_posed_away_from_its_bind_pose_retargets_as_if_it_were_not() {
         |_| true,
     );
     assert!(gap < 1e-3, "from: {gap} hip heights");
+}
+
+#[test]
+fn a_singular_matrix_keeps_its_node_and_the_rest_comes_back() {
+    let s = humanoid();
+    let hand = s.find("hand_l").unwrap();
+    let a =
+        posegpu::import::load(write_gltf("singular", &s, &posed_nodes(&s), Some(hand))).unwrap();
+    let k = &a.skeleton;
+    assert_eq!(k.bind_origin()[hand], BindOrigin::Singular);
+    assert_eq!(k.bind_pose()[hand], k.rest()[hand]);
+    // The bones around it still come from their own matrices.
+    for name in ["lowerarm_l", "index_01_l"] {
+        let b = s.find(name).unwrap();
+        let (got, want) = (k.bind_pose()[b], s.rest()[b]);
+        assert_ne!(k.bind_origin()[b], BindOrigin::Singular, "{name}");
+        assert!(got.rotation.dot(want.rotation).abs() > 1.0 - 1e-6, "{name}");
+    }
+    RetargetPlan::new(&humanoid_asset(), &a, &PlanOptions::default()).unwrap();
 }
 
 #[test]
