@@ -4,7 +4,6 @@
 use std::process::{Command, Output};
 
 #[path = "../../posegpu/tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 fn posegpu(args: &[&str]) -> Output {
