@@ -148,6 +148,7 @@ impl RetargetPlan {
     /// [`Error::RetargetPath`]. Mirrored sides (negative scales) are read and written as their
     /// unmirrored twins (`docs/pose-math.md`, "Mirrored characters in retarget plans").
     pub fn new(source: &Asset, target: &Asset, options: &PlanOptions) -> Result<Self> {
+        mirror::check_path_bones(source.skeleton.len())?;
         let nodes = &target.skeleton;
         let side = |asset, which: &str| {
             Character::measure_at(asset, options.rest).map_err(|e| match e {

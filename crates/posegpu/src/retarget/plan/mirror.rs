@@ -176,9 +176,27 @@ pub(super) fn mirror_record(rec: &mut BonePlan, parent: u32, own: u32) {
     }
 }
 
+/// A [`Error::TooLarge`] for a source skeleton whose bone indices do not fit a path entry's
+/// bone bits (below [`PATH_MIRROR_SHIFT`]).
+pub(super) fn check_path_bones(bones: usize) -> Result<()> {
+    let limit = 1u64 << PATH_MIRROR_SHIFT;
+    if bones as u64 > limit {
+        return Err(Error::TooLarge {
+            what: "a retarget plan's source skeleton".to_string(),
+            size: bones as u64,
+            limit,
+            unit: "bones",
+            limit_name: "24-bit path entry",
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{PlanOptions, RetargetPlan};
+    use super::check_path_bones;
+    use crate::error::Error;
     use crate::layout::{PATH_MIRROR_SHIFT, PLAN_MIRROR_SHIFT};
     use crate::model::{Asset, AssetFrame};
 
@@ -205,5 +223,13 @@ mod tests {
         for clip in &source.clips {
             plan.check_clip(clip).unwrap();
         }
+    }
+
+    #[test]
+    fn a_source_past_the_path_entries_bone_bits_is_too_large() {
+        assert!(check_path_bones(1 << 24).is_ok());
+        let e = check_path_bones((1 << 24) + 1).unwrap_err();
+        assert!(matches!(e, Error::TooLarge { .. }), "{e}");
+        assert!(e.to_string().contains("24-bit path entry"), "{e}");
     }
 }
