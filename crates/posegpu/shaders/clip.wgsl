@@ -78,6 +78,9 @@ const PLAN_CHAIN: u32 = 2u;
 const PLAN_SEGMENT_END: u32 = 3u;
 const PLAN_DRIVEN: u32 = 4u;
 const PATH_INVERSE: u32 = 0x80000000u;
+const PATH_BONE: u32 = 0xffffffu;
+const PATH_MIRROR_SHIFT: u32 = 24u;
+const PLAN_MIRROR_SHIFT: u32 = 4u;
 const MODE_SKELETON: u32 = 1u;
 const MODE_ANIMATION_SCALED: u32 = 2u;
 const MODE_ANIMATION_RELATIVE: u32 = 3u;
@@ -374,8 +377,30 @@ fn source_local(clip: ClipData, bone: u32, rest: u32, t: f32, full: bool,
         retarget_xform(rest + bone * 3u), search);
 }
 
+// The diagonal D of a mirror sign pattern (pattern_signs in src/math/mirror.rs).
+fn pattern_signs(pattern: u32) -> vec3<f32> {
+    return select(vec3<f32>(1.0), vec3<f32>(-1.0),
+        (vec3<u32>(pattern) & vec3<u32>(1u, 2u, 4u)) != vec3<u32>(0u));
+}
+
+// D · q · D (reflect_rotation in src/math/mirror.rs).
+fn reflect_rotation(q: vec4<f32>, pattern: u32) -> vec4<f32> {
+    let d = pattern_signs(pattern);
+    return vec4<f32>(q.xyz * vec3<f32>(d.y * d.z, d.x * d.z, d.x * d.y), q.w);
+}
+
+// A source local as its unmirrored twin's, `bits` a path entry's mirror bits shifted down
+// (unmirror in src/retarget/plan/apply.rs).
+fn unmirror_local(l: Xform, bits: u32) -> Xform {
+    let parent = bits & 7u;
+    let own = (bits >> 3u) & 7u;
+    return Xform(reflect_rotation(l.r, parent), vec4<f32>(l.t.xyz * pattern_signs(parent), l.t.w),
+        vec4<f32>(l.s.xyz * pattern_signs(own), l.s.w));
+}
+
 // X, the composition of the sampled source locals over path entries start .. start + len (each
-// inverted where PATH_INVERSE is set; the first is X itself), and X after the first `cap`.
+// read as its unmirrored twin's where it has mirror bits, inverted where PATH_INVERSE is set;
+// the first is X itself), and X after the first `cap`.
 struct PathFold {
     x: Xform,
     captured: Xform,
@@ -388,7 +413,10 @@ fn fold_path(clip: ClipData, rest: u32, t: f32, start: u32, len: u32, cap: u32, 
     for (var k = 0u; k < len; k++) {
         let i = start + k;
         let e = retarget[i / 4u][i % 4u];
-        var l = source_local(clip, e & ~PATH_INVERSE, rest, t, full, search);
+        var l = source_local(clip, e & PATH_BONE, rest, t, full, search);
+        if ((e & (0x3fu << PATH_MIRROR_SHIFT)) != 0u) {
+            l = unmirror_local(l, e >> PATH_MIRROR_SHIFT);
+        }
         if ((e & PATH_INVERSE) != 0u) {
             l = inverse_xform(l);
         }
@@ -492,7 +520,14 @@ fn apply_plan(clip: ClipData, t: f32, bone: u32) -> Xform {
         }
         translation += r.t_inv_scale * moved;
     }
-    return Xform(normalize_quat(rotation), vec4<f32>(translation, 0.0), vec4<f32>(r.scale, 0.0));
+    var out_r = normalize_quat(rotation);
+    let mirror = (r.modes >> PLAN_MIRROR_SHIFT) & 7u;
+    if (mirror != 0u) {
+        // The unmirrored twin's local, under the target's reflected parent frame.
+        out_r = reflect_rotation(out_r, mirror);
+        translation *= pattern_signs(mirror);
+    }
+    return Xform(out_r, vec4<f32>(translation, 0.0), vec4<f32>(r.scale, 0.0));
 }
 
 fn horizontal(v: vec3<f32>) -> vec3<f32> {

@@ -191,18 +191,18 @@ pub enum Error {
         /// The most a path may hold (`retarget::plan::MAX_PATH`).
         limit: usize,
     },
-    /// A retarget plan from or onto a character with a bone below a mirrored one (a negative
-    /// scale component in its parent's component-space reference scale). Plans read and write
-    /// component-space rotations that a mirrored frame reflects; mirrored leaf bones (no bone
-    /// below them) are supported.
+    /// A retarget plan met a mirrored frame other than its reference pose's: a source clip or
+    /// pose that changes the signs of the scale of a bone with bones below it (a reflection
+    /// that comes, goes or turns between keys). A plan reads mirrored frames as their
+    /// unmirrored twins, fixed when it is built; mirrored leaf bones may change freely.
     #[error(
-        "retarget plan: {which} bone '{bone}' lies below a mirrored bone (negative scale); \
-         plans support mirrored leaf bones only"
+        "retarget plan: {what} changes the reflection (the signs of the scale) of bone '{bone}' \
+         from the reference pose's; a plan needs each mirrored frame's reflection fixed"
     )]
     MirroredRetarget {
-        /// `source` or `target`.
-        which: String,
-        /// The first bone (parents first) whose parent frame is mirrored.
+        /// What changes it: a source clip, or the source's node transforms.
+        what: String,
+        /// The first such bone.
         bone: String,
     },
     /// A retarget plan met skeletons or poses other than those it was built for.

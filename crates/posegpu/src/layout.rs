@@ -268,7 +268,8 @@ pub(crate) const PLAN_WORDS: u32 = (size_of::<BonePlan>() / 16) as u32;
 ///
 /// `X` is the composition of the sampled source locals on the path, entries
 /// `path_start .. path_start + path_len`: `X = identity`, then `X = compose(L_e, X)` per entry,
-/// `L_e` the local of source bone `e & !PATH_INVERSE`, inverted where `PATH_INVERSE` is set;
+/// `L_e` the local of source bone `e & PATH_BONE` (unmirrored by the entry's mirror bits,
+/// [`PATH_MIRROR_SHIFT`]), inverted where `PATH_INVERSE` is set;
 /// `Xc` is `X` after the first `t_cap` entries. The chord sub-paths follow: `chord_len`
 /// entries (`Y`), then `parent_chord_len` (`Z`, or `X` itself when 0). `Sc` is the smallest
 /// rotation taking `swing` to `Y.T`'s direction (identity when `swing` is zero), `Sp` likewise
@@ -280,7 +281,9 @@ pub(crate) const PLAN_WORDS: u32 = (size_of::<BonePlan>() / 16) as u32;
 /// `outer_pre ⊗ B^fraction ⊗ outer_post`. Translation: `t_const`, plus where
 /// [`PLAN_DRIVEN`] is set `t_inv_scale ∘ (t_rot · Sp⁻¹ · (t_k · X.T − t_sub) + W)`, with
 /// `W = t_par_inv · D · t_w` where `t_cap > 0`, `D = t_wpre ⊗ Xc.R ⊗ t_wpost` (its twist about
-/// `t_yaw_axis` when that is not zero). Scale: `scale`.
+/// `t_yaw_axis` when that is not zero). Scale: `scale`. Where `modes` holds a mirror pattern
+/// `D` ([`PLAN_MIRROR_SHIFT`]), the rotation `R` becomes `D · R · D` and the translation
+/// `D ∘ T` last.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub(crate) struct BonePlan {
@@ -305,7 +308,7 @@ pub(crate) struct BonePlan {
     pub parent_chord_len: u32,
     pub parent_swing: [f32; 3],
     /// The rotation mode (`PLAN_REFERENCE`, `PLAN_MAPPED`, `PLAN_CHAIN`, `PLAN_SEGMENT_END`) |
-    /// [`PLAN_DRIVEN`].
+    /// [`PLAN_DRIVEN`] | the parent frame's mirror pattern << [`PLAN_MIRROR_SHIFT`].
     pub modes: u32,
     pub scale: [f32; 3],
     pub t_cap: u32,
@@ -332,6 +335,17 @@ pub(crate) const PLAN_SEGMENT_END: u32 = 3;
 pub(crate) const PLAN_DRIVEN: u32 = 4;
 /// A path entry: the source local is inverted (the path goes up).
 pub(crate) const PATH_INVERSE: u32 = 1 << 31;
+/// A path entry's bits that name the source bone.
+pub(crate) const PATH_BONE: u32 = (1 << PATH_MIRROR_SHIFT) - 1;
+/// A path entry's mirror bits start here (0 for a bone of an unmirrored frame): the sign
+/// pattern (`math::mirror::sign_pattern`) of the bone's parent's component-space reference
+/// scale, then (3 bits up) that of the bone's own local scale. The local is read as the
+/// unmirrored twin's (`docs/pose-math.md`, "Mirrored characters in retarget plans").
+pub(crate) const PATH_MIRROR_SHIFT: u32 = 24;
+/// [`BonePlan::modes`]: the sign pattern of the target bone's parent frame (of an IK goal
+/// record: of its goal frame) starts here, 3 bits (0: unmirrored); the record's rotation and
+/// translation are reflected by it last.
+pub(crate) const PLAN_MIRROR_SHIFT: u32 = 4;
 /// [`BonePlan::modes`] of an IK goal record: the plan has no goal for this chain (the source
 /// lacks the bone, or its path is too long); the chain keeps its pose.
 pub(crate) const PLAN_NO_GOAL: u32 = 8;
@@ -879,6 +893,9 @@ mod tests {
             ("PLAN_SEGMENT_END", U32(PLAN_SEGMENT_END)),
             ("PLAN_DRIVEN", U32(PLAN_DRIVEN)),
             ("PATH_INVERSE", U32(PATH_INVERSE)),
+            ("PATH_BONE", U32(PATH_BONE)),
+            ("PATH_MIRROR_SHIFT", U32(PATH_MIRROR_SHIFT)),
+            ("PLAN_MIRROR_SHIFT", U32(PLAN_MIRROR_SHIFT)),
             ("MODE_SKELETON", U32(TranslationMode::Skeleton as u32)),
             (
                 "MODE_ANIMATION_SCALED",

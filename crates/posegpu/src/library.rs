@@ -413,6 +413,9 @@ impl LibraryBuilder {
                     ),
                 });
             }
+            if let Some(plan) = &src.plan {
+                plan.check_clip(clip)?;
+            }
         }
         let lib = &mut self.lib;
         for (i, clip) in clips.iter().enumerate() {

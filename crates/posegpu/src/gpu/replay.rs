@@ -30,9 +30,9 @@ use crate::batch::PoseBatch;
 use crate::layout::{
     BonePlan, Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, FUSED_BONES, INSTANCE_LOOP,
     LAYER_BASE, LAYER_BLEND_LOCAL, LAYER_BLEND_MESH, LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH,
-    LAYER_IK, LAYER_INERTIALIZE, LAYER_MESH, PATH_INVERSE, PLAN_DRIVEN, PLAN_REFERENCE,
-    PLAN_ROTATION, PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS, ROOT_LOCK_FIRST_FRAME,
-    ROOT_LOCK_REF_POSE, SHARED_SEARCHES, WORKGROUP_SIZE,
+    LAYER_IK, LAYER_INERTIALIZE, LAYER_MESH, PATH_BONE, PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION,
+    PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE,
+    SHARED_SEARCHES, WORKGROUP_SIZE,
 };
 use crate::library::AnimLibrary;
 use crate::model::map_time;
@@ -602,7 +602,7 @@ impl<'a> Replay<'a> {
                     u64::from(i / 4) * 16 + u64::from(i % 4) * 4,
                     4,
                 );
-                let source = data.path_entry(i as usize) & !PATH_INVERSE;
+                let source = data.path_entry(i as usize) & PATH_BONE;
                 let own = (clip.channel_base + source * 3) as usize;
                 let chs = &data.channels[own + kinds.start..own + kinds.end];
                 for k in kinds.clone() {

@@ -122,10 +122,47 @@ pub fn local_rotation(parent: &Transform, cs: Quat) -> Quat {
     Quat::from_xyzw(v.x, v.y, v.z, q.w)
 }
 
+/// A reflection's sign pattern: bit 0 set where `scale.x` is negative, bit 1 `y`, bit 2 `z`
+/// (0: no reflection). Retarget plans record the patterns of mirrored frames so.
+pub fn sign_pattern(scale: Vec3) -> u32 {
+    u32::from(scale.x < 0.0) | u32::from(scale.y < 0.0) << 1 | u32::from(scale.z < 0.0) << 2
+}
+
+/// The diagonal `D` of sign pattern `pattern` ([`sign_pattern`]): `-1` where a bit is set.
+pub fn pattern_signs(pattern: u32) -> Vec3 {
+    let s = |bit: u32| if pattern & bit != 0 { -1.0 } else { 1.0 };
+    Vec3::new(s(1), s(2), s(4))
+}
+
+/// `D · R · D` as a quaternion, `D` the diagonal of sign pattern `pattern`: the rotation the
+/// matrix path puts below a parent frame reflected by `D` (`R_w = R_p ⊗ (D · R_c · D)`), and
+/// its own inverse. `D · R · D` turns about `det(D) · D · axis` by the same angle:
+/// `(x, y, z, w)` becomes `(sy·sz·x, sx·sz·y, sx·sy·z, w)`, whatever the number of negative
+/// signs.
+pub fn reflect_rotation(q: Quat, pattern: u32) -> Quat {
+    let d = pattern_signs(pattern);
+    let v = Vec3::new(q.x, q.y, q.z) * Vec3::new(d.y * d.z, d.x * d.z, d.x * d.y);
+    Quat::from_xyzw(v.x, v.y, v.z, q.w)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use glam::Mat3;
+
+    #[test]
+    fn reflect_rotation_is_the_rotation_conjugated_by_the_reflection() {
+        let q = Quat::from_euler(glam::EulerRot::XYZ, 0.3, -2.1, 1.2);
+        for pattern in 0..8 {
+            let d = Mat3::from_diagonal(pattern_signs(pattern));
+            let want = d * Mat3::from_quat(q) * d;
+            let got = Mat3::from_quat(reflect_rotation(q, pattern));
+            assert!(got.abs_diff_eq(want, 1e-6), "{pattern}");
+            assert_eq!(sign_pattern(pattern_signs(pattern)), pattern);
+            let back = reflect_rotation(reflect_rotation(q, pattern), pattern);
+            assert_eq!(back, q);
+        }
+    }
 
     #[test]
     fn quat_from_axes_inverts_quat_axes_on_every_branch() {

@@ -91,6 +91,7 @@ fn source_poses(
                 .to_string(),
         });
     }
+    plan.check_clip(clip)?;
     let times = clip.key_times();
     let poses = times
         .iter()

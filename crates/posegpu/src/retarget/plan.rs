@@ -26,7 +26,8 @@ use crate::layout::{
     PLAN_REFERENCE, PLAN_SEGMENT_END,
 };
 use crate::math::{safe_recip, Transform};
-use crate::model::{component_space, Asset, RestPose, Skeleton};
+use crate::model::{component_space, Asset, Clip, RestPose, Skeleton};
+use mirror::Mirror;
 
 /// The most source bones one target bone's path may read. A longer path (many helper joints
 /// between two mapped bones, a deep IK-style root) is an [`Error::RetargetPath`]: a `bone_map`
@@ -126,6 +127,8 @@ pub struct RetargetPlan {
     g: Quat,
     k: f32,
     reference: Vec<Transform>,
+    /// The source's reflections, which its clips must keep.
+    source_mirror: Mirror,
     rest: RestPose,
     /// The locals each side was measured in (source, target): its bind pose or node
     /// transforms, IK-style feet where the shins carry them.
@@ -142,9 +145,10 @@ impl RetargetPlan {
     /// clip), bones paired by role, chain and name, rest poses aligned (per `options`), and
     /// one record per target bone. A skeleton that is not a humanoid is an
     /// [`Error::NotHumanoid`]; a bone that would read more than [`MAX_PATH`] source bones an
-    /// [`Error::RetargetPath`]. A bone below a mirrored bone (negative scale) on either side is
-    /// an [`Error::MirroredRetarget`]; mirrored leaves are fine.
+    /// [`Error::RetargetPath`]. Mirrored sides (negative scales) are read and written as their
+    /// unmirrored twins (`docs/pose-math.md`, "Mirrored characters in retarget plans").
     pub fn new(source: &Asset, target: &Asset, options: &PlanOptions) -> Result<Self> {
+        mirror::check_path_bones(source.skeleton.len())?;
         let nodes = &target.skeleton;
         let side = |asset, which: &str| {
             Character::measure_at(asset, options.rest).map_err(|e| match e {
@@ -155,13 +159,17 @@ impl RetargetPlan {
                 e => e,
             })
         };
-        mirror::refuse_mirrored_frames(&source.skeleton, "source")?;
-        mirror::refuse_mirrored_frames(&target.skeleton, "target")?;
         let ((s_char, source), (t_char, target)) =
             (side(source, "source")?, side(target, "target")?);
         let (source, target) = (source.as_ref(), target.as_ref());
-        let s = PlanSide::new(&source.skeleton, &s_char);
-        let t = PlanSide::new(&target.skeleton, &t_char);
+        // The plan is built between the unmirrored twins.
+        let (s_mirror, t_mirror) = (Mirror::new(&source.skeleton), Mirror::new(&target.skeleton));
+        let (s_twin, t_twin) = (
+            s_mirror.twin(&source.skeleton)?,
+            t_mirror.twin(&target.skeleton)?,
+        );
+        let s = PlanSide::new(&s_twin, &s_char, &s_mirror);
+        let t = PlanSide::new(&t_twin, &t_char, &t_mirror);
         let chains = goals::chains(&target.skeleton, &t_char);
         let mut built = Builder::new(&s, &t, options)?.build(&chains)?;
         // Bones that neither follow the source nor hold up a bone that does keep their node
@@ -187,7 +195,10 @@ impl RetargetPlan {
             bones: built.bones,
             g: built.g,
             k: built.k,
-            reference: built.reference,
+            reference: (0..built.reference.len())
+                .map(|b| t_mirror.twin_local(b, &built.reference[b]))
+                .collect(),
+            source_mirror: s_mirror,
             rest: options.rest,
             measured: [
                 source.skeleton.rest().to_vec(),
@@ -270,8 +281,15 @@ impl RetargetPlan {
         &self.target
     }
 
+    /// An [`Error::MirroredRetarget`] where `clip` (of the source) changes the reflection of a
+    /// source bone that carries others from the one the plan was built with.
+    pub fn check_clip(&self, clip: &Clip) -> Result<()> {
+        self.source_mirror.check_clip(clip, &self.source_names)
+    }
+
     /// An [`Error::PlanMismatch`] unless `source` and `target` have the bones (names, in
-    /// order) this plan was built for.
+    /// order) this plan was built for; an [`Error::MirroredRetarget`] where `source`'s node
+    /// transforms reflect a bone that carries others otherwise than the plan's reference.
     pub fn check(&self, source: &Skeleton, target: &Skeleton) -> Result<()> {
         for (which, names, skeleton) in [
             ("source", &self.source_names, source),
@@ -289,7 +307,11 @@ impl RetargetPlan {
                 });
             }
         }
-        Ok(())
+        self.source_mirror.check_locals(
+            source.rest(),
+            source.names(),
+            "the source's node transforms",
+        )
     }
 
     /// One line per target bone: its counterpart, kind (`mapped`, `share`, `ref`; `pos` where
@@ -398,12 +420,15 @@ struct PlanSide<'a> {
     cs: Vec<Transform>,
     /// Rest joint positions.
     pos: Vec<Vec3>,
+    /// The reflections of the character `skeleton` is the unmirrored twin of.
+    mirror: &'a Mirror,
 }
 
 impl<'a> PlanSide<'a> {
-    fn new(skeleton: &'a Skeleton, character: &'a Character) -> Self {
+    fn new(skeleton: &'a Skeleton, character: &'a Character, mirror: &'a Mirror) -> Self {
         let cs = skeleton.rest_component();
         Self {
+            mirror,
             skeleton,
             tree: Tree::new(skeleton),
             character,
@@ -593,6 +618,15 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// Path entries: source bone indices, with their mirror bits, [`PATH_INVERSE`] where the
+    /// local is inverted.
+    fn encode(&self, path: &[(usize, bool)]) -> Vec<u32> {
+        let m = self.s.mirror;
+        path.iter()
+            .map(|&(x, inv)| x as u32 | m.path_bits(x) | if inv { PATH_INVERSE } else { 0 })
+            .collect()
+    }
+
     /// `X` at rest: the composition of the source's reference locals along `path`.
     fn rest_x(&self, path: &[(usize, bool)]) -> Transform {
         path.iter().fold(Transform::IDENTITY, |x, &(e, inv)| {
@@ -669,17 +703,17 @@ impl<'a> Builder<'a> {
         let parent = self.mapped_anc[c].and_then(|p| self.swing[p].as_ref());
         rec.path_start = paths.len() as u32;
         rec.path_len = path.len() as u32;
-        paths.extend(encode(&path));
+        paths.extend(self.encode(&path));
         if let Some((chord_path, chord)) = own {
             rec.swing = chord.to_array();
             rec.chord_len = chord_path.len() as u32;
-            paths.extend(encode(chord_path));
+            paths.extend(self.encode(chord_path));
         }
         if let Some((chord_path, chord)) = parent {
             rec.parent_swing = chord.to_array();
             if *chord_path != path {
                 rec.parent_chord_len = chord_path.len() as u32;
-                paths.extend(encode(chord_path));
+                paths.extend(self.encode(chord_path));
             }
         }
         let driven = if self.map[b].is_some() {
@@ -692,6 +726,8 @@ impl<'a> Builder<'a> {
         if driven {
             rec.modes |= PLAN_DRIVEN;
         }
+        let tm = self.t.mirror;
+        mirror::mirror_record(&mut rec, tm.parent(b), tm.own(b));
         let (kind, reason) = if self.map[b].is_some() {
             (BoneKind::Mapped, self.why[b].clone())
         } else {
@@ -959,7 +995,7 @@ impl Builder<'_> {
         }
         rec.path_start = paths.len() as u32;
         rec.path_len = path.len() as u32;
-        paths.extend(encode(&path));
+        paths.extend(self.encode(&path));
         rec.modes = PLAN_DRIVEN;
         match goal_parent {
             None => match carried {
@@ -977,6 +1013,7 @@ impl Builder<'_> {
                 rec.modes |= PLAN_MAPPED;
                 rec.t_rot = qg.inverse().to_array();
                 rec.t_k = self.k * mean(self.s.cs[a_g].scale) / mean(self.t_cs[g].scale).max(1e-12);
+                mirror::mirror_record(&mut rec, self.t.mirror.world(g), 0);
             }
         }
         rec
@@ -1082,12 +1119,6 @@ fn reference_record(reference: &Transform) -> BonePlan {
 /// The path from the source's top down to `a` (each local as it is).
 fn from_top(tree: &Tree, a: usize) -> Vec<(usize, bool)> {
     tree.top_down(a).into_iter().map(|x| (x, false)).collect()
-}
-
-/// Path entries: source bone indices, [`PATH_INVERSE`] where the local is inverted.
-fn encode(path: &[(usize, bool)]) -> impl Iterator<Item = u32> + '_ {
-    path.iter()
-        .map(|&(x, inv)| x as u32 | if inv { PATH_INVERSE } else { 0 })
 }
 
 /// Whether bones between `p` and `b` form a chain, and if so whether they share only the twist

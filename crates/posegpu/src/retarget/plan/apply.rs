@@ -7,8 +7,10 @@
 use glam::{Quat, Vec3};
 
 use crate::layout::{
-    BonePlan, PATH_INVERSE, PLAN_CHAIN, PLAN_DRIVEN, PLAN_MAPPED, PLAN_REFERENCE, PLAN_ROTATION,
+    BonePlan, PATH_BONE, PATH_INVERSE, PATH_MIRROR_SHIFT, PLAN_CHAIN, PLAN_DRIVEN, PLAN_MAPPED,
+    PLAN_MIRROR_SHIFT, PLAN_REFERENCE, PLAN_ROTATION,
 };
+use crate::math::mirror::{pattern_signs, reflect_rotation};
 use crate::math::{find_between_normals, quat_pow, twist, Transform};
 
 /// Target bone `r`'s local transform. `path(i)` is path entry `i` (counted from the start of
@@ -40,7 +42,12 @@ pub(crate) fn apply_bone(
         let mut captured = Transform::IDENTITY;
         for k in 0..len {
             let e = path(start + k);
-            let l = local((e & !PATH_INVERSE) as usize, full);
+            let l = local((e & PATH_BONE) as usize, full);
+            let l = if e & PATH_MIRRORED != 0 {
+                unmirror(l, e >> PATH_MIRROR_SHIFT)
+            } else {
+                l
+            };
             let l = if e & PATH_INVERSE != 0 {
                 l.inverse()
             } else {
@@ -125,10 +132,32 @@ pub(crate) fn apply_bone(
         }
         translation += Vec3::from_array(r.t_inv_scale) * moved;
     }
+    let mut rotation = rotation.normalize();
+    let mirror = (r.modes >> PLAN_MIRROR_SHIFT) & 7;
+    if mirror != 0 {
+        // The unmirrored twin's local, under the target's reflected parent frame.
+        rotation = reflect_rotation(rotation, mirror);
+        translation *= pattern_signs(mirror);
+    }
     Transform {
-        rotation: rotation.normalize(),
+        rotation,
         translation,
         scale: Vec3::from_array(r.scale),
+    }
+}
+
+/// A path entry's mirror bits (both patterns).
+const PATH_MIRRORED: u32 = 0x3f << PATH_MIRROR_SHIFT;
+
+/// Source local `l` as the unmirrored twin's, `bits` the path entry's mirror bits shifted
+/// down: its rotation reflected by its parent frame's pattern `D` (`D · R · D`), its
+/// translation `D ∘ T`, its scale's signs undone by its own pattern.
+fn unmirror(l: Transform, bits: u32) -> Transform {
+    let (parent, own) = (bits & 7, (bits >> 3) & 7);
+    Transform {
+        rotation: reflect_rotation(l.rotation, parent),
+        translation: l.translation * pattern_signs(parent),
+        scale: l.scale * pattern_signs(own),
     }
 }
 
