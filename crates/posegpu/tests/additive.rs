@@ -34,21 +34,9 @@ fn clip<'a>(asset: &'a Asset, name: &str) -> &'a Clip {
 }
 
 /// A small deterministic generator (no dependency on a random crate).
-struct Lcg(u64);
+use common::Lcg;
 
 impl Lcg {
-    fn next(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.next()
-    }
-
     fn transform(&mut self) -> Transform {
         let axis = Vec3::new(self.range(-1.0, 1.0), self.range(-1.0, 1.0), 1.0).normalize();
         Transform::new(

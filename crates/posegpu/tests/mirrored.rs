@@ -14,20 +14,10 @@ use posegpu::{
     Transform,
 };
 
-/// A small deterministic generator.
-struct Rng(u64);
+use common::Lcg as Rng;
 
+/// Draws for mirrored transforms.
 impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.next()
-    }
     fn vec3(&mut self, lo: f32, hi: f32) -> Vec3 {
         Vec3::new(self.range(lo, hi), self.range(lo, hi), self.range(lo, hi))
     }

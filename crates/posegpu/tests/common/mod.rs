@@ -196,3 +196,22 @@ pub fn crowd(lib: &AnimLibrary, count: usize, time: f32) -> Vec<Instance> {
         })
         .collect()
 }
+
+/// A small deterministic generator (no dependency on a random crate); tests add what they draw.
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// The next number in [0, 1).
+    pub fn next(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// A number in [lo, hi).
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.next()
+    }
+}
