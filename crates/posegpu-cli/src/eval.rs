@@ -75,7 +75,7 @@ pub struct EvalArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        allow_negative_numbers = true,
+        allow_hyphen_values = true,
         requires = "aim"
     )]
     aim_yaws: Option<Vec<f32>>,
@@ -83,16 +83,16 @@ pub struct EvalArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        allow_negative_numbers = true,
+        allow_hyphen_values = true,
         requires = "aim"
     )]
     aim_pitches: Option<Vec<f32>>,
-    /// Times in seconds, comma-separated (negative ones too: `--times=-0.5,0,1.25`).
+    /// Times in seconds, comma-separated (negative ones too: `--times -0.5,0,1.25`).
     #[arg(
         long,
         required = true,
         value_delimiter = ',',
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
     times: Vec<f32>,
     /// Where to evaluate.

@@ -80,19 +80,32 @@ fn tree(file: &Path) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Indentation stops growing this deep: a line then says its depth, so the output stays linear
+/// in the bone count (a 100,000-deep chain prints 100,000 short lines).
+const TREE_INDENT_DEPTH: usize = 32;
+
 fn print_tree(s: &Skeleton) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut depth = vec![0usize; s.len()];
     for (i, name) in s.names().iter().enumerate() {
         depth[i] = s.parent(i).map_or(0, |p| depth[p] + 1);
         let t = s.rest()[i].translation;
-        println!(
-            "  {:indent$}{i} {} (rest offset {:.4} {:.4} {:.4})",
+        let deep = if depth[i] > TREE_INDENT_DEPTH {
+            format!("…(depth {}) ", depth[i])
+        } else {
+            String::new()
+        };
+        // A closed pipe (`| head`) ends the listing; nothing else can fail here.
+        let _ = writeln!(
+            out,
+            "  {:indent$}{deep}{i} {} (rest offset {:.4} {:.4} {:.4})",
             "",
             if name.is_empty() { "<unnamed>" } else { name },
             t.x,
             t.y,
             t.z,
-            indent = 2 * depth[i]
+            indent = 2 * depth[i].min(TREE_INDENT_DEPTH)
         );
     }
 }

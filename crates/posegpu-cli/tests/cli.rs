@@ -685,7 +685,11 @@ fn number(row: &std::collections::HashMap<String, String>, column: &str) -> f64 
 
 #[test]
 fn bench_writes_a_csv_row_per_configuration_and_a_png_plot() {
-    let gpu = common::gpu().is_some();
+    // Both backends; without an adapter (and CI unset) there is nothing to run here
+    // (`bench_on_the_cpu_alone_...` covers the CPU twin alone).
+    if common::gpu().is_none() {
+        return;
+    }
     let dir = scratch("bench");
     let (csv, png) = (dir.join("out/pipeline.csv"), dir.join("out/pipeline.png"));
     let (csv_arg, png_arg) = (csv.display().to_string(), png.display().to_string());
@@ -740,10 +744,6 @@ fn bench_writes_a_csv_row_per_configuration_and_a_png_plot() {
         // skinning matrix written: 4 x 48 bytes per bone.
         assert!(number(r, "bytes_per_bone") >= 192.0, "{r:?}");
         positive(r, &["cpu_ms", "cpu_threads", "cpu_bones_per_s"]);
-        if !gpu {
-            assert_eq!(r["gpu_ms"], "", "{r:?}");
-            continue;
-        }
         positive(
             r,
             &[
@@ -1153,14 +1153,6 @@ fn eval_blends_a_masked_layer_per_bone() {
     };
     let walk = args(&[]);
     let layered = args(&["--layer", "wave", "--mask", "spine_01:2,neck_01:-1"]);
-    let gpu = args(&[
-        "--layer",
-        "wave",
-        "--mask",
-        "spine_01:2,neck_01:-1",
-        "--backend",
-        "gpu",
-    ]);
     let bones: Vec<&str> = walk["bones"]
         .as_array()
         .unwrap()
@@ -1178,8 +1170,18 @@ fn eval_blends_a_masked_layer_per_bone() {
         &Value::Array(vec![local(&walk, arm)]),
     );
     assert!(d > 1e-2, "the wave did not reach the arm ({d})");
-    let frame = |json: &Value| json["frames"][0]["component"].clone();
-    assert!(max_abs_diff(&frame(&layered), &frame(&gpu)) < 1e-4);
+    if common::gpu().is_some() {
+        let gpu = args(&[
+            "--layer",
+            "wave",
+            "--mask",
+            "spine_01:2,neck_01:-1",
+            "--backend",
+            "gpu",
+        ]);
+        let frame = |json: &Value| json["frames"][0]["component"].clone();
+        assert!(max_abs_diff(&frame(&layered), &frame(&gpu)) < 1e-4);
+    }
 
     let fails = |extra: &[&str], needle: &str| {
         let mut a = vec!["eval", "humanoid", "--times", "0.3"];
@@ -1270,9 +1272,11 @@ fn eval_plays_a_transition_at_a_time() {
             "{kind}"
         );
     }
-    let gpu = frames(&["--backend", "gpu"]);
-    let cpu = frames(&[]);
-    assert!(max_abs_diff(&pose(&gpu, 1), &pose(&cpu, 1)) < 1e-4);
+    if common::gpu().is_some() {
+        let gpu = frames(&["--backend", "gpu"]);
+        let cpu = frames(&[]);
+        assert!(max_abs_diff(&pose(&gpu, 1), &pose(&cpu, 1)) < 1e-4);
+    }
     let out = posegpu(&[
         "eval",
         "humanoid",
