@@ -3,6 +3,8 @@
 //! from timestamp queries) and on the CPU twin side by side, against the device's copy-kernel
 //! bandwidth and a model of the bytes each pass moves. Prints a table, writes a CSV and a plot.
 
+#[cfg(test)]
+mod hashes;
 mod peer;
 mod report;
 mod traffic;
