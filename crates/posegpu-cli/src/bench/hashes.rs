@@ -4,7 +4,9 @@
 //! plans, and are compared only on that adapter: another device rounds otherwise. Recorded
 //! 2026-11-27, before the frame-plan refactor. 97 instances at 0.37 s of each workload.
 
-use posegpu::{AdditiveSpace, CpuEvaluator, GpuEvaluator, GpuOptions, Outputs, PassPlan};
+use posegpu::{
+    AdditiveSpace, AnimLibrary, CpuEvaluator, GpuEvaluator, GpuOptions, Outputs, PassPlan,
+};
 use posegpu::{PoseBatch, Poses};
 
 use super::workload::Workload;
@@ -53,8 +55,12 @@ fn workloads() -> Vec<(&'static str, Workload)> {
     .collect()
 }
 
-/// Per workload: the CPU twin's hash, then lavapipe's with fused and with separate passes.
-const RECORDED: [(&str, [u64; 3]); 7] = [
+/// Per workload (the demo's crowd first): the CPU twin's hash, then lavapipe's with fused and with separate passes.
+const RECORDED: [(&str, [u64; 3]); 8] = [
+    (
+        "demo",
+        [0xb248e3e7dadb67c8, 0x5cf4c8ef0d6aaaad, 0x5cf4c8ef0d6aaaad],
+    ),
     (
         "16 bones, local layer",
         [0x30bc597d24f539a5, 0x9befb9da24f04d9f, 0x9befb9da24f04d9f],
@@ -92,11 +98,18 @@ fn outputs_are_the_recorded_ones() {
         .as_ref()
         .filter(|c| c.info.name.to_lowercase().contains("llvmpipe"));
     let mut got = Vec::new();
-    for (name, w) in workloads() {
+    // The demo's crowd (`posegpu demo`), then the bench's workloads.
+    let demo = posegpu::procedural::humanoid_asset();
+    let demo = AnimLibrary::new(&demo.skeleton, &demo.clips).unwrap();
+    let demo_batch = PoseBatch::from_instances(&crate::workload::crowd(&demo, 97, 0.37));
+    let benches = workloads().into_iter().map(|(name, w)| {
         let mut batch = PoseBatch::new();
         w.batch(97, 0.37, &mut batch);
+        (name, w.lib, batch)
+    });
+    for (name, lib, batch) in std::iter::once(("demo", demo, demo_batch)).chain(benches) {
         let mut cpu = Poses::default();
-        CpuEvaluator::new(&w.lib)
+        CpuEvaluator::new(&lib)
             .evaluate_batch(&batch, &mut cpu)
             .unwrap();
         let mut row = [hash(&cpu), 0, 0];
@@ -107,7 +120,7 @@ fn outputs_are_the_recorded_ones() {
                     passes,
                     ..GpuOptions::default()
                 };
-                let mut gpu = GpuEvaluator::new(ctx, &w.lib, batch.len(), &options).unwrap();
+                let mut gpu = GpuEvaluator::new(ctx, &lib, batch.len(), &options).unwrap();
                 gpu.evaluate_batch(&batch).unwrap();
                 row[slot] = hash(&gpu.read_back().unwrap());
             }
