@@ -1,4 +1,4 @@
-//! `posegpu eval`: a model's animation at given times, as JSON (the contract in the README).
+//! `posegpu eval`: a model's animation at given times, as JSON (the contract in docs/guide/command-line.md).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

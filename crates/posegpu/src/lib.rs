@@ -75,3 +75,30 @@ pub use retarget::{BoneMapping, IkWeights, Rig, TranslationMode};
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
+
+/// The guide's code blocks (`docs/guide/`), compiled as doctests too.
+#[cfg(doctest)]
+mod guide_doctests {
+    #[doc = include_str!("../../../docs/guide/command-line.md")]
+    struct CommandLine;
+    #[doc = include_str!("../../../docs/guide/library.md")]
+    struct Library;
+    #[doc = include_str!("../../../docs/guide/rendering.md")]
+    struct Rendering;
+    #[doc = include_str!("../../../docs/guide/additive.md")]
+    struct Additive;
+    #[doc = include_str!("../../../docs/guide/masks.md")]
+    struct Masks;
+    #[doc = include_str!("../../../docs/guide/curves.md")]
+    struct Curves;
+    #[doc = include_str!("../../../docs/guide/crowds.md")]
+    struct Crowds;
+    #[doc = include_str!("../../../docs/guide/retargeting.md")]
+    struct Retargeting;
+    #[doc = include_str!("../../../docs/guide/bevy.md")]
+    struct Bevy;
+    #[doc = include_str!("../../../docs/guide/conventions.md")]
+    struct Conventions;
+    #[doc = include_str!("../../../docs/guide/gpu-design.md")]
+    struct GpuDesign;
+}
