@@ -26,6 +26,7 @@ use std::collections::{HashMap, HashSet};
 use super::evaluator::PassPlan;
 use super::outputs::Outputs;
 use super::tables::{clip_sources, SkeletonSection};
+use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::PoseBatch;
 use crate::layout::{
     BonePlan, Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, FUSED_BONES, INSTANCE_LOOP,
@@ -42,8 +43,6 @@ use crate::retarget::TranslationMode;
 const WARP: usize = 32;
 const SECTOR: u64 = 32;
 const LINE: u64 = 128;
-/// Weights at or below this are dropped from blends (`ZERO_WEIGHT` in the shaders).
-const ZERO_WEIGHT: f32 = 1e-4;
 
 /// The buffers a pass binds, as the replay names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
