@@ -1,6 +1,7 @@
 //! The library's top-level modules form no cycle: reading the sources (comments and test code
 //! left out), every `crate::module` a module names is a module below it, so the data model sits
-//! at the bottom and the backends on top.
+//! at the bottom and the backends on top. And the map (`docs/architecture.md`) names every
+//! stage's shader and CPU twin.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -158,4 +159,28 @@ fn the_checker_sees_a_cycle_through_code_but_not_through_comments_or_tests() {
     let found = crate_paths(&code);
     let expected: BTreeSet<String> = ["gpu", "batch"].iter().map(|s| s.to_string()).collect();
     assert_eq!(found, expected);
+}
+
+#[test]
+fn the_architecture_map_names_every_stage_and_twin() {
+    // docs/architecture.md is the map a newcomer reads to find where a stage goes: a CPU twin
+    // or a shader it does not name is a stage the map has lost.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let map = std::fs::read_to_string(root.join("../../docs/architecture.md")).unwrap();
+    let mut missing = Vec::new();
+    for (dir, ext) in [("src/cpu", "rs"), ("shaders", "wgsl")] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == ext) {
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if !map.contains(&name) {
+                    missing.push(format!("{dir}/{name}"));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md does not name {missing:?}"
+    );
 }
