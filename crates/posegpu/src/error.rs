@@ -235,6 +235,13 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
+    /// A call whose arguments do not fit the library as a whole (a clip or bone out of range,
+    /// a batch a stage-level entry point cannot run), not any one instance.
+    #[error("{what}")]
+    BadRequest {
+        /// What is wrong.
+        what: String,
+    },
     /// A crowd, track or montage cannot play as asked (bad time step, no motion, wrong library).
     #[error("playback: {what}")]
     Playback {

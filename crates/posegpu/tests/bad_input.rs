@@ -262,3 +262,18 @@ fn unknown_animations_and_bad_instances() {
         "{err}"
     );
 }
+
+#[test]
+fn a_bone_or_clip_out_of_range_is_a_bad_request_naming_the_library() {
+    // Not any instance's fault: the error says what the call asked and what the library has.
+    let skeleton = chain();
+    let clip = clip_with(rotation_track(vec![0.0, 1.0], vec![Quat::IDENTITY; 2])).unwrap();
+    let lib = AnimLibrary::new(&skeleton, &[clip]).unwrap();
+    let cpu = CpuEvaluator::new(&lib);
+    assert!(cpu.sample_bone(0, 1, 0.5, false).is_ok());
+    for (clip, bone, time) in [(1, 0, 0.5), (0, 9, 0.5), (0, 0, f32::NAN)] {
+        let e = cpu.sample_bone(clip, bone, time, false).unwrap_err();
+        assert!(matches!(e, Error::BadRequest { .. }), "{e:?}");
+        assert!(e.to_string().contains("the library has 1 clips and"), "{e}");
+    }
+}

@@ -149,8 +149,7 @@ impl<'a> CpuEvaluator<'a> {
     pub fn sample_locals(&self, batch: &PoseBatch, locals: &mut Vec<Xform>) -> Result<()> {
         batch.validate(self.lib)?;
         if batch.has_mesh_layers() || batch.has_ik() {
-            return Err(crate::Error::BadInstance {
-                instance: 0,
+            return Err(crate::Error::BadRequest {
                 what: "sample_locals runs neither the layer nor the IK stage: the batch has \
                        mesh-space or IK layers"
                     .into(),
@@ -172,8 +171,7 @@ impl<'a> CpuEvaluator<'a> {
         looping: bool,
     ) -> Result<Transform> {
         if clip >= self.lib.clip_count() || bone >= self.lib.bone_count() || !time.is_finite() {
-            return Err(crate::Error::BadInstance {
-                instance: 0,
+            return Err(crate::Error::BadRequest {
                 what: format!(
                     "clip {clip}, bone {bone} at time {time}: the library has {} clips and {} bones",
                     self.lib.clip_count(),
