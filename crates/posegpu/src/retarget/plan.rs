@@ -235,13 +235,13 @@ impl RetargetPlan {
         )
     }
 
-    /// `G`: the rotation from the source's body frame to the target's.
-    pub fn g(&self) -> Quat {
+    /// The rotation from the source's body frame to the target's (`G` in `docs/pose-math.md`).
+    pub fn frame_rotation(&self) -> Quat {
         self.g
     }
 
-    /// `k`: the ratio of hip heights, target over source.
-    pub fn k(&self) -> f32 {
+    /// The ratio of hip heights, target over source, that scales the source's motion (`k`).
+    pub fn hip_height_ratio(&self) -> f32 {
         self.k
     }
 

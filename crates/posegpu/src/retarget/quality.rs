@@ -354,7 +354,7 @@ fn measure_frames(
 ) -> QualityReport {
     let (sh, th) = (&plan.source().humanoid, &plan.target().humanoid);
     let (sf, tf) = (&plan.source().body, &plan.target().body);
-    let g = plan.g();
+    let g = plan.frame_rotation();
     // Measured in each character's pose the plan was built from (its bind pose by default).
     let s_rest_cs = component_space(ss.parents(), plan.measured_source());
     let t_rest_cs = component_space(ts.parents(), plan.measured_target());

@@ -33,7 +33,10 @@ fn a_character_onto_itself_is_the_identity() {
     ] {
         let c = asset(file);
         let plan = plan(file, file);
-        assert!(angle(plan.g(), Quat::IDENTITY) < 1e-5 && (plan.k() - 1.0).abs() < 1e-6);
+        assert!(
+            angle(plan.frame_rotation(), Quat::IDENTITY) < 1e-5
+                && (plan.hip_height_ratio() - 1.0).abs() < 1e-6
+        );
         let clip = crate::data::clip(&c, Some(clip));
         let h = plan.target().body.hip_height;
         for t in frame_times(clip, 12) {
@@ -95,7 +98,11 @@ fn alignment_off_reproduces_remap_tracks_to_new_skeleton() {
         ..Default::default()
     };
     let plan = RetargetPlan::new(&s, &t, &opts).unwrap();
-    assert!(angle(plan.g(), Quat::IDENTITY) < 1e-5, "G = {:?}", plan.g());
+    assert!(
+        angle(plan.frame_rotation(), Quat::IDENTITY) < 1e-5,
+        "G = {:?}",
+        plan.frame_rotation()
+    );
     let (ss, ts) = (&s.skeleton, &t.skeleton);
     let mapping = BoneMapping::new(ss, ts, &Rig::default()).unwrap();
     let mut compared = 0;
@@ -234,7 +241,7 @@ fn chains_of_different_lengths_keep_their_ends() {
         component_pose(&tgt, &out),
         component_pose(&tgt, plan.reference()),
     );
-    let g = plan.g();
+    let g = plan.frame_rotation();
     // Chain ends (chest, head, hands) turn exactly as the source's do from the rest pose.
     for (sn, tn) in [
         ("chest", "chest"),
@@ -288,7 +295,7 @@ fn extra_source_bones_are_composed_and_swung() {
     let out = plan.apply(&pose);
     let s_cs = component_pose(&src, &pose);
     let t_cs = component_pose(&tgt, &out);
-    let g = plan.g();
+    let g = plan.frame_rotation();
     let dir =
         |cs: &[Transform], a: usize, b: usize| (cs[b].translation - cs[a].translation).normalize();
     // The neck (one bone) points from the neck's base to the head as the source's two do.
@@ -345,7 +352,7 @@ fn ik_style_target_gets_its_feet_where_the_source_feet_are() {
     let plan = plan(CMU_WALK, MECH_STAN);
     let (ss, ts) = (&s.skeleton, &t.skeleton);
     let clip = &s.clips[0];
-    let (g, k) = (plan.g(), plan.k());
+    let (g, k) = (plan.frame_rotation(), plan.hip_height_ratio());
     let (sf, tf) = (&plan.source().body, &plan.target().body);
     let times = frame_times(clip, 60);
     let mut worst_move = 0.0f32;
