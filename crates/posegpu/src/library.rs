@@ -5,9 +5,11 @@ use std::collections::HashMap;
 
 use std::sync::Arc;
 
-use glam::{Mat4, Vec3, Vec4};
+use glam::{Mat4, Vec3};
 
 use bytemuck::Pod;
+
+mod read;
 
 use crate::error::{Error, Result};
 use crate::layout::{
@@ -16,12 +18,11 @@ use crate::layout::{
 };
 use crate::math::{affine_rows, Transform};
 use crate::model::{
-    find_named, mask_weights, AdditiveSpace, Asset, BoneTrack, Channel, Clip, Interpolation,
-    MaskBranch, RestPose, Skeleton,
+    mask_weights, AdditiveSpace, Asset, BoneTrack, Channel, Clip, Interpolation, MaskBranch,
+    RestPose, Skeleton,
 };
 use crate::retarget::{
-    bake_with_goals, build_retarget_table, BoneCache, BoneMapping, RetargetPlan, Rig,
-    TranslationMode,
+    bake_with_goals, build_retarget_table, BoneMapping, RetargetPlan, Rig, TranslationMode,
 };
 
 /// Names a retarget source of a library: the skeleton a set of clips was authored on and the
@@ -673,157 +674,6 @@ impl LibraryData {
             }
         }
         Ok(out)
-    }
-}
-
-impl AnimLibrary {
-    /// The packed arrays (what the GPU buffers and the CPU twin read).
-    pub(crate) fn data(&self) -> &LibraryData {
-        &self.data
-    }
-
-    /// The target skeleton, which every instance has.
-    pub fn skeleton(&self) -> &Skeleton {
-        &self.data.skeleton
-    }
-
-    /// The target skeleton's bone count.
-    pub fn bone_count(&self) -> usize {
-        self.data.parents.len()
-    }
-
-    /// The number of clips, over all sources.
-    pub fn clip_count(&self) -> usize {
-        self.data.clips.len()
-    }
-
-    /// Each clip's name, by clip index.
-    pub fn clip_names(&self) -> &[String] {
-        &self.data.clip_names
-    }
-
-    /// The duration of `clip` in seconds (its last key time).
-    pub fn clip_duration(&self, clip: usize) -> f32 {
-        self.data.clips[clip].duration
-    }
-
-    /// The retarget source a clip plays through.
-    pub fn clip_source(&self, clip: usize) -> SourceId {
-        self.data.clip_sources[clip]
-    }
-
-    /// The retarget sources; [`SourceId::TARGET`] (index 0) is the target itself.
-    pub fn sources(&self) -> &[RetargetSource] {
-        &self.data.sources
-    }
-
-    /// One retarget source (from [`LibraryBuilder::add_source`] of this library).
-    pub fn source(&self, source: SourceId) -> &RetargetSource {
-        &self.data.sources[source.0]
-    }
-
-    /// How each target bone is driven by one source of UE's translation modes: its source
-    /// bone, mode and cache values. Empty for a character source, whose plan
-    /// ([`RetargetSource::plan`]) says it instead.
-    pub fn retarget_caches(&self, source: SourceId) -> Vec<BoneCache> {
-        if self.source(source).plan.is_some() {
-            return Vec::new();
-        }
-        let base = self.data.source_tables[source.0];
-        (0..self.bone_count() as u32)
-            .map(|b| BoneCache::from(self.data.record::<BoneRetarget>(base + b * RETARGET_WORDS)))
-            .collect()
-    }
-
-    /// The bone root motion is taken from ([`LibraryBuilder::set_root_motion_bone`]).
-    pub fn root_motion_bone(&self) -> usize {
-        self.data.root_bone as usize
-    }
-
-    /// Up for root motion's axis masks, in component space.
-    pub fn root_motion_up(&self) -> Vec3 {
-        self.data.root_up
-    }
-
-    /// Every notify of every clip; an event's notify id indexes this.
-    pub fn notifies(&self) -> &[NotifyInfo] {
-        &self.data.notifies
-    }
-
-    /// Notify `id` (from an event).
-    pub fn notify(&self, id: u32) -> Option<&NotifyInfo> {
-        self.data.notifies.get(id as usize)
-    }
-
-    /// The notifies of `clip`, in time order, with their ids.
-    pub fn clip_notifies(&self, clip: usize) -> impl Iterator<Item = (u32, &NotifyInfo)> + '_ {
-        let [first, count] = self.data.clip_notifies[clip];
-        (first..first + count).map(|id| (id, &self.data.notifies[id as usize]))
-    }
-
-    /// Every curve of every clip, by name; the curve stage writes one value per instance per
-    /// curve in this order ([`crate::Poses::curve`]).
-    pub fn curve_names(&self) -> &[String] {
-        &self.data.curve_names
-    }
-
-    /// The index of the curve named `name`.
-    pub fn find_curve(&self, name: &str) -> Option<usize> {
-        self.data.curve_names.iter().position(|n| n == name)
-    }
-
-    /// The bone mask named `name` ([`LibraryBuilder::add_mask`]).
-    pub fn mask(&self, name: &str) -> Option<MaskId> {
-        self.data
-            .masks
-            .iter()
-            .find(|m| m.name == name)
-            .map(|m| m.id)
-    }
-
-    /// A mask's weight per target bone; `None` for a mask of another library.
-    pub fn mask_weights(&self, mask: MaskId) -> Option<&[f32]> {
-        self.mask_entry(mask).map(|m| m.weights.as_slice())
-    }
-
-    pub(crate) fn mask_entry(&self, mask: MaskId) -> Option<&Mask> {
-        self.data.masks.iter().find(|m| m.id == mask)
-    }
-
-    /// Finds a clip by name, or by index when `name` is a number.
-    pub fn find_clip(&self, name: &str) -> Result<usize> {
-        find_named(self.data.clip_names.iter().map(String::as_str), name)
-    }
-
-    /// The space of an additive clip's deltas; `None` for an ordinary clip.
-    pub fn clip_additive_space(&self, clip: usize) -> Option<AdditiveSpace> {
-        let flags = self.data.clips[clip].flags;
-        match (flags & CLIP_ADDITIVE != 0, flags & CLIP_MESH_SPACE != 0) {
-            (false, _) => None,
-            (true, false) => Some(AdditiveSpace::Local),
-            (true, true) => Some(AdditiveSpace::Mesh),
-        }
-    }
-
-    /// Bytes of the asset buffers the pose stages read (uploaded once): the curve table and a
-    /// crowd's notify table are left out.
-    pub fn asset_bytes(&self) -> u64 {
-        (std::mem::size_of_val(self.data.parents.as_slice())
-            + std::mem::size_of_val(self.data.retarget.as_slice())
-            + std::mem::size_of_val(self.data.ik.as_slice())
-            + std::mem::size_of_val(self.data.inverse_bind.as_slice())
-            + std::mem::size_of_val(self.data.clips.as_slice())
-            + std::mem::size_of_val(self.data.channels.as_slice())
-            + std::mem::size_of_val(self.data.times.as_slice())
-            + std::mem::size_of_val(self.data.values.as_slice())) as u64
-    }
-
-    pub(crate) fn value3(&self, i: u32) -> Vec3 {
-        Vec4::from(self.data.values[i as usize]).truncate()
-    }
-
-    pub(crate) fn value4(&self, i: u32) -> Vec4 {
-        Vec4::from(self.data.values[i as usize])
     }
 }
 

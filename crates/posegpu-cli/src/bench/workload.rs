@@ -114,18 +114,12 @@ impl Workload {
     pub fn plain(bones: usize) -> Result<Self, Error> {
         let (asset, what) = plain_asset(bones)?;
         let lib = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
-        Ok(Self {
-            description: format!(
-                "{} bones: {what} playing its own {} clips ({SHARED_KEYS} keys each), no layer",
-                lib.bone_count(),
-                lib.clip_count()
-            ),
-            bases: (0..lib.clip_count() as u32).collect(),
-            layer: None,
-            lib,
-            space: AdditiveSpace::Local,
-            ik: None,
-        })
+        let description = format!(
+            "{} bones: {what} playing its own {} clips ({SHARED_KEYS} keys each), no layer",
+            lib.bone_count(),
+            lib.clip_count()
+        );
+        Ok(Self::every_clip(lib, description, None))
     }
 
     /// The humanoid's clips on `humanoid_variant(7)` through a character plan (per bone at run
@@ -153,18 +147,24 @@ impl Workload {
         } else {
             "through a character plan at run time"
         };
-        Ok(Self {
-            description: format!(
-                "{} bones: humanoid_variant(7) playing the humanoid's {} clips {how}, feet IK",
-                lib.bone_count(),
-                lib.clip_count()
-            ),
+        let description = format!(
+            "{} bones: humanoid_variant(7) playing the humanoid's {} clips {how}, feet IK",
+            lib.bone_count(),
+            lib.clip_count()
+        );
+        Ok(Self::every_clip(lib, description, Some(IkWeights::FEET)))
+    }
+
+    /// Instances dealt every clip of `lib` in turn, no layer.
+    fn every_clip(lib: AnimLibrary, description: String, ik: Option<IkWeights>) -> Self {
+        Self {
+            description,
             bases: (0..lib.clip_count() as u32).collect(),
             layer: None,
             lib,
             space: AdditiveSpace::Local,
-            ik: Some(IkWeights::FEET),
-        })
+            ik,
+        }
     }
 
     /// Whether instances play an additive layer over their clip.

@@ -14,6 +14,7 @@ use std::borrow::Cow;
 use glam::{Mat3, Quat, Vec3};
 
 use super::humanoid::{recognise, skeleton_label, Humanoid, Side, SideLimbs};
+use super::tree::Tree;
 use crate::error::{Error, Result};
 use crate::math::Transform;
 use crate::model::{component_space, Asset, Clip, RestPose, Skeleton};
@@ -68,18 +69,11 @@ impl Character {
 /// Puts each IK-style foot of `view` (a foot not below its shin) where its shin carries it in
 /// `nodes`' rest pose.
 fn carry_feet_as_nodes(view: &mut Skeleton, nodes: &Skeleton, humanoid: &Humanoid) {
-    let parents = view.parents().to_vec();
-    let is_below = |a: usize, mut b: usize| loop {
-        match usize::try_from(parents[b]) {
-            Ok(p) if p == a => return true,
-            Ok(p) => b = p,
-            Err(_) => return false,
-        }
-    };
+    let tree = Tree::new(view);
     let node_cs = nodes.rest_component();
     for side in Side::BOTH {
         let l = humanoid.side(side);
-        if is_below(l.shin, l.foot) {
+        if tree.is_ancestor(l.shin, l.foot) {
             continue;
         }
         let cs = view.rest_component();

@@ -175,13 +175,14 @@ impl RetargetPlan {
         let mut built = Builder::new(&s, &t, options)?.build(&chains)?;
         // Bones that neither follow the source nor hold up a bone that does keep their node
         // transforms (what a viewer shows for a bone no clip moves).
-        let tree = Tree::new(nodes);
-        for b in 0..nodes.len() {
-            let holds_up = |x: usize| x != b && built.bones[x].kind != BoneKind::Reference;
-            if built.bones[b].kind == BoneKind::Reference
-                && !(b..nodes.len()).any(|x| holds_up(x) && tree.is_ancestor(b, x))
-            {
+        // One pass children first (parents precede children): whether a moving bone lies below.
+        let mut moves_below = vec![false; nodes.len()];
+        for b in (0..nodes.len()).rev() {
+            if built.bones[b].kind == BoneKind::Reference && !moves_below[b] {
                 built.records[b] = reference_record(&nodes.rest()[b]);
+            }
+            if let Some(p) = nodes.parent(b) {
+                moves_below[p] |= moves_below[b] || built.bones[b].kind != BoneKind::Reference;
             }
         }
         Ok(Self {
