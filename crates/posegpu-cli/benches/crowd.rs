@@ -17,8 +17,8 @@ use std::time::Instant;
 
 use posegpu::procedural::{humanoid_asset, random_asset};
 use posegpu::{
-    Agent, AnimLibrary, CpuEvaluator, Crowd, CrowdTimes, GpuContext, GpuCrowd, GpuOptions, Player,
-    Poses, RootLock,
+    Agent, AnimLibrary, CpuEvaluator, Crowd, GpuContext, GpuCrowd, GpuOptions, PassTimes, Player,
+    Poses, RootLock, Stage,
 };
 use posegpu_cli::plot::LogPlot;
 
@@ -59,7 +59,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 struct Point {
     instances: usize,
     bones: usize,
-    gpu: Option<CrowdTimes>,
+    gpu: Option<PassTimes>,
     cpu_ns: Option<f64>,
 }
 
@@ -75,11 +75,11 @@ fn measure(ctx: Option<&GpuContext>, lib: &AnimLibrary, n: usize, cpu_max: usize
             }
         };
         gpu.advance_timed(DT).unwrap(); // warm-up
-        let times: Vec<CrowdTimes> = (0..frames)
+        let times: Vec<PassTimes> = (0..frames)
             .map(|_| gpu.advance_timed(DT).unwrap())
             .collect::<Option<_>>()?;
         // The frame with the median total, so that its passes add up.
-        let total = median(times.iter().map(CrowdTimes::total_ns).collect());
+        let total = median(times.iter().map(PassTimes::total_ns).collect());
         times.into_iter().find(|t| t.total_ns() == total)
     });
     let cpu_ns = (n <= cpu_max).then(|| {
@@ -156,18 +156,20 @@ fn main() {
     );
     for (sweep, list) in [("instances", &points), ("bones", &by_bones)] {
         for p in list.iter() {
-            let g = p.gpu.unwrap_or_default();
+            let g = p.gpu.clone().unwrap_or_default();
+            // The fused pass's time counts as sampling (the hierarchy is then 0).
+            let sample = g.ns(Stage::Sample) + g.ns(Stage::Fused);
             let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.0}"));
             writeln!(
                 csv,
                 "{sweep},{},{},{:.0},{:.0},{:.0},{:.0},{},{}",
                 p.instances,
                 p.bones,
-                g.advance_ns,
-                g.root_motion_ns,
-                g.passes.sample_ns,
-                g.passes.hierarchy_ns,
-                opt(p.gpu.map(|g| g.total_ns())),
+                g.ns(Stage::Advance),
+                g.ns(Stage::RootMotion),
+                sample,
+                g.ns(Stage::Hierarchy),
+                opt(p.gpu.as_ref().map(|g| g.total_ns())),
                 opt(p.cpu_ns)
             )
             .unwrap();
@@ -224,7 +226,7 @@ fn main() {
 }
 
 fn gpu_ms(p: &Point) -> Option<f64> {
-    p.gpu.map(|g| g.total_ns() / 1e6)
+    p.gpu.as_ref().map(|g| g.total_ns() / 1e6)
 }
 
 fn cpu_ms(p: &Point) -> Option<f64> {
@@ -238,18 +240,14 @@ fn per_bone(ms: f64, p: &Point) -> f64 {
 
 fn report(p: &Point) {
     let ms = |ns: f64| ns / 1e6;
-    let gpu = p.gpu.map_or("-".into(), |g| {
-        format!(
-            "{:.3} ms (advance {:.3}, root motion {:.3}, sampling {:.3}, hierarchy {:.3})",
-            ms(g.total_ns()),
-            ms(g.advance_ns),
-            ms(g.root_motion_ns),
-            ms(g.passes.sample_ns),
-            ms(g.passes.hierarchy_ns)
-        )
+    let gpu = p.gpu.as_ref().map_or("-".into(), |g| {
+        let passes: Vec<String> = (g.passes().iter())
+            .map(|(pass, ns)| format!("{} {:.3}", pass.label(), ms(*ns)))
+            .collect();
+        format!("{:.3} ms ({})", ms(g.total_ns()), passes.join(", "))
     });
     let cpu = p.cpu_ns.map_or("-".into(), |c| format!("{:.3} ms", ms(c)));
-    let ratio = match (p.gpu, p.cpu_ns) {
+    let ratio = match (&p.gpu, p.cpu_ns) {
         (Some(g), Some(c)) => format!("{:.1}x", c / g.total_ns()),
         _ => "-".into(),
     };

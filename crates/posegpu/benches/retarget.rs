@@ -26,7 +26,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
     AnimLibrary, Asset, AssetFrame, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions, IkWeights,
-    PassPlan, PassTimes, PoseBatch, Poses, Rig, TranslationMode,
+    PassPlan, PassTimes, PoseBatch, Poses, Rig, Stage, TranslationMode,
 };
 
 /// (label, library): the baseline first, then each mode, the preset, then the plans.
@@ -103,7 +103,9 @@ fn retarget(c: &mut Criterion) {
                         let inst = common::crowd(&lib, n, frame as f32 / 60.0);
                         let start = Instant::now();
                         total += match gpu.evaluate_timed(&inst).unwrap() {
-                            Some(t) => Duration::from_nanos(t.sample_ns as u64),
+                            Some(t) => Duration::from_nanos(
+                                (t.ns(Stage::Sample) + t.ns(Stage::Fused)) as u64,
+                            ),
                             None => start.elapsed(),
                         };
                     }
@@ -153,8 +155,10 @@ fn ik(c: &mut Criterion) {
         let Some(ctx) = &ctx else { continue };
         let mut gpu = GpuEvaluator::new(ctx, &lib, n, &GpuOptions::default()).unwrap();
         let passes: [(&str, PassOf); 2] = [
-            ("gpu_sample_pass", |t| t.sample_ns),
-            ("gpu_ik_pass", |t| t.ik_ns),
+            ("gpu_sample_pass", |t| {
+                t.ns(Stage::Sample) + t.ns(Stage::Fused)
+            }),
+            ("gpu_ik_pass", |t| t.ns(Stage::Ik)),
         ];
         for (label, pass) in passes {
             group.bench_function(label, |b| {
@@ -262,11 +266,17 @@ fn real(c: &mut Criterion) {
             };
             let mut gpu = GpuEvaluator::new(ctx, &lib, n, &options).unwrap();
             group.bench_function(BenchmarkId::new("gpu_sample_pass", &label), |b| {
-                b.iter_custom(|iters| gpu_pass(&mut gpu, &lib, n, w, iters, |t| t.sample_ns))
+                b.iter_custom(|iters| {
+                    gpu_pass(&mut gpu, &lib, n, w, iters, |t| {
+                        t.ns(Stage::Sample) + t.ns(Stage::Fused)
+                    })
+                })
             });
             if w.is_some() {
                 group.bench_function(BenchmarkId::new("gpu_ik_pass", &label), |b| {
-                    b.iter_custom(|iters| gpu_pass(&mut gpu, &lib, n, w, iters, |t| t.ik_ns))
+                    b.iter_custom(|iters| {
+                        gpu_pass(&mut gpu, &lib, n, w, iters, |t| t.ns(Stage::Ik))
+                    })
                 });
             }
         }

@@ -77,12 +77,10 @@ fn main() -> Result<(), Error> {
     }
     times.sort_by(|a, b| a.total_ns().total_cmp(&b.total_ns()));
     if let Some(t) = times.get(times.len() / 2) {
-        println!(
-            "GPU per frame (median): sampling {:.3} ms, mesh-space layer {:.3} ms, hierarchy {:.3} ms",
-            t.sample_ns / 1e6,
-            t.layers_ns / 1e6,
-            t.hierarchy_ns / 1e6
-        );
+        let passes: Vec<String> = (t.passes().iter())
+            .map(|(pass, ns)| format!("{} {:.3} ms", pass.label(), ns / 1e6))
+            .collect();
+        println!("GPU per frame (median): {}", passes.join(", "));
     }
 
     // The last frame, read back, against the CPU twin on the first instances.

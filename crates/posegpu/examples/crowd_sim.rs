@@ -14,7 +14,7 @@ use glam::{Quat, Vec3};
 use posegpu::blend::space::BlendSpace1D;
 use posegpu::procedural::humanoid_asset;
 use posegpu::{
-    Agent, AnimLibrary, Crowd, CrowdTimes, Error, GpuContext, GpuCrowd, GpuOptions, Player,
+    Agent, AnimLibrary, Crowd, Error, GpuContext, GpuCrowd, GpuOptions, PassTimes, Player,
     RootLock, Transform,
 };
 
@@ -95,7 +95,7 @@ fn main() -> Result<(), Error> {
         twin.set_placement(i, crowd.placements()[i])?;
     }
 
-    let mut total = CrowdTimes::default();
+    let mut total = PassTimes::default();
     let mut timed = 0;
     for frame in 0..frames {
         // Once a second, one agent in a hundred picks a new speed.
@@ -110,22 +110,19 @@ fn main() -> Result<(), Error> {
         }
         twin.advance(&lib, DT)?;
         if let Some(t) = gpu.advance_timed(DT)? {
-            total.advance_ns += t.advance_ns;
-            total.root_motion_ns += t.root_motion_ns;
-            total.passes.sample_ns += t.passes.sample_ns;
-            total.passes.hierarchy_ns += t.passes.hierarchy_ns;
+            total.accumulate(&t);
             timed += 1;
         }
     }
     if timed > 0 {
         let ms = |ns: f64| ns / timed as f64 / 1e6;
+        let passes: Vec<String> = (total.passes().iter())
+            .map(|(pass, ns)| format!("{} {:.3} ms", pass.label(), ms(*ns)))
+            .collect();
         println!(
-            "GPU per frame: advance {:.3} ms, root motion {:.3} ms, sampling {:.3} ms, hierarchy {:.3} ms, total {:.3} ms",
-            ms(total.advance_ns),
-            ms(total.root_motion_ns),
-            ms(total.passes.sample_ns),
-            ms(total.passes.hierarchy_ns),
-            ms(total.total_ns()),
+            "GPU per frame: {}, total {:.3} ms",
+            passes.join(", "),
+            ms(total.total_ns())
         );
         println!(
             "  {:.1} M bones/s",

@@ -28,6 +28,7 @@ pub mod cpu;
 pub mod error;
 #[cfg(feature = "gltf")]
 pub mod export;
+pub mod frame_plan;
 pub mod gpu;
 #[cfg(any(feature = "gltf", feature = "bvh"))]
 pub mod import;
@@ -53,9 +54,10 @@ pub use blend::clips::{AimOffset, ClipBlendSpace};
 pub use blend::space::BlendSpace;
 pub use cpu::{ClipMotion, CpuEvaluator, Crowd};
 pub use error::{Error, Result};
+pub use frame_plan::{FramePlan, Pass, PassTimes, Stage};
 pub use gpu::{
-    replay_traffic, CrowdTimes, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk,
-    Outputs, PassPlan, PassTimes, PassTraffic, SkinningLayout,
+    replay_traffic, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk, Outputs, PassPlan,
+    PassTraffic, SkinningLayout,
 };
 pub use layout::{Mat3x4, Xform};
 pub use library::{AnimLibrary, LibraryBuilder, MaskId, NotifyInfo, RetargetSource, SourceId};

@@ -17,7 +17,7 @@ use std::time::Instant;
 use crate::bandwidth::{copy_bandwidth, Bandwidth};
 use clap::ValueEnum;
 use posegpu::{AdditiveSpace, CpuEvaluator, Error, GpuContext, GpuEvaluator, GpuOptions};
-use posegpu::{Outputs, PassPlan};
+use posegpu::{Outputs, PassPlan, Stage};
 use posegpu::{PoseBatch, Poses};
 
 use crate::util::open_gpu;
@@ -348,8 +348,11 @@ fn measure(
                 // The middle column holds every pass between sampling and the hierarchy
                 // (mesh-space layers, inertialization, IK) and the curves.
                 passes.extend(t.map(|t| {
-                    let between = t.layers_ns + t.inertialize_ns + t.ik_ns + t.curves_ns;
-                    [t.sample_ns, between, t.hierarchy_ns]
+                    // Sampling (or the fused pass), what runs between it and the hierarchy,
+                    // and the hierarchy.
+                    let sample = t.ns(Stage::Sample) + t.ns(Stage::Fused);
+                    let hierarchy = t.ns(Stage::Hierarchy);
+                    [sample, t.total_ns() - sample - hierarchy, hierarchy]
                 }));
             }
             let passes_ms = (passes.len() == frames).then(|| {

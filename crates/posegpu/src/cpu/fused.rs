@@ -7,21 +7,11 @@
 use super::hierarchy::skinning_matrix;
 use super::sample::{sample_instance, Scratch};
 use crate::batch::PoseBatch;
-use crate::layout::{Mat3x4, Xform, FUSED_BONES};
+use crate::layout::{Mat3x4, Xform};
 use crate::library::AnimLibrary;
 use crate::math::Transform;
 
-/// Whether `batch` runs as the fused pass: no mesh-space layer, IK or inertialization (the
-/// stages between sampling and the hierarchy), on a skeleton that fits the pass's workgroup
-/// memory.
-pub(crate) fn fuses(lib: &AnimLibrary, batch: &PoseBatch) -> bool {
-    lib.bone_count() <= FUSED_BONES as usize
-        && !batch.has_mesh_layers()
-        && !batch.has_inertia()
-        && (!batch.has_ik() || lib.data().ik.is_empty())
-}
-
-/// Instance `instance` of a batch that [`fuses`]: `locals`, `component` and `skinning` hold
+/// Instance `instance` of a batch whose plan is fused: `locals`, `component` and `skinning` hold
 /// one entry per bone.
 pub(super) fn run_instance(
     lib: &AnimLibrary,
@@ -57,7 +47,11 @@ mod tests {
             let mut batch = PoseBatch::new();
             batch.push_clip(0, 0.4, true);
             batch.push_clip(1, 0.1, false);
-            assert!(fuses(&lib, &batch));
+            let options = crate::frame_plan::FrameOptions {
+                fuse: true,
+                crowd: None,
+            };
+            assert!(crate::frame_plan::FramePlan::of_batch(&lib, &batch, &options).is_fused());
             for i in 0..batch.len() {
                 let mut l = vec![Xform::default(); bones];
                 let (mut c, mut s) = (l.clone(), vec![[0.0; 12]; bones]);

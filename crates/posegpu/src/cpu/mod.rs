@@ -34,6 +34,7 @@ use rayon::prelude::*;
 
 use crate::batch::{Instance, PoseBatch};
 use crate::error::Result;
+use crate::frame_plan::{FrameOptions, FramePlan, Pass};
 use crate::layout::Xform;
 use crate::library::AnimLibrary;
 use crate::math::Transform;
@@ -42,6 +43,17 @@ use crate::pose::Poses;
 
 /// Instances per parallel task: large enough to amortise scheduling, small enough to balance.
 const INSTANCES_PER_TASK: usize = 64;
+
+/// The evaluator runs each instance's passes back to back, fused where the plan allows; the
+/// single-threaded one runs separate passes over the whole batch.
+const FUSED: FrameOptions = FrameOptions {
+    fuse: true,
+    crowd: None,
+};
+const SEPARATE: FrameOptions = FrameOptions {
+    fuse: false,
+    crowd: None,
+};
 
 /// Evaluates sampling and the hierarchy on the CPU, instance by instance, over all cores.
 pub struct CpuEvaluator<'a> {
@@ -75,7 +87,7 @@ impl<'a> CpuEvaluator<'a> {
                 });
         }
         let chunk = INSTANCES_PER_TASK * bones;
-        let fused = fused::fuses(self.lib, batch);
+        let plan = FramePlan::of_batch(self.lib, batch, &FUSED);
         // The inertialization state of each task's instances, where the batch has any.
         let inertia: Vec<Option<&mut [Xform]>> = if batch.has_inertia() {
             out.inertia.chunks_mut(chunk).map(Some).collect()
@@ -96,22 +108,46 @@ impl<'a> CpuEvaluator<'a> {
                 let mut deltas = Vec::new();
                 for j in 0..l.len() / bones {
                     let (i, r) = (first + j, j * bones..(j + 1) * bones);
-                    if fused {
-                        let outputs = (&mut l[r.clone()], &mut c[r.clone()], &mut s[r]);
-                        fused::run_instance(self.lib, batch, i, outputs, &mut scratch);
-                        continue;
-                    }
                     let head = &batch.heads[i];
                     deltas.resize(head.slots as usize * bones, Xform::default());
-                    let l = &mut l[r.clone()];
-                    sample::sample_instance(self.lib, batch, i, l, &mut deltas, &mut scratch);
-                    layers::run_instance(self.lib, &batch.entries, head, l, &mut deltas);
-                    if let Some(state) = inertia.as_deref_mut() {
-                        let state = &mut state[r.clone()];
-                        inertialize::run_instance(self.lib, &batch.entries, head, l, state);
+                    let (l, c, s) = (&mut l[r.clone()], &mut c[r.clone()], &mut s[r.clone()]);
+                    // The plan's passes back to back for this instance (the curves, which
+                    // read only the frame, ran above).
+                    for planned in plan.passes() {
+                        match planned.pass {
+                            Pass::Fused { .. } => {
+                                fused::run_instance(self.lib, batch, i, (l, c, s), &mut scratch)
+                            }
+                            Pass::Sample { .. } => {
+                                sample::sample_instance(
+                                    self.lib,
+                                    batch,
+                                    i,
+                                    l,
+                                    &mut deltas,
+                                    &mut scratch,
+                                );
+                            }
+                            Pass::Layers => {
+                                layers::run_instance(self.lib, &batch.entries, head, l, &mut deltas)
+                            }
+                            Pass::Inertialize { .. } => {
+                                if let Some(state) = inertia.as_deref_mut() {
+                                    let state = &mut state[r.clone()];
+                                    inertialize::run_instance(
+                                        self.lib,
+                                        &batch.entries,
+                                        head,
+                                        l,
+                                        state,
+                                    );
+                                }
+                            }
+                            Pass::Ik => ik::run_instance(self.lib, &batch.entries, head, l),
+                            Pass::Hierarchy => hierarchy::run_instance(self.lib, l, c, s),
+                            Pass::Curves | Pass::Advance | Pass::RootMotion => {}
+                        }
                     }
-                    ik::run_instance(self.lib, &batch.entries, head, l);
-                    hierarchy::run_instance(self.lib, l, &mut c[r.clone()], &mut s[r]);
                 }
             });
         Ok(())
@@ -125,20 +161,27 @@ impl<'a> CpuEvaluator<'a> {
         out.resize(bones, self.lib.curve_names().len(), batch.len());
         out.keep_inertia(batch.has_inertia());
         let mut deltas = vec![Xform::default(); batch.slot_count() as usize * bones];
-        curves::run(self.lib, batch, &mut out.curves);
-        sample::run(self.lib, batch, &mut out.locals, &mut deltas);
-        layers::run(self.lib, batch, &mut out.locals, &mut deltas);
-        if batch.has_inertia() {
-            let parts = out
-                .locals
-                .chunks_exact_mut(bones)
-                .zip(out.inertia.chunks_exact_mut(bones));
-            for (head, (l, state)) in batch.heads.iter().zip(parts) {
-                inertialize::run_instance(self.lib, &batch.entries, head, l, state);
+        for planned in FramePlan::of_batch(self.lib, batch, &SEPARATE).passes() {
+            match planned.pass {
+                Pass::Sample { .. } => sample::run(self.lib, batch, &mut out.locals, &mut deltas),
+                Pass::Layers => layers::run(self.lib, batch, &mut out.locals, &mut deltas),
+                Pass::Inertialize { .. } => {
+                    let parts = out
+                        .locals
+                        .chunks_exact_mut(bones)
+                        .zip(out.inertia.chunks_exact_mut(bones));
+                    for (head, (l, state)) in batch.heads.iter().zip(parts) {
+                        inertialize::run_instance(self.lib, &batch.entries, head, l, state);
+                    }
+                }
+                Pass::Ik => ik::run(self.lib, batch, &mut out.locals),
+                Pass::Hierarchy => {
+                    hierarchy::run(self.lib, &out.locals, &mut out.component, &mut out.skinning)
+                }
+                Pass::Curves => curves::run(self.lib, batch, &mut out.curves),
+                Pass::Fused { .. } | Pass::Advance | Pass::RootMotion => {}
             }
         }
-        ik::run(self.lib, batch, &mut out.locals);
-        hierarchy::run(self.lib, &out.locals, &mut out.component, &mut out.skinning);
         Ok(())
     }
 

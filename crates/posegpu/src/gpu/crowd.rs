@@ -1,19 +1,18 @@
 //! A crowd on the GPU: its players, tracks and root motion live in storage buffers; each step
-//! runs two passes (advance, then root motion where some instance extracts it) before the
-//! evaluator's three, all in one submission. Nothing is uploaded per frame but `dt`.
+//! runs the evaluator's frame plan, whose first passes are the crowd's own (advance, then root
+//! motion where some instance extracts it), in one submission. Nothing is uploaded per frame
+//! but `dt`.
 
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
-use super::evaluator::{GpuEvaluator, GpuOptions, PassTimes, EVAL_PASSES};
-use super::util::{
-    fits_binding, grid, read_mapped, submit_timed, ErrorScope, PassTimer, StagePipeline,
-    WORKGROUP_SIZE,
-};
+use super::evaluator::{GpuEvaluator, GpuOptions};
+use super::util::{fits_binding, grid, read_mapped, submit_timed, ErrorScope, StagePipeline};
 use crate::cpu::crowd::check_dt;
 use crate::cpu::crowd::{Phase, TransitionState};
 use crate::cpu::Crowd;
 use crate::error::{Error, Result};
+use crate::frame_plan::{Binding, FrameShape, Pass, PassTimes, Stage};
 use crate::layout::{
     CrowdParams, Entry, GroupData, PlayerData, RootMotionData, Xform, GROUP_ROOT_MOTION,
     LAYER_INERTIALIZE, PLAYER_LOOP,
@@ -69,24 +68,6 @@ impl PlayerData {
     }
 }
 
-/// GPU time of every pass of a step, from timestamp queries.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct CrowdTimes {
-    /// The advance pass (players and tracks), in nanoseconds.
-    pub advance_ns: f64,
-    /// 0 when no instance extracts root motion (the pass did not run).
-    pub root_motion_ns: f64,
-    /// The evaluator's passes.
-    pub passes: PassTimes,
-}
-
-impl CrowdTimes {
-    /// The sum of every pass, in nanoseconds.
-    pub fn total_ns(&self) -> f64 {
-        self.advance_ns + self.root_motion_ns + self.passes.total_ns()
-    }
-}
-
 /// What a chunk's crowd buffers will hold, checked against the limits before any is made.
 struct ChunkPlan {
     /// The evaluator's chunk.
@@ -108,8 +89,8 @@ struct CrowdChunk {
     params: wgpu::Buffer,
     players: wgpu::Buffer,
     motion: wgpu::Buffer,
-    /// advance, root motion.
-    groups: [wgpu::BindGroup; 2],
+    advance: wgpu::BindGroup,
+    root_motion: wgpu::BindGroup,
 }
 
 /// A [`Crowd`] played on the GPU: one call advances every player by `dt` and evaluates every
@@ -120,8 +101,8 @@ pub struct GpuCrowd {
     /// The description, and every value the host has set since (positions go stale: the GPU
     /// advances them).
     host: Crowd,
-    /// advance, root motion.
-    pipelines: [StagePipeline; 2],
+    advance: StagePipeline,
+    root_motion: StagePipeline,
     /// `[count, instances...]` of the last step.
     events: wgpu::Buffer,
     /// `[count, _, _, _]`, then `[instance, player, kind, payload]` records: what the last
@@ -134,8 +115,6 @@ pub struct GpuCrowd {
     entries: Vec<u32>,
     /// Instances whose transition is under way (the host steps them).
     transitioning: Vec<usize>,
-    root_motion: bool,
-    timer: Option<PassTimer>,
 }
 
 impl GpuCrowd {
@@ -269,13 +248,10 @@ impl GpuCrowd {
         }
 
         let scope = ErrorScope::push(&device);
-        let pipelines = [
-            StagePipeline::new(&device, "advance", &[]),
-            StagePipeline::new(&device, "root_motion", &[]),
-        ];
-        for p in &pipelines {
-            p.get();
-        }
+        let advance = StagePipeline::new(&device, Stage::Advance.name(), &[]);
+        let root_motion = StagePipeline::new(&device, Stage::RootMotion.name(), &[]);
+        advance.get();
+        root_motion.get();
         let events = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("finished events"),
             size: 4 * (1 + crowd.len() as u64),
@@ -307,7 +283,6 @@ impl GpuCrowd {
         let storage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_SRC
             | wgpu::BufferUsages::COPY_DST;
-        let assets = eval.assets();
         let mut chunks = Vec::new();
         for plan in planned {
             let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
@@ -319,63 +294,57 @@ impl GpuCrowd {
             );
             let players = init("players", bytemuck::cast_slice(&plan.players), storage);
             let motion = init("root motion", bytemuck::cast_slice(&plan.motion), storage);
-            let frame = &eval.chunks()[plan.index].frame;
-            let groups = [
-                pipelines[0].bind(
-                    &device,
-                    &[
-                        &params,
-                        &structure,
-                        &players,
-                        frame,
-                        &events,
-                        &notify_table,
-                        &passed,
-                    ],
-                ),
-                pipelines[1].bind(
-                    &device,
-                    &[
-                        &params,
-                        &structure,
-                        &assets.clip_table,
-                        &assets.times,
-                        &assets.values,
-                        &assets.retarget,
-                        &players,
-                        &motion,
-                    ],
-                ),
-            ];
+            let frame = eval.chunks()[plan.index].frame();
+            // The crowd's own buffers; the evaluator's for the rest.
+            let bind = |pipeline: &StagePipeline, stage: Stage| {
+                let bound: Vec<&wgpu::Buffer> = (stage.bindings().iter())
+                    .map(|&b| match b {
+                        Binding::CrowdParams => &params,
+                        Binding::Structure => &structure,
+                        Binding::Players => &players,
+                        Binding::Motion => &motion,
+                        Binding::Finished => &events,
+                        Binding::NotifyTable => &notify_table,
+                        Binding::Events => &passed,
+                        Binding::Frame => frame,
+                        _ => eval.asset(b).expect("a library table"),
+                    })
+                    .collect();
+                pipeline.bind(&device, &bound)
+            };
+            let (advance_group, root_motion_group) = (
+                bind(&advance, Stage::Advance),
+                bind(&root_motion, Stage::RootMotion),
+            );
             chunks.push(CrowdChunk {
                 first: plan.first,
                 count: plan.count,
                 first_player: plan.first_player,
                 params,
                 players,
+                advance: advance_group,
+                root_motion: root_motion_group,
                 motion,
-                groups,
             });
         }
-        let timer = ctx
-            .has_timestamps()
-            .then(|| PassTimer::new(&device, eval.queue(), 2 + EVAL_PASSES));
         scope.pop()?;
-        Ok(Self {
-            root_motion: crowd
+        eval.set_crowd(
+            crowd
                 .groups
                 .iter()
                 .any(|g| g.flags & GROUP_ROOT_MOTION != 0),
+        );
+        Ok(Self {
             eval,
             host: crowd.clone(),
-            pipelines,
+            advance,
+            root_motion,
             events,
             passed,
             passed_capacity,
             chunks,
             entries,
             transitioning: Vec::new(),
-            timer,
         })
     }
 
@@ -418,27 +387,23 @@ impl GpuCrowd {
     pub fn encode_step(&mut self, encoder: &mut wgpu::CommandEncoder, dt: f32) -> Result<()> {
         self.write_dt(dt)?;
         self.eval.compile_planned()?;
-        self.encode_passes(encoder, None);
+        self.encode_passes(encoder, false);
         Ok(())
     }
 
     /// Like [`GpuCrowd::advance`], then waits and returns each pass's GPU time; `None` where
     /// the adapter has no timestamp queries.
-    pub fn advance_timed(&mut self, dt: f32) -> Result<Option<CrowdTimes>> {
+    pub fn advance_timed(&mut self, dt: f32) -> Result<Option<PassTimes>> {
         self.write_dt(dt)?;
         self.eval.compile_planned()?;
         let mut encoder = self
             .eval
             .device()
             .create_command_encoder(&Default::default());
-        self.encode_passes(&mut encoder, self.timer.as_ref());
+        self.encode_passes(&mut encoder, true);
         let (device, queue) = (self.eval.device(), self.eval.queue());
-        let spans = submit_timed(device, queue, encoder, self.timer.as_ref())?;
-        Ok(spans.map(|spans| CrowdTimes {
-            advance_ns: spans[0],
-            root_motion_ns: if self.root_motion { spans[1] } else { 0.0 },
-            passes: self.eval.pass_times(&spans[2..]),
-        }))
+        let spans = submit_timed(device, queue, encoder, self.eval.timer())?;
+        Ok(spans.map(|spans| PassTimes::new(self.eval.frame_plan(), &spans)))
     }
 
     fn write_dt(&mut self, dt: f32) -> Result<()> {
@@ -542,7 +507,12 @@ impl GpuCrowd {
                 starts |= inertial && t.phase == Phase::Starting;
             }
         }
-        self.eval.set_inertia(needed, starts);
+        let shape = FrameShape {
+            inertia: needed,
+            inertia_starts: starts,
+            ..self.eval.frame_shape()
+        };
+        self.eval.plan_frame(shape);
     }
 
     /// The inertialization layer's header of `instance` (after its outgoing player's sample),
@@ -564,36 +534,40 @@ impl GpuCrowd {
             .find(|c| (c.first..c.first + c.count).contains(&instance))
             .expect("every instance has a chunk");
         self.eval.queue().write_buffer(
-            &chunk.frame,
+            chunk.frame(),
             u64::from(word) * 16,
             bytemuck::bytes_of(&header),
         );
     }
 
-    fn encode_passes(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) {
+    /// The frame plan's passes: the crowd's own, then the evaluator's; pass `k` timed in the
+    /// timer's slot `k` when `timed`.
+    fn encode_passes(&self, encoder: &mut wgpu::CommandEncoder, timed: bool) {
         encoder.clear_buffer(&self.events, 0, Some(4));
         encoder.clear_buffer(&self.passed, 0, Some(4));
-        for (k, (label, pipeline)) in ["advance", "root motion"]
-            .into_iter()
-            .zip(&self.pipelines)
-            .enumerate()
-        {
-            if k == 1 && !self.root_motion {
-                continue;
-            }
+        let timer = self.eval.timer().filter(|_| timed);
+        for (k, planned) in self.eval.frame_plan().passes().iter().enumerate() {
+            let writes = timer.map(|t| t.writes(k as u32));
+            let (pipeline, group): (_, fn(&CrowdChunk) -> &wgpu::BindGroup) = match planned.pass {
+                Pass::Advance => (&self.advance, |c| &c.advance),
+                Pass::RootMotion => (&self.root_motion, |c| &c.root_motion),
+                _ => {
+                    self.eval.encode_pass(encoder, planned, writes);
+                    continue;
+                }
+            };
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some(label),
-                timestamp_writes: timer.map(|t| t.writes(k as u32)),
+                label: Some(planned.pass.label()),
+                timestamp_writes: writes,
             });
             pass.set_pipeline(pipeline.get());
             for c in &self.chunks {
-                let workgroups = (c.count as u64).div_ceil(WORKGROUP_SIZE);
+                let (workgroups, _) = planned.dispatch.workgroups(c.count as u64);
                 let (x, y) = grid(workgroups, self.eval.max_workgroups());
-                pass.set_bind_group(0, &c.groups[k], &[]);
+                pass.set_bind_group(0, group(c), &[]);
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
-        self.eval.encode_passes(encoder, timer.map(|t| (t, 2)));
     }
 
     /// The instances that reached the end of a non-looping track in the last step,

@@ -10,8 +10,8 @@ mod tables;
 mod util;
 
 pub use context::GpuContext;
-pub use crowd::{CrowdTimes, GpuCrowd};
-pub use evaluator::{GpuEvaluator, GpuOptions, OutputChunk, PassPlan, PassTimes};
+pub use crowd::GpuCrowd;
+pub use evaluator::{GpuEvaluator, GpuOptions, OutputChunk, PassPlan};
 pub use outputs::{Outputs, SkinningLayout};
 pub use replay::{replay_traffic, PassTraffic};
 pub use util::PassTimer;

@@ -18,8 +18,9 @@
 //! loads, and a `u32` or `f32` is one 4-byte load. Loads whose values a pass never uses are
 //! left out, as a GPU compiler removes them.
 //!
-//! Not replayed: IK, inertialization and dynamic mesh-space layers. [`replay_traffic`] returns
-//! `None` for batches that have them.
+//! The passes are the frame plan's ([`FramePlan`]). Not replayed: IK, inertialization and
+//! dynamic mesh-space layers ([`replay_traffic`] returns `None` for batches that have them), and
+//! the curve pass (left out of the list).
 
 use std::collections::{HashMap, HashSet};
 
@@ -28,10 +29,11 @@ use super::outputs::Outputs;
 use super::tables::{clip_sources, SkeletonSection};
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::PoseBatch;
+use crate::frame_plan::{Dispatch, FrameOptions, FramePlan, Pass};
 use crate::layout::{
-    BonePlan, Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, FUSED_BONES, INSTANCE_LOOP,
-    LAYER_BASE, LAYER_BLEND_LOCAL, LAYER_BLEND_MESH, LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH,
-    LAYER_IK, LAYER_INERTIALIZE, LAYER_MESH, PATH_BONE, PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION,
+    BonePlan, Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, INSTANCE_LOOP, LAYER_BASE,
+    LAYER_BLEND_LOCAL, LAYER_BLEND_MESH, LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_IK,
+    LAYER_INERTIALIZE, LAYER_MESH, PATH_BONE, PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION,
     PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE,
     SHARED_SEARCHES, WORKGROUP_SIZE,
 };
@@ -120,21 +122,24 @@ pub fn replay_traffic(
     if unmodelled {
         return None;
     }
+    let options = FrameOptions {
+        fuse: passes != PassPlan::Separate,
+        crowd: None,
+    };
     let r = Replay::new(lib, batch, outputs);
-    let bones = lib.bone_count();
-    let fused =
-        passes != PassPlan::Separate && !batch.has_mesh_layers() && bones <= FUSED_BONES as usize;
-    let mut out = Vec::new();
-    if fused {
-        out.push(r.fused());
-    } else {
-        out.push(r.sample());
-        if batch.has_mesh_layers() {
-            out.push(r.layers());
-        }
-        out.push(r.hierarchy());
-    }
-    Some(out)
+    let plan = FramePlan::of_batch(lib, batch, &options);
+    let traffic = plan.passes().iter().filter_map(|p| match p.pass {
+        Pass::Fused { .. } => match p.dispatch {
+            Dispatch::InstanceGroups { instances } => Some(r.fused(instances as usize)),
+            _ => None,
+        },
+        Pass::Sample { .. } => Some(r.sample()),
+        Pass::Layers => Some(r.layers()),
+        Pass::Hierarchy => Some(r.hierarchy()),
+        // The curve pass is not replayed; the others are refused above.
+        _ => None,
+    });
+    Some(traffic.collect())
 }
 
 /// What the lanes of every pass read: the library, the batch, and where the skeleton section
@@ -294,11 +299,10 @@ impl<'a> Replay<'a> {
         })
     }
 
-    /// The fused pass: workgroups of `320 / bones` instances, 64 lanes each.
-    fn fused(&self) -> PassTraffic {
+    /// The fused pass: workgroups of `group` instances (`320 / bones`), 64 lanes each.
+    fn fused(&self, group: usize) -> PassTraffic {
         let bones = self.bones();
         let n = self.batch.len();
-        let group = (FUSED_BONES as usize / bones.max(1)).max(1);
         let lanes_per_group = WORKGROUP_SIZE as usize;
         let warps_per_group = lanes_per_group / WARP;
         let groups = n.div_ceil(group);

@@ -36,11 +36,6 @@ impl StagePipeline {
         }
     }
 
-    /// The stage's name (a label for its passes).
-    pub(crate) fn name(&self) -> &'static str {
-        self.stage.name
-    }
-
     /// Whether the pipeline has been compiled.
     pub(crate) fn is_compiled(&self) -> bool {
         self.pipeline.get().is_some()

@@ -1,0 +1,300 @@
+//! The GPU evaluator: the library's tables uploaded once, a small frame buffer per frame (what
+//! each instance plays), the passes of the frame's [`FramePlan`] recorded, and output buffers a
+//! renderer binds directly. By concern: `resources` (what lives on the device), `upload` (a
+//! frame written), `record` (its passes recorded), `read_back` (the outputs read back).
+
+mod read_back;
+mod record;
+mod resources;
+mod upload;
+
+pub use resources::OutputChunk;
+pub(crate) use resources::PerPass;
+
+use super::context::GpuContext;
+use super::outputs::{Outputs, SkinningLayout};
+use super::tables::SkeletonSection;
+use super::util::{fits_binding, ErrorScope, PassTimer, StagePipeline, WORKGROUP_SIZE};
+use crate::error::Result;
+use crate::frame_plan::{FrameOptions, FramePlan, FrameShape};
+use crate::layout::{Entry, Xform};
+use crate::library::AnimLibrary;
+use resources::Assets;
+
+const XFORM_BYTES: u64 = std::mem::size_of::<Xform>() as u64;
+const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
+
+/// Limits below the device's, to force the splitting paths (tests use them), or to keep
+/// buffers small.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GpuOptions {
+    /// At most this many bytes per storage binding (and per output buffer).
+    pub max_binding_size: Option<u64>,
+    /// At most this many workgroups per dispatch dimension.
+    pub max_workgroups_per_dimension: Option<u32>,
+    /// Room in a [`crate::GpuCrowd`]'s event list for this many events per step (notifies,
+    /// loops, montage segments); default four per player plus 64.
+    pub event_capacity: Option<u32>,
+    /// The results kept in the output buffers, and the skinning matrices' layout; default
+    /// all of them, in 3x4 rows.
+    pub outputs: Outputs,
+    /// One fused pass or separate passes for the batches the fused pass can run (no
+    /// mesh-space layers, IK or inertialization, at most 320 bones).
+    pub passes: PassPlan,
+}
+
+/// How batches with no stage between sampling and the hierarchy are evaluated
+/// ([`GpuOptions::passes`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PassPlan {
+    /// Fused on GPUs; separate on CPU adapters (lavapipe, SwiftShader), where the fused pass's
+    /// barriers and workgroup memory measured slower (BENCHMARKS.md).
+    #[default]
+    Auto,
+    /// One pass: each workgroup samples a block of instances into workgroup memory, walks their
+    /// hierarchy there and writes only the outputs.
+    Fused,
+    /// A sampling pass that writes the locals, then a hierarchy pass that reads them back.
+    Separate,
+}
+
+/// Evaluates a crowd of instances of one [`AnimLibrary`] on the GPU.
+pub struct GpuEvaluator {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    lib: AnimLibrary,
+    assets: Assets,
+    /// A pipeline per pass.
+    pipelines: PerPass<StagePipeline>,
+    /// Where the fused pass finds the skeleton in the retarget table.
+    skeleton: SkeletonSection,
+    /// Whether frames that can run as the fused pass do, and a crowd's passes.
+    frame_options: FrameOptions,
+    /// The frame last written, and its passes.
+    shape: FrameShape,
+    plan: FramePlan,
+    chunks: Vec<OutputChunk>,
+    instances_per_chunk: usize,
+    max_binding: u64,
+    max_workgroups: u32,
+    outputs: Outputs,
+    /// A timestamp pair per pass of the longest plan.
+    timer: Option<PassTimer>,
+}
+
+impl GpuEvaluator {
+    /// Uploads `lib` and creates output buffers for `capacity` instances (grown on demand), on
+    /// the context's device.
+    pub fn new(
+        ctx: &GpuContext,
+        lib: &AnimLibrary,
+        capacity: usize,
+        options: &GpuOptions,
+    ) -> Result<Self> {
+        Self::with_device(&ctx.device, &ctx.queue, lib, capacity, options)
+    }
+
+    /// The same on a host application's own device and queue (an engine's renderer, say), so
+    /// that its draw calls bind the output buffers directly. The device should have been opened
+    /// with [`GpuEvaluator::required_limits`] and [`GpuEvaluator::required_features`] (and
+    /// [`GpuEvaluator::optional_features`] where the adapter has them). The evaluator keeps
+    /// handles to the device and queue (wgpu's are shared references) and shares `lib`.
+    pub fn with_device(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        lib: &AnimLibrary,
+        capacity: usize,
+        options: &GpuOptions,
+    ) -> Result<Self> {
+        let device = device.clone();
+        let limits = device.limits();
+        let max_binding = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+            .min(options.max_binding_size.unwrap_or(u64::MAX));
+        let max_workgroups = limits
+            .max_compute_workgroups_per_dimension
+            .min(options.max_workgroups_per_dimension.unwrap_or(u32::MAX))
+            .max(1);
+        let bones = lib.bone_count() as u64;
+        let outputs = options.outputs;
+        let per_instance = bones * XFORM_BYTES.max(outputs.skinning.bytes());
+        let what = || format!("one instance's output ({bones} bones)");
+        fits_binding(what, per_instance, max_binding)?;
+        // The sampling pass runs `instances * bones` invocations over a 2D grid of workgroups.
+        let max_invocations = u64::from(max_workgroups).pow(2) * WORKGROUP_SIZE;
+        let instances_per_chunk = (max_binding / per_instance)
+            .min(max_invocations / bones)
+            .min(u64::from(u32::MAX) / bones)
+            .max(1) as usize;
+
+        // The fused pass reads the skeleton from the end of the retarget table.
+        let skeleton = SkeletonSection::new(lib.data(), lib.data().retarget.len() as u32);
+        let scope = ErrorScope::push(&device);
+        let assets = Assets::upload(&device, lib, &skeleton, max_binding)?;
+        let pipelines = resources::pipelines(&device, outputs);
+        let timer = device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
+            .then(|| PassTimer::new(&device, queue, FramePlan::MOST_PASSES));
+        scope.pop()?;
+
+        let fuse = match options.passes {
+            PassPlan::Auto => device.adapter_info().device_type != wgpu::DeviceType::Cpu,
+            PassPlan::Fused => true,
+            PassPlan::Separate => false,
+        };
+        let frame_options = FrameOptions { fuse, crowd: None };
+        let shape = FrameShape::default();
+        let mut evaluator = Self {
+            device,
+            queue: queue.clone(),
+            plan: FramePlan::new(lib, &shape, &frame_options),
+            lib: lib.clone(),
+            assets,
+            pipelines,
+            chunks: Vec::new(),
+            instances_per_chunk,
+            max_binding,
+            max_workgroups,
+            outputs,
+            skeleton,
+            frame_options,
+            shape,
+            timer,
+        };
+        evaluator.reserve(capacity.max(1))?;
+        Ok(evaluator)
+    }
+
+    /// Features the evaluator needs: none beyond WebGPU's.
+    pub fn required_features() -> wgpu::Features {
+        wgpu::Features::empty()
+    }
+
+    /// Features the evaluator uses where the adapter has them: timestamp queries, for the
+    /// per-pass GPU times of the `*_timed` calls.
+    pub fn optional_features() -> wgpu::Features {
+        wgpu::Features::TIMESTAMP_QUERY
+    }
+
+    /// The limits evaluating `lib` needs, on top of WebGPU's defaults: 10 bindings and 8
+    /// storage buffers in one stage, and storage bindings that hold each of `lib`'s tables and
+    /// one instance's output (its skinning matrices as 4x4, the larger layout). Larger crowds
+    /// are split into chunks that fit the device's binding size, so asking the adapter for its
+    /// own `max_storage_buffer_binding_size` and `max_buffer_size` (as [`GpuContext::new`]
+    /// does) means fewer, larger dispatches.
+    pub fn required_limits(lib: &AnimLibrary) -> wgpu::Limits {
+        let data = lib.data();
+        let bones = lib.bone_count() as u64;
+        let tables = [
+            std::mem::size_of_val(&data.clips[..]) + std::mem::size_of_val(&data.channels[..]),
+            std::mem::size_of_val(&data.times[..]),
+            std::mem::size_of_val(&data.values[..]),
+            // The retarget table, the skeleton section after it.
+            std::mem::size_of_val(&data.retarget[..])
+                + std::mem::size_of_val(&SkeletonSection::new(data, 0).words[..]),
+            std::mem::size_of_val(&data.parents[..]),
+            std::mem::size_of_val(&data.inverse_bind[..]),
+        ];
+        let largest = tables
+            .into_iter()
+            .map(|b| b as u64)
+            .chain([bones * SkinningLayout::Columns4x4.bytes()])
+            .max()
+            .unwrap_or(0)
+            .next_multiple_of(16);
+        let defaults = wgpu::Limits::default();
+        wgpu::Limits {
+            max_storage_buffers_per_shader_stage: defaults
+                .max_storage_buffers_per_shader_stage
+                .max(8),
+            max_bindings_per_bind_group: defaults.max_bindings_per_bind_group.max(10),
+            max_storage_buffer_binding_size: defaults.max_storage_buffer_binding_size.max(largest),
+            max_buffer_size: defaults.max_buffer_size.max(largest),
+            ..defaults
+        }
+    }
+
+    /// The pass plan in effect ([`PassPlan::Auto`] resolved for this device).
+    pub fn pass_plan(&self) -> PassPlan {
+        if self.frame_options.fuse {
+            PassPlan::Fused
+        } else {
+            PassPlan::Separate
+        }
+    }
+
+    /// The passes of the frame last written, in the order they are recorded.
+    pub fn frame_plan(&self) -> &FramePlan {
+        &self.plan
+    }
+
+    /// The library this evaluator plays.
+    pub fn library(&self) -> &AnimLibrary {
+        &self.lib
+    }
+
+    pub(crate) fn timer(&self) -> Option<&PassTimer> {
+        self.timer.as_ref()
+    }
+
+    /// Puts a crowd's passes in front of every frame's (`root_motion` when some instance
+    /// extracts root motion).
+    pub(crate) fn set_crowd(&mut self, root_motion: bool) {
+        self.frame_options.crowd = Some(root_motion);
+        self.plan_frame(self.shape);
+    }
+
+    /// The library's curves: values per instance in the curve buffers.
+    fn curve_count(&self) -> u64 {
+        self.lib.curve_names().len() as u64
+    }
+
+    pub(crate) fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    pub(crate) fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// The most bytes one storage binding may hold.
+    pub(crate) fn max_binding(&self) -> u64 {
+        self.max_binding
+    }
+
+    pub(crate) fn max_workgroups(&self) -> u32 {
+        self.max_workgroups
+    }
+
+    /// Output buffers, one chunk per range of instances.
+    pub fn chunks(&self) -> &[OutputChunk] {
+        &self.chunks
+    }
+
+    /// The most instances one chunk holds on this device.
+    pub fn instances_per_chunk(&self) -> usize {
+        self.instances_per_chunk
+    }
+
+    /// Instances there is room for without new buffers.
+    pub fn capacity(&self) -> usize {
+        self.chunks.iter().map(|c| c.capacity).sum()
+    }
+
+    /// Makes room for at least `instances` instances.
+    pub fn reserve(&mut self, instances: usize) -> Result<()> {
+        if self.capacity() >= instances {
+            return Ok(());
+        }
+        let scope = ErrorScope::push(&self.device);
+        while self.capacity() < instances {
+            let first = self.capacity();
+            let capacity = (instances - first).min(self.instances_per_chunk);
+            let chunk = self.create_chunk(first, capacity);
+            self.chunks.push(chunk);
+        }
+        scope.pop()
+    }
+}

@@ -1,0 +1,119 @@
+//! Recording a frame: the frame plan's passes, each with its pipeline, its bind group per chunk
+//! and its dispatch shape, timed where timestamps exist.
+
+use super::super::util::{grid, submit_timed, ErrorScope};
+use super::GpuEvaluator;
+use crate::batch::{Instance, PoseBatch};
+use crate::error::{Error, Result};
+use crate::frame_plan::{PassTimes, PlannedPass};
+
+impl GpuEvaluator {
+    /// Records the passes of the batch last written ([`GpuEvaluator::frame_plan`]). A
+    /// renderer may record its draw after this in the same encoder: wgpu orders the storage
+    /// writes before the vertex reads. (A [`crate::GpuCrowd`] records its own passes with
+    /// these.)
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
+        self.encode_timed(encoder, false);
+    }
+
+    /// The plan's passes, pass `k` timed in the timer's slot `k` when `timed`.
+    fn encode_timed(&self, encoder: &mut wgpu::CommandEncoder, timed: bool) {
+        let timer = self.timer.as_ref().filter(|_| timed);
+        for (k, planned) in self.plan.passes().iter().enumerate() {
+            let writes = timer.map(|t| t.writes(k as u32));
+            self.encode_pass(encoder, planned, writes);
+        }
+    }
+
+    /// Records one of the plan's passes over every chunk; nothing for a crowd's own passes.
+    pub(crate) fn encode_pass(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        planned: &PlannedPass,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) {
+        let Some(pipeline) = self.pipelines.get(planned.pass) else {
+            return;
+        };
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(planned.pass.label()),
+            timestamp_writes,
+        });
+        pass.set_pipeline(pipeline.get());
+        for chunk in self.chunks.iter().filter(|c| c.count > 0) {
+            let (workgroups, dispatches) = planned.dispatch.workgroups(chunk.count as u64);
+            let (x, y) = grid(workgroups, self.max_workgroups);
+            let group = chunk.groups.get(planned.pass).expect("an evaluator pass");
+            pass.set_bind_group(0, group, &[]);
+            for z in 1..=dispatches {
+                pass.dispatch_workgroups(x, y, z);
+            }
+        }
+    }
+
+    /// Compiles the pipelines the next frame runs that are not compiled yet, reporting a
+    /// failure as an error (a pipeline is compiled the first time a frame needs it).
+    pub(crate) fn compile_planned(&self) -> Result<()> {
+        let missing: Vec<_> = (self.plan.passes().iter())
+            .filter_map(|p| self.pipelines.get(p.pass))
+            .filter(|p| !p.is_compiled())
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let scope = ErrorScope::push(&self.device);
+        for pipeline in missing {
+            pipeline.get();
+        }
+        scope.pop()
+    }
+
+    /// Writes `instances` (one clip each), evaluates them and submits the work (without
+    /// waiting for it).
+    pub fn evaluate(&mut self, instances: &[Instance]) -> Result<()> {
+        self.write_instances(instances)?;
+        self.submit();
+        Ok(())
+    }
+
+    /// Writes `batch` (bases, blends, additive layers), evaluates it and submits the work.
+    pub fn evaluate_batch(&mut self, batch: &PoseBatch) -> Result<()> {
+        self.write_batch(batch)?;
+        self.submit();
+        Ok(())
+    }
+
+    fn submit(&self) {
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        self.encode(&mut encoder);
+        self.queue.submit([encoder.finish()]);
+    }
+
+    /// Like [`GpuEvaluator::evaluate`], then waits and returns each pass's GPU time; `None`
+    /// where the adapter has no timestamp queries.
+    pub fn evaluate_timed(&mut self, instances: &[Instance]) -> Result<Option<PassTimes>> {
+        self.write_instances(instances)?;
+        self.run_timed()
+    }
+
+    /// Like [`GpuEvaluator::evaluate_batch`], timed.
+    pub fn evaluate_batch_timed(&mut self, batch: &PoseBatch) -> Result<Option<PassTimes>> {
+        self.write_batch(batch)?;
+        self.run_timed()
+    }
+
+    fn run_timed(&self) -> Result<Option<PassTimes>> {
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        self.encode_timed(&mut encoder, true);
+        let spans = submit_timed(&self.device, &self.queue, encoder, self.timer.as_ref())?;
+        Ok(spans.map(|spans| PassTimes::new(&self.plan, &spans)))
+    }
+
+    /// Blocks until all submitted work is done.
+    pub fn wait(&self) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| Error::gpu("waiting for the device", e))
+    }
+}
