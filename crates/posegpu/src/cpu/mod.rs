@@ -2,10 +2,11 @@
 //! It is the test oracle for the GPU and the fallback where there is no adapter.
 
 //!
-//! One file per stage, named as its shader: `clip.rs` ↔ `clip.wgsl`, `sample.rs` ↔
-//! `sample.wgsl` (and the shared `layering.wgsl`), `layers.rs`, `inertialize.rs`, `ik.rs`,
-//! `hierarchy.rs`, `fused.rs`, `curves.rs`, `advance.rs`, `root_motion.rs`, `skin.rs`, and the
-//! crowd that steps players on the CPU ([`Crowd`]). The evaluator runs each instance's stages
+//! One file per shader, of the same name: `clip.rs` ↔ `clip.wgsl`, `local_pose.rs` (an
+//! instance's local pose at each bone, shared by `sample.rs` and `fused.rs`), `sample.rs`,
+//! `layers.rs`, `inertialize.rs`, `ik.rs`, `hierarchy.rs`, `fused.rs`, `curves.rs`,
+//! `advance.rs`, `root_motion.rs`, `skin.rs`; and the crowd that steps players on the CPU
+//! ([`Crowd`]). The evaluator runs each instance's stages
 //! back to back, as the fused pass does where the batch `fused::fuses`.
 
 mod advance;
@@ -17,6 +18,7 @@ mod hierarchy;
 mod ik;
 mod inertialize;
 mod layers;
+mod local_pose;
 mod root_motion;
 mod sample;
 #[cfg(feature = "render")]
