@@ -273,7 +273,7 @@ pub(crate) mod tests {
     #[test]
     fn every_stage_and_shared_file_has_a_cpu_twin_of_the_same_name() {
         let cpu = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cpu");
-        let shared = ["clip", "local_pose"];
+        let shared = ["clip", "local_pose", "playback"];
         for name in STAGES.iter().map(|s| s.name).chain(shared) {
             let twin = std::path::Path::new(cpu).join(format!("{name}.rs"));
             assert!(
