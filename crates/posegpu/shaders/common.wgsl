@@ -327,7 +327,7 @@ fn layer_is_stage(kind: u32) -> bool {
 
 // The additive math of src/additive/delta.rs, in the same order.
 // Clamps t to [0, duration], or wraps it into [0, duration) when looping (map_time in
-// src/cpu/sample.rs).
+// src/model/keys.rs).
 fn map_time(t: f32, duration: f32, looping: bool) -> f32 {
     if (duration <= 0.0) {
         return 0.0;

@@ -1,7 +1,7 @@
 // Sampling, the layers that apply bone by bone, and the hierarchy in one pass, for batches that
 // need no stage in between (no mesh-space layers, IK or inertialization) on skeletons of at
 // most FUSED_BONES bones. A workgroup takes a block of `params.group_instances` instances:
-//   1. each bone's local pose (layering.wgsl) into workgroup memory, lanes over consecutive
+//   1. each bone's local pose (local_pose.wgsl) into workgroup memory, lanes over consecutive
 //      (instance, bone) pairs;
 //   2. the hierarchy level by level: the bones d steps below a root composed with their
 //      parents once level d - 1 is done, a barrier between levels. Each bone is composed with
@@ -18,7 +18,7 @@
 // Three rows (Mat3x4) or four columns (mat4x4) per bone: SkinningLayout.
 @group(0) @binding(9) var<storage, read_write> skinning: array<vec4<f32>>;
 
-// The batches this pass runs have no deferred layers: layering.wgsl's delta writes never run.
+// The batches this pass runs have no deferred layers: local_pose.wgsl's delta writes never run.
 var<private> deltas: array<Xform, 1>;
 
 // Which outputs are kept (Outputs), and the skinning layout.

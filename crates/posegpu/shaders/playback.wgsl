@@ -1,6 +1,5 @@
 // Crowd playback state, shared by the advance and root-motion stages (prepended after
-// common.wgsl). Rust twins: the records in src/layout.rs, the logic in src/cpu/advance.rs and
-// src/cpu/root_motion.rs.
+// common.wgsl). CPU twin: src/cpu/playback.rs (the records are src/layout.rs's).
 //
 // Per chunk, `structure` (16-byte words) holds the chunk's groups (a GroupData per instance),
 // then every track (TrackData), then every segment (SegmentData).
@@ -99,7 +98,7 @@ fn track_segment(track: TrackData, k: u32) -> SegmentData {
 }
 
 // Whether a player on `track` is locked and gives root motion (montage players alone in
-// montages-only mode), as Group::extracts in src/cpu/crowd.rs.
+// montages-only mode).
 fn extracts(g: GroupData, track: u32) -> bool {
     return (g.flags & GROUP_MONTAGES_ONLY) == 0u || (track_at(track).flags & TRACK_MONTAGE) != 0u;
 }

@@ -1,5 +1,5 @@
 // Stage 1, one invocation per (instance, bone): the instance's local pose at the bone
-// (layering.wgsl), written to the locals, and each deferred layer's delta to its slot.
+// (local_pose.wgsl), written to the locals, and each deferred layer's delta to its slot.
 // CPU twin: src/cpu/sample.rs.
 
 @group(0) @binding(0) var<uniform> params: Params;

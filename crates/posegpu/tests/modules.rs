@@ -1,7 +1,7 @@
 //! The library's top-level modules form no cycle: reading the sources (comments and test code
 //! left out), every `crate::module` a module names is a module below it, so the data model sits
-//! at the bottom and the backends on top. And the map (`docs/architecture.md`) names every
-//! stage's shader and CPU twin.
+//! at the bottom and the backends on top. Every shader but `common.wgsl` has a CPU twin of its
+//! stem and every CPU stage file a shader, and the map (`docs/architecture.md`) names them all.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -182,5 +182,67 @@ fn the_architecture_map_names_every_stage_and_twin() {
     assert!(
         missing.is_empty(),
         "docs/architecture.md does not name {missing:?}"
+    );
+}
+
+/// The files of `src/cpu/` that are no stage's twin, and why.
+const NOT_A_STAGE: [(&str, &str); 2] = [
+    (
+        "mod",
+        "the CPU evaluator, which runs the twins in the GPU's order",
+    ),
+    (
+        "crowd",
+        "the CPU crowd stepper, which runs advance.rs and root_motion.rs",
+    ),
+];
+
+/// A line for every shader stem but `common` with no CPU stem of its name, and every CPU stem
+/// outside [`NOT_A_STAGE`] with no shader.
+fn unpaired(shaders: &BTreeSet<String>, cpu: &BTreeSet<String>) -> Vec<String> {
+    let no_twin = shaders
+        .iter()
+        .filter(|s| *s != "common" && !cpu.contains(*s))
+        .map(|s| format!("shaders/{s}.wgsl has no src/cpu/{s}.rs"));
+    let no_shader = cpu
+        .iter()
+        .filter(|s| !NOT_A_STAGE.iter().any(|(n, _)| n == s) && !shaders.contains(*s))
+        .map(|s| format!("src/cpu/{s}.rs has no shaders/{s}.wgsl"));
+    no_twin.chain(no_shader).collect()
+}
+
+#[test]
+fn every_shader_has_a_cpu_twin_of_its_stem_and_every_twin_a_shader() {
+    // A reader finds a stage's CPU code by its shader's name and back: every WGSL file but
+    // common.wgsl (the types and math every stage shares) has cpu/<stem>.rs.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let stems = |dir: &str, ext: &str| -> BTreeSet<String> {
+        std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == ext))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect()
+    };
+    let (shaders, cpu) = (stems("shaders", "wgsl"), stems("src/cpu", "rs"));
+    let unpaired = unpaired(&shaders, &cpu);
+    assert!(unpaired.is_empty(), "{unpaired:#?}");
+    // A stale exception would hide a stage file that lost its shader.
+    for (name, why) in NOT_A_STAGE {
+        assert!(cpu.contains(name), "src/cpu/{name}.rs ({why}) is gone");
+    }
+}
+
+#[test]
+fn the_twin_checker_reports_a_shader_or_a_twin_alone() {
+    let set = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    let shaders = set(&["common", "sample", "pose"]);
+    let cpu = set(&["mod", "crowd", "sample", "evaluator"]);
+    assert_eq!(
+        unpaired(&shaders, &cpu),
+        [
+            "shaders/pose.wgsl has no src/cpu/pose.rs",
+            "src/cpu/evaluator.rs has no shaders/evaluator.wgsl",
+        ]
     );
 }

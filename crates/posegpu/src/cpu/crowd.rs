@@ -1,8 +1,9 @@
 //! A crowd of instances, each with its players, stepped on the CPU: the state both backends
-//! start from, and the CPU twin of the GPU's advance and root-motion passes
-//! ([`crate::GpuCrowd`]).
+//! start from (its groups and tracks as [`super::playback`] packs them), and the CPU twin of
+//! the GPU's advance and root-motion passes ([`crate::GpuCrowd`]).
 
 use super::advance::{advance_group, crossings};
+use super::playback::{Group, Timeline};
 use super::root_motion::step_motion;
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{
@@ -15,23 +16,7 @@ use crate::layout::{
 };
 use crate::library::AnimLibrary;
 use crate::math::Transform;
-use crate::playback::{
-    Agent, Event, Montage, Player, RootMotionMode, Timeline, TrackId, Transition,
-};
-use crate::retarget::IkWeights;
-
-/// An instance's players: `first .. first + count` of the crowd's players.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Group {
-    pub first: u32,
-    pub count: u32,
-    /// `GROUP_*` | root-lock code (with its axis mask) << 8.
-    pub flags: u32,
-    /// The instance's IK weights, when it has them.
-    pub ik: Option<IkWeights>,
-    /// The transition under way ([`Crowd::transition_to`]).
-    pub transition: Option<TransitionState>,
-}
+use crate::playback::{Agent, Event, Montage, Player, RootMotionMode, TrackId, Transition};
 
 /// A transition under way: how, its blend time, the seconds since it began, and for an
 /// inertialization the step it began with (its length and the old player's position before
@@ -114,26 +99,6 @@ impl TransitionState {
             }
             Transition::Inertialize => [1.0, 0.0],
         }
-    }
-}
-
-impl Group {
-    pub(crate) fn lock(&self) -> Option<RootLock> {
-        RootLock::from_code(self.flags >> 8 & 0xff).flatten()
-    }
-
-    pub(crate) fn axes(&self) -> RootMotionAxes {
-        RootMotionAxes::from_code(self.flags >> 8 & !0xff).unwrap_or_default()
-    }
-
-    /// Whether a player on `track` is locked and gives root motion (in montages-only mode,
-    /// montage players alone).
-    fn extracts(&self, timeline: &Timeline, track: TrackId) -> bool {
-        self.flags & GROUP_MONTAGES_ONLY == 0 || timeline.is_montage(track)
-    }
-
-    fn players(&self) -> std::ops::Range<usize> {
-        self.first as usize..(self.first + self.count) as usize
     }
 }
 

@@ -5,7 +5,7 @@
 //! [`super::hierarchy`] does, so both give the same bits (a test checks it).
 
 use super::hierarchy::skinning_matrix;
-use super::sample::{sample_instance, Scratch};
+use super::local_pose::{sample_instance, Scratch};
 use crate::batch::PoseBatch;
 use crate::layout::{Mat3x4, Xform};
 use crate::library::AnimLibrary;

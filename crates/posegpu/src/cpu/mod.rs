@@ -1,12 +1,13 @@
 //! The CPU backend: the twins of the GPU stages, and an evaluator that runs them on every core.
 //! It is the test oracle for the GPU and the fallback where there is no adapter.
-
 //!
-//! One file per stage, named as its shader: `clip.rs` ↔ `clip.wgsl`, `sample.rs` ↔
-//! `sample.wgsl` (and the shared `layering.wgsl`), `layers.rs`, `inertialize.rs`, `ik.rs`,
-//! `hierarchy.rs`, `fused.rs`, `curves.rs`, `advance.rs`, `root_motion.rs`, `skin.rs`, and the
-//! crowd that steps players on the CPU ([`Crowd`]). The evaluator runs each instance's stages
-//! back to back, as the fused pass does where the batch `fused::fuses`.
+//! One file per shader, of the same name: `clip.rs` ↔ `clip.wgsl`, `local_pose.rs` (an
+//! instance's local pose at each bone, shared by `sample.rs` and `fused.rs`), `sample.rs`,
+//! `layers.rs`, `inertialize.rs`, `ik.rs`, `hierarchy.rs`, `fused.rs`, `curves.rs`,
+//! `advance.rs`, `root_motion.rs`, `playback.rs` (the crowd state both read; not the public
+//! `crate::playback`), `skin.rs`; and the crowd that steps players on the CPU ([`Crowd`]). The
+//! evaluator runs each instance's stages back to back, as the fused pass does where the batch
+//! `fused::fuses`.
 
 mod advance;
 mod clip;
@@ -17,6 +18,8 @@ mod hierarchy;
 mod ik;
 mod inertialize;
 mod layers;
+mod local_pose;
+mod playback;
 mod root_motion;
 mod sample;
 #[cfg(feature = "render")]

@@ -6,13 +6,14 @@
 
 use super::advance::{step, Step};
 use super::clip::{root_extract, sample_bone, KeySearch};
+use super::playback::Timeline;
 use crate::batch::RootMotionAxes;
 use crate::error::{Error, Result};
 use crate::layout::SegmentData;
 use crate::library::AnimLibrary;
 use crate::math::Transform;
 use crate::model::map_time;
-use crate::playback::{Timeline, TrackId};
+use crate::playback::TrackId;
 
 /// The parts `axes` extract of the root-motion bone's local transform (retargeted, as the pose
 /// samples it) at track position `pos` within `segment`.

@@ -392,7 +392,7 @@ impl<'a> Replay<'a> {
         self.batch.entries[e as usize]
     }
 
-    /// `bone_pose` in `layering.wgsl`: what invocation `index` reads; deferred layers' delta
+    /// `bone_pose` in `local_pose.wgsl`: what invocation `index` reads; deferred layers' delta
     /// writes go to `deltas`.
     /// With `shared` (the fused pass's block's first frame word), each sample starts from the
     /// key search the block shares for it.

@@ -9,7 +9,7 @@ pub(crate) const COMMON: &str = include_str!("../../shaders/common.wgsl");
 const CLIP: &str = include_str!("../../shaders/clip.wgsl");
 
 /// An instance's local pose at one bone, prepended to the stages that build it.
-const LAYERING: &str = include_str!("../../shaders/layering.wgsl");
+const LOCAL_POSE: &str = include_str!("../../shaders/local_pose.wgsl");
 
 /// Crowd playback state, prepended to the crowd stages.
 const PLAYBACK: &str = include_str!("../../shaders/playback.wgsl");
@@ -58,7 +58,7 @@ const fn tables(seventh: Binding, eighth: Binding) -> [(u32, Binding); 8] {
 pub(crate) const STAGES: &[Stage] = &[
     Stage {
         name: "sample",
-        shared: &[CLIP, LAYERING],
+        shared: &[CLIP, LOCAL_POSE],
         body: include_str!("../../shaders/sample.wgsl"),
         // params, frame, clip table, times, values, retarget, locals, deltas
         bindings: &tables(RW, RW),
@@ -66,7 +66,7 @@ pub(crate) const STAGES: &[Stage] = &[
     },
     Stage {
         name: "fused",
-        shared: &[CLIP, LAYERING],
+        shared: &[CLIP, LOCAL_POSE],
         body: include_str!("../../shaders/fused.wgsl"),
         // params, frame, clip table, times, values, retarget, locals, component, skinning
         bindings: &[
@@ -262,7 +262,7 @@ pub(crate) mod tests {
                 .strip_suffix(".wgsl")
                 .expect("only .wgsl files in shaders/");
             assert!(
-                ["common", "clip", "layering", "playback"].contains(&stage)
+                ["common", "clip", "local_pose", "playback"].contains(&stage)
                     || STAGES.iter().any(|s| s.name == stage)
                     || (stage == "skin" && cfg!(not(feature = "render"))),
                 "shaders/{name} is neither shared nor listed in STAGES"
@@ -273,11 +273,9 @@ pub(crate) mod tests {
     #[test]
     fn every_stage_and_shared_file_has_a_cpu_twin_of_the_same_name() {
         let cpu = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cpu");
-        // layering.wgsl is the body of sample.wgsl, shared with fused.wgsl: sample.rs twins it.
-        let shared = [("clip", "clip"), ("layering", "sample")];
-        let stages = STAGES.iter().map(|s| (s.name, s.name));
-        for (name, twin) in stages.chain(shared) {
-            let twin = std::path::Path::new(cpu).join(format!("{twin}.rs"));
+        let shared = ["clip", "local_pose", "playback"];
+        for name in STAGES.iter().map(|s| s.name).chain(shared) {
+            let twin = std::path::Path::new(cpu).join(format!("{name}.rs"));
             assert!(
                 twin.is_file(),
                 "{name}.wgsl has no CPU twin {}",

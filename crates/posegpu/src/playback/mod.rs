@@ -4,15 +4,15 @@
 //! events for instances that finished a non-looping clip, and the events a step crosses:
 //! notifies, loops and montage segments.
 //!
-//! This module holds the description ([`Agent`], [`Player`], [`Montage`]) and the packed
-//! tracks; [`crate::Crowd`] steps it on the CPU and [`crate::GpuCrowd`] keeps the same state on
-//! the GPU and advances it there (`shaders/advance.wgsl`, `shaders/root_motion.wgsl`).
+//! This module holds the description ([`Agent`], [`Player`], [`Montage`]); `cpu/playback.rs`
+//! packs it into the state the crowd stages read (`shaders/playback.wgsl`). [`crate::Crowd`]
+//! steps it on the CPU and [`crate::GpuCrowd`] keeps the same state on the GPU and advances it
+//! there (`shaders/advance.wgsl`, `shaders/root_motion.wgsl`).
 
 mod player;
 mod track;
 
 pub use player::{PlayRate, Player};
-pub(crate) use track::Timeline;
 pub use track::{Montage, Segment, TrackId};
 
 use crate::batch::RootLock;

@@ -3,7 +3,7 @@
 // authored on another skeleton) and blended, then its layers (additives and layered blends,
 // each weighted at this bone by its mask): applied here up to the instance's first mesh-space
 // layer, written to delta slots (`deltas`, which each stage declares) for the layer stage from
-// there on. CPU twin: src/cpu/sample.rs. Clip sampling: clip.wgsl.
+// there on. CPU twin: src/cpu/local_pose.rs. Clip sampling: clip.wgsl.
 
 // True for a batch in which every instance plays one clip with no layers: the pipeline built
 // with it compiles the blend and layer code away (SIMD devices such as lavapipe run every branch

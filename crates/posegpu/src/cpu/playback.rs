@@ -1,0 +1,174 @@
+//! CPU twin of `shaders/playback.wgsl`: a crowd's playback state as the advance and root-motion
+//! stages read it (the `structure` buffer [`crate::GpuCrowd`] uploads): each instance's group
+//! of players, and the tracks with their clip segments. The records are `layout.rs`'s. Not to
+//! be confused with [`crate::playback`], the public description of what plays (agents,
+//! players, montages), which this state is packed from.
+
+use super::crowd::TransitionState;
+use crate::batch::{RootLock, RootMotionAxes};
+use crate::error::{Error, Result};
+use crate::layout::{SegmentData, TrackData, GROUP_MONTAGES_ONLY, TRACK_MONTAGE};
+use crate::library::AnimLibrary;
+use crate::playback::{Montage, TrackId};
+use crate::retarget::IkWeights;
+
+/// An instance's players: `first .. first + count` of the crowd's players (`GroupData`, read
+/// by `group_at`), and what the host keeps beside them for the frame's IK and inertialization
+/// layers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Group {
+    pub first: u32,
+    pub count: u32,
+    /// `GROUP_*` | root-lock code (with its axis mask) << 8.
+    pub flags: u32,
+    /// The instance's IK weights, when it has them.
+    pub ik: Option<IkWeights>,
+    /// The transition under way ([`super::Crowd::transition_to`]).
+    pub transition: Option<TransitionState>,
+}
+
+impl Group {
+    pub(crate) fn lock(&self) -> Option<RootLock> {
+        RootLock::from_code(self.flags >> 8 & 0xff).flatten()
+    }
+
+    pub(crate) fn axes(&self) -> RootMotionAxes {
+        RootMotionAxes::from_code(self.flags >> 8 & !0xff).unwrap_or_default()
+    }
+
+    /// Whether a player on `track` is locked and gives root motion (in montages-only mode,
+    /// montage players alone): `extracts`.
+    pub(super) fn extracts(&self, timeline: &Timeline, track: TrackId) -> bool {
+        self.flags & GROUP_MONTAGES_ONLY == 0 || timeline.is_montage(track)
+    }
+
+    pub(super) fn players(&self) -> std::ops::Range<usize> {
+        self.first as usize..(self.first + self.count) as usize
+    }
+}
+
+impl SegmentData {
+    /// Clip seconds at track position `pos`, clamped to the segment: `segment_clip_time`.
+    pub(crate) fn clip_time(&self, pos: f32) -> f32 {
+        self.clip_start + (pos - self.track_start).clamp(0.0, self.length)
+    }
+
+    /// Where the segment ends on its track: `segment_end`.
+    pub(crate) fn track_end(&self) -> f32 {
+        self.track_start + self.length
+    }
+}
+
+/// Every track of a crowd, and its segments (`track_at`, `track_segment`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Timeline {
+    pub tracks: Vec<TrackData>,
+    pub segments: Vec<SegmentData>,
+}
+
+impl Timeline {
+    /// One track per clip of `lib`, the clip whole.
+    pub(crate) fn new(lib: &AnimLibrary) -> Self {
+        let mut timeline = Self::default();
+        for (c, clip) in lib.data().clips.iter().enumerate() {
+            let whole = SegmentData {
+                clip: c as u32,
+                track_start: 0.0,
+                clip_start: 0.0,
+                length: clip.duration,
+            };
+            timeline.push(&[whole], 0);
+        }
+        timeline
+    }
+
+    fn push(&mut self, segments: &[SegmentData], flags: u32) -> TrackId {
+        let id = TrackId(self.tracks.len() as u32);
+        self.tracks.push(TrackData {
+            first_segment: self.segments.len() as u32,
+            segment_count: segments.len() as u32,
+            length: segments.last().map_or(0.0, SegmentData::track_end),
+            flags,
+        });
+        self.segments.extend_from_slice(segments);
+        id
+    }
+
+    /// Adds a montage's track, checking that every segment lies within an ordinary clip.
+    pub(crate) fn add_montage(&mut self, lib: &AnimLibrary, montage: &Montage) -> Result<TrackId> {
+        let bad = |what: String| Error::Playback {
+            what: format!("montage '{}': {what}", montage.name),
+        };
+        if montage.segments.is_empty() {
+            return Err(bad("no segments".into()));
+        }
+        let mut segments = Vec::with_capacity(montage.segments.len());
+        let mut at = 0.0;
+        for (k, s) in montage.segments.iter().enumerate() {
+            let c = s.clip as usize;
+            let Some(clip) = lib.data().clips.get(c) else {
+                let n = lib.clip_count();
+                return Err(bad(format!(
+                    "segment {k}: clip {c} does not exist (the library has {n})"
+                )));
+            };
+            let name = &lib.clip_names()[c];
+            if lib.clip_additive_space(c).is_some() {
+                return Err(bad(format!(
+                    "segment {k}: clip '{name}' is additive; montages play ordinary clips"
+                )));
+            }
+            if !(s.start.is_finite() && s.end.is_finite())
+                || s.start < 0.0
+                || s.end > clip.duration
+                || s.end <= s.start
+            {
+                return Err(bad(format!(
+                    "segment {k}: [{}, {}] is not a non-empty range within clip '{name}' \
+                     ([0, {}])",
+                    s.start, s.end, clip.duration
+                )));
+            }
+            segments.push(SegmentData {
+                clip: s.clip,
+                track_start: at,
+                clip_start: s.start,
+                length: s.end - s.start,
+            });
+            at += s.end - s.start;
+        }
+        Ok(self.push(&segments, TRACK_MONTAGE))
+    }
+
+    pub(crate) fn get(&self, track: TrackId) -> Option<&TrackData> {
+        self.tracks.get(track.0 as usize)
+    }
+
+    /// The track's length in seconds: `track_length`.
+    pub(crate) fn length(&self, track: TrackId) -> f32 {
+        self.tracks[track.0 as usize].length
+    }
+
+    /// True for a montage's track.
+    pub(crate) fn is_montage(&self, track: TrackId) -> bool {
+        self.tracks[track.0 as usize].flags & TRACK_MONTAGE != 0
+    }
+
+    pub(crate) fn segments(&self, track: TrackId) -> &[SegmentData] {
+        let t = &self.tracks[track.0 as usize];
+        let first = t.first_segment as usize;
+        &self.segments[first..first + t.segment_count as usize]
+    }
+
+    /// The clip and clip seconds at track position `pos`: the last segment that starts at or
+    /// before it (the first for positions before 0), as `locate` in `advance.wgsl`.
+    pub(crate) fn locate(&self, track: TrackId, pos: f32) -> (u32, f32) {
+        let segments = self.segments(track);
+        let s = segments
+            .iter()
+            .rev()
+            .find(|s| s.track_start <= pos)
+            .unwrap_or(&segments[0]);
+        (s.clip, s.clip_time(pos))
+    }
+}
