@@ -376,7 +376,7 @@ impl FramePlan {
     /// - a crowd's advance, then its root motion where some instance extracts it;
     /// - the fused pass, where `options.fuse`, no stage between sampling and the hierarchy has
     ///   work (mesh-space layers, inertialization, IK with the library's chains) and the
-    ///   skeleton fits the pass's workgroup memory ([`FUSED_BONES`] bones);
+    ///   skeleton fits the pass's workgroup memory (320 bones);
     /// - else sampling, the layer, inertialization and IK passes where they have work, and the
     ///   hierarchy;
     /// - then the curves, where the library has any.

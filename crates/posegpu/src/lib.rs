@@ -17,6 +17,9 @@
 //! Crowds that play on their own: [`Crowd`] gives each instance sequence players (rates,
 //! looping, sync, montages, root motion) and [`GpuCrowd`] advances them on the GPU each frame
 //! without uploads (see `examples/crowd_sim.rs`).
+//!
+//! The guide is in `docs/guide/`; the map of the code follows.
+#![doc = include_str!("../../../docs/architecture.md")]
 
 #![warn(unreachable_pub)]
 #![warn(missing_docs)]

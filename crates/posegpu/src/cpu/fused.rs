@@ -1,5 +1,5 @@
 //! CPU twin of `shaders/fused.wgsl`: for batches with no stage between sampling and the
-//! hierarchy, an instance's local pose ([`super::sample`]), then its hierarchy walked level by
+//! hierarchy, an instance's local pose ([`super::local_pose`]), then its hierarchy walked level by
 //! level (bones `d` steps below a root once level `d - 1` is done), the order the fused pass
 //! composes in. Each bone is composed with its parent exactly as the parents-first walk of
 //! [`super::hierarchy`] does, so both give the same bits (a test checks it).

@@ -107,7 +107,7 @@ impl<'a> CpuEvaluator<'a> {
             .zip(out.skinning.par_chunks_mut(chunk))
             .zip(inertia)
             .for_each(|((((first, l), c), s), mut inertia)| {
-                let mut scratch = sample::Scratch::default();
+                let mut scratch = local_pose::Scratch::default();
                 let mut deltas = Vec::new();
                 for j in 0..l.len() / bones {
                     let (i, r) = (first + j, j * bones..(j + 1) * bones);
@@ -122,7 +122,7 @@ impl<'a> CpuEvaluator<'a> {
                                 fused::run_instance(self.lib, batch, i, (l, c, s), &mut scratch)
                             }
                             Pass::Sample { .. } => {
-                                sample::sample_instance(
+                                local_pose::sample_instance(
                                     self.lib,
                                     batch,
                                     i,

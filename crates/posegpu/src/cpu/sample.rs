@@ -1,9 +1,7 @@
 //! CPU twin of `shaders/sample.wgsl`: every instance's local pose ([`super::local_pose`])
 //! written to the locals, and its deferred layers' deltas to their slots.
 
-// Re-exported as the sampling stage's own, as `sample.wgsl` is compiled with `local_pose.wgsl`:
-// the evaluator (`mod.rs`) samples instance by instance through them.
-pub(super) use super::local_pose::{sample_instance, Scratch};
+use super::local_pose::{sample_instance, Scratch};
 use crate::batch::PoseBatch;
 use crate::layout::Xform;
 use crate::library::AnimLibrary;
