@@ -170,7 +170,7 @@ fn posegpu_gpu_ms(n: usize) -> Option<(f64, String)> {
     }
     let mut total = 0.0;
     for k in 0..6 {
-        let times = gpu.evaluate_batch_timed(&batch).ok()??;
+        let times = gpu.evaluate_timed(&batch).ok()??;
         if k > 0 {
             total += times.total_ns();
         }

@@ -383,7 +383,7 @@ pub(crate) fn evaluate_on_cpu(
         }
         let mut poses = posegpu::Poses::default();
         let evaluator = posegpu::CpuEvaluator::new(&crowd.model.library);
-        if let Err(e) = evaluator.evaluate_batch(&batch, &mut poses) {
+        if let Err(e) = evaluator.evaluate(&batch, &mut poses) {
             log::error!("bevy_posegpu: crowd {id:?}: {e}");
             continue;
         }

@@ -153,7 +153,7 @@ fn evaluate<'a>(
             })
         }
     };
-    gpu.evaluator.evaluate_batch(&crowd.batch)?;
+    gpu.evaluator.evaluate(&crowd.batch)?;
     Ok(gpu)
 }
 

@@ -114,7 +114,7 @@ fn chosen_bones_come_back_a_frame_later() {
     batch.push_clip(clip, time, true);
     let mut poses = posegpu::Poses::default();
     posegpu::CpuEvaluator::new(&lib)
-        .evaluate_batch(&batch, &mut poses)
+        .evaluate(&batch, &mut poses)
         .unwrap();
     for (k, name) in ["hand.r", "head"].into_iter().enumerate() {
         let b = asset.skeleton.find(name).unwrap();

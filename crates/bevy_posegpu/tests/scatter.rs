@@ -74,7 +74,7 @@ fn the_gpu_scatter_matches_its_cpu_twin_and_the_cpu_skinning() {
         ..GpuOptions::default()
     };
     let mut evaluator = GpuEvaluator::new(&ctx, &lib, 5, &options).unwrap();
-    evaluator.evaluate_batch(&batch).unwrap();
+    evaluator.evaluate(&batch).unwrap();
     let chunk = &evaluator.chunks()[0];
     assert_eq!(chunk.count, 5);
 
@@ -124,7 +124,7 @@ fn the_gpu_scatter_matches_its_cpu_twin_and_the_cpu_skinning() {
     // And on posegpu's CPU twin: the world placement of Bevy's joint matrices.
     let mut poses = Poses::default();
     CpuEvaluator::new(&lib)
-        .evaluate_batch(&batch, &mut poses)
+        .evaluate(&batch, &mut poses)
         .unwrap();
     let cpu_skin: Vec<[f32; 16]> = poses.skinning.iter().map(columns).collect();
     let mut expected = vec![[0.0; 16]; slots];

@@ -1,7 +1,7 @@
 //! Crowd playback cost against crowd size and skeleton size: each instance a synced blend of
 //! two clips with root motion extracted in place (the `crowd_sim` example's workload), stepped
 //! by `GpuCrowd::advance_timed` (all five passes, GPU time from timestamp queries) and by the
-//! CPU twin (`Crowd::advance` + `CpuEvaluator::evaluate_batch` on every core), side by side.
+//! CPU twin (`Crowd::advance` + `CpuEvaluator::evaluate` on every core), side by side.
 //!
 //! ```text
 //! cargo bench --bench crowd
@@ -89,7 +89,7 @@ fn measure(ctx: Option<&GpuContext>, lib: &AnimLibrary, n: usize, cpu_max: usize
             .map(|_| {
                 let start = Instant::now();
                 crowd.advance(lib, DT).unwrap();
-                eval.evaluate_batch(&crowd.batch(), &mut poses).unwrap();
+                eval.evaluate(&crowd.batch(), &mut poses).unwrap();
                 start.elapsed().as_nanos() as f64
             })
             .collect();

@@ -484,13 +484,13 @@ fn evaluate(lib: &AnimLibrary, batch: &PoseBatch, backend: Backend) -> Result<Po
     match backend {
         Backend::Cpu => {
             let mut poses = Poses::default();
-            CpuEvaluator::new(lib).evaluate_batch(batch, &mut poses)?;
+            CpuEvaluator::new(lib).evaluate(batch, &mut poses)?;
             Ok(poses)
         }
         Backend::Gpu => {
             let ctx = crate::util::open_gpu()?.ok_or(Error::NoAdapter)?;
             let mut gpu = GpuEvaluator::new(&ctx, lib, batch.len(), &GpuOptions::default())?;
-            gpu.evaluate_batch(batch)?;
+            gpu.evaluate(batch)?;
             gpu.read_back()
         }
     }

@@ -185,7 +185,7 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
         let mut poses = posegpu::Poses::default();
         for frame in 0..frames {
             fill(&mut batch, frame);
-            cpu.evaluate_batch(&batch, &mut poses)?;
+            cpu.evaluate(&batch, &mut poses)?;
             for (i, p) in placements.iter().enumerate() {
                 let at = mean(skinned.iter().map(|&b| poses.component(i, b).translation));
                 // Component space → the model's: the nodes above the skeleton (an armature's
@@ -207,7 +207,7 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
 
     for frame in 0..frames {
         fill(&mut batch, frame);
-        gpu.write_batch(&batch)?;
+        gpu.write(&batch)?;
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         gpu.encode(&mut encoder);
         let chunks = DrawChunk::from_outputs(gpu.chunks(), &placement_buffer);

@@ -108,7 +108,7 @@ impl TransitionArgs {
             crowd.advance(lib, dt)?;
             match gpu {
                 Some(g) => g.advance(dt),
-                None => CpuEvaluator::new(lib).evaluate_batch(&crowd.batch(), &mut poses),
+                None => CpuEvaluator::new(lib).evaluate(&crowd.batch(), &mut poses),
             }
         };
         // The pose at 0, then steps ending every STEP, at `at` and at `time`; the switch comes

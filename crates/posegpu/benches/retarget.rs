@@ -225,7 +225,7 @@ fn gpu_pass(
     for frame in 0..iters {
         let batch = ik_batch(lib, n, frame as f32 / 60.0, w);
         let start = Instant::now();
-        total += match gpu.evaluate_batch_timed(&batch).unwrap() {
+        total += match gpu.evaluate_timed(&batch).unwrap() {
             Some(t) => Duration::from_nanos(pass(&t) as u64),
             None => start.elapsed(),
         };

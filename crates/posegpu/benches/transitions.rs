@@ -97,7 +97,7 @@ fn transitions(c: &mut Criterion) {
             });
             let Some(ctx) = &ctx else { continue };
             let mut gpu = GpuEvaluator::new(ctx, &lib, n, &GpuOptions::default()).unwrap();
-            gpu.evaluate_batch(&batch(n, row, 0.5, true)).unwrap();
+            gpu.evaluate(&batch(n, row, 0.5, true)).unwrap();
             group.bench_function(BenchmarkId::new("gpu", label), |b| {
                 b.iter_custom(|iters| {
                     common::gpu_time(&mut gpu, iters, |i| {

@@ -71,7 +71,7 @@ fn main() -> Result<(), Error> {
     let mut gpu = GpuEvaluator::new(&ctx, &lib, count, &GpuOptions::default())?;
     let mut times = Vec::new();
     for frame in 0..FRAMES {
-        if let Some(t) = gpu.evaluate_batch_timed(&frame_batch(frame as f32 / 30.0, true))? {
+        if let Some(t) = gpu.evaluate_timed(&frame_batch(frame as f32 / 30.0, true))? {
             times.push(t);
         }
     }
@@ -89,8 +89,8 @@ fn main() -> Result<(), Error> {
     let gpu_poses = gpu.read_back()?.select(&check);
     let cpu = CpuEvaluator::new(&lib);
     let (mut aimed, mut plain) = (Poses::default(), Poses::default());
-    cpu.evaluate_batch(&frame_batch(t, true), &mut aimed)?;
-    cpu.evaluate_batch(&frame_batch(t, false), &mut plain)?;
+    cpu.evaluate(&frame_batch(t, true), &mut aimed)?;
+    cpu.evaluate(&frame_batch(t, false), &mut plain)?;
     let deviation = Deviation::between(&gpu_poses, &aimed.select(&check));
     println!(
         "GPU vs CPU on {} instances: {:.2e} of the skeleton's size",

@@ -43,7 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ClipSample::new(clip as u32, phase + 0.4, true).with_root_lock(Some(RootLock::RefPose));
         batch.push_blend(&[sample]);
     }
-    gpu.write_batch(&batch)?;
+    gpu.write(&batch)?;
     // ... then the compute passes and the draw, recorded in order into one encoder.
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
     gpu.encode(&mut encoder);

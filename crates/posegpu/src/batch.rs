@@ -10,8 +10,10 @@
 //! dynamic mesh-space additive, its two sampled poses) into delta slots, and the parent-ordered
 //! layer stage applies them in order. [`PoseBatch`] numbers those slots as instances are pushed.
 
+mod input;
 mod root;
 
+pub use input::FrameInput;
 pub use root::{RootLock, RootMotionAxes, RootPart};
 
 use crate::additive::delta::ZERO_WEIGHT;
@@ -191,6 +193,8 @@ pub struct Layer<'a> {
     /// The layer's header word (an IK layer keeps its hands weight in the third word, any
     /// layer its mask in the fourth).
     header: &'a Entry,
+    /// Where the header is among the batch's entries (its samples follow it).
+    pub(crate) entry: usize,
 }
 
 impl Layer<'_> {
@@ -535,6 +539,7 @@ pub(crate) fn layers<'a>(
             slot,
             samples,
             header,
+            entry: e,
         };
         if deferred {
             slot += kind.slots();

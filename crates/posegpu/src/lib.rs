@@ -20,7 +20,6 @@
 //!
 //! The guide is in `docs/guide/`; the map of the code follows.
 #![doc = include_str!("../../../docs/architecture.md")]
-
 #![warn(unreachable_pub)]
 #![warn(missing_docs)]
 
@@ -51,7 +50,8 @@ pub use glam;
 
 pub use additive::{make_additive, AdditiveBase};
 pub use batch::{
-    ClipSample, InertialStart, Instance, LayerKind, PoseBatch, RootLock, RootMotionAxes, RootPart,
+    ClipSample, FrameInput, InertialStart, Instance, LayerKind, PoseBatch, RootLock,
+    RootMotionAxes, RootPart,
 };
 pub use blend::clips::{AimOffset, ClipBlendSpace};
 pub use blend::space::BlendSpace;

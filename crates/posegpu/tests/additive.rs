@@ -570,9 +570,7 @@ fn bad_layers_are_typed_errors_naming_the_instance() {
     let lib = AnimLibrary::new(skeleton, &[hit.clone(), local.unwrap()]).unwrap();
     let cpu = posegpu::CpuEvaluator::new(&lib);
     let check = |batch: PoseBatch, needle: &str| {
-        let e = cpu
-            .evaluate_batch(&batch, &mut Poses::default())
-            .unwrap_err();
+        let e = cpu.evaluate(&batch, &mut Poses::default()).unwrap_err();
         assert!(
             matches!(&e, Error::BadInstance { instance: 1, .. }) && e.to_string().contains(needle),
             "{e}"

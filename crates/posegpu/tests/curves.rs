@@ -55,9 +55,7 @@ fn library() -> AnimLibrary {
 
 fn evaluate(lib: &AnimLibrary, batch: &PoseBatch) -> Poses {
     let mut poses = Poses::default();
-    CpuEvaluator::new(lib)
-        .evaluate_batch(batch, &mut poses)
-        .unwrap();
+    CpuEvaluator::new(lib).evaluate(batch, &mut poses).unwrap();
     poses
 }
 

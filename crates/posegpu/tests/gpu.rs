@@ -289,7 +289,7 @@ fn layer_deltas_grow_up_to_an_odd_binding_limit() {
                 .push_clip(0, 0.2 * i as f32, true)
                 .blend(AdditiveSpace::Mesh, 0.7, &layer);
         }
-        gpu.evaluate_batch(&batch).unwrap();
+        gpu.evaluate(&batch).unwrap();
         let poses = gpu.read_back().unwrap();
         let cpu = common::cpu_eval_batch(&lib, &batch);
         let d = Deviation::between(&poses, &cpu).relative(lib.skeleton().extent());
@@ -321,7 +321,7 @@ fn outputs_on_request_are_the_default_outputs_bit_for_bit() {
             ..Default::default()
         };
         let mut gpu = GpuEvaluator::new(&ctx, &lib, batch.len(), &options).unwrap();
-        gpu.evaluate_batch(&batch).unwrap();
+        gpu.evaluate(&batch).unwrap();
         let chunks = gpu.chunks();
         assert!(chunks.len() > 1);
         for c in chunks {
@@ -382,7 +382,7 @@ fn the_fused_pass_gives_the_separate_passes_bits() {
         };
         let mut gpu = GpuEvaluator::new(&ctx, lib, batch.len(), &options).unwrap();
         assert_eq!(gpu.pass_plan(), passes);
-        let times = gpu.evaluate_batch_timed(batch).unwrap();
+        let times = gpu.evaluate_timed(batch).unwrap();
         if let Some(t) = times.filter(|_| passes == PassPlan::Fused) {
             assert_eq!(t.ns(Stage::Hierarchy), 0.0, "the fused pass ran: {t:?}");
         }

@@ -59,7 +59,7 @@ fn the_transition_starts_on_the_old_pose_and_ends_on_the_new() {
     let extent = asset.skeleton.extent();
     let s = 0.4;
     for k in 0..=10 {
-        cpu.evaluate_batch(&frame(walk, idle, &[s], k), &mut poses)
+        cpu.evaluate(&frame(walk, idle, &[s], k), &mut poses)
             .unwrap();
         let elapsed = k as f32 * DT;
         if k == 0 {
@@ -90,7 +90,7 @@ fn each_bone_moves_as_bollos_quintic_says() {
     let bones = asset.skeleton.len();
     let mut checked = 0;
     for k in 0..6 {
-        cpu.evaluate_batch(&frame(walk, idle, &[s], k), &mut poses)
+        cpu.evaluate(&frame(walk, idle, &[s], k), &mut poses)
             .unwrap();
         let elapsed = k as f32 * DT;
         let new = plain(idle, 0.2 + s + elapsed);
@@ -124,8 +124,8 @@ fn transitions_run_the_same_on_the_gpu_frame_after_frame() {
     let mut poses = Poses::default();
     for k in 0..12 {
         let batch = frame(walk, idle, &starts, k);
-        cpu.evaluate_batch(&batch, &mut poses).unwrap();
-        gpu.evaluate_batch(&batch).unwrap();
+        cpu.evaluate(&batch, &mut poses).unwrap();
+        gpu.evaluate(&batch).unwrap();
         let have = gpu.read_back().unwrap();
         let d = Deviation::between(&have, &poses).relative(asset.skeleton.extent());
         assert!(
@@ -140,9 +140,7 @@ fn bad_transitions_are_typed_errors() {
     let (_, lib, walk, idle) = knight();
     let cpu = CpuEvaluator::new(&lib);
     let check = |batch: PoseBatch, needle: &str| {
-        let e = cpu
-            .evaluate_batch(&batch, &mut Poses::default())
-            .unwrap_err();
+        let e = cpu.evaluate(&batch, &mut Poses::default()).unwrap_err();
         assert!(
             matches!(&e, Error::BadInstance { .. }) && e.to_string().contains(needle),
             "{e}"
@@ -182,7 +180,7 @@ fn walking_crowd(lib: &AnimLibrary, walk: u32, n: usize) -> Crowd {
 
 fn evaluate_crowd(lib: &AnimLibrary, crowd: &Crowd, poses: &mut Poses) {
     CpuEvaluator::new(lib)
-        .evaluate_batch(&crowd.batch(), poses)
+        .evaluate(&crowd.batch(), poses)
         .unwrap();
 }
 

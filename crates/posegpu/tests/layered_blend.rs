@@ -291,7 +291,7 @@ fn kaykit_upper_body_layers_gpu_matches_cpu() {
 }
 
 fn evaluate(lib: &AnimLibrary, batch: &PoseBatch) -> Result<(), Error> {
-    CpuEvaluator::new(lib).evaluate_batch(batch, &mut Poses::default())
+    CpuEvaluator::new(lib).evaluate(batch, &mut Poses::default())
 }
 
 #[test]

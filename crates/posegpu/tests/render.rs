@@ -140,7 +140,7 @@ fn gpu_coverage(
     };
     let mut gpu = GpuEvaluator::new(ctx, lib, batch.len(), &options).unwrap();
     let placement_buffer = placements_buffer(ctx, placements).unwrap();
-    gpu.write_batch(batch).unwrap();
+    gpu.write(batch).unwrap();
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
     gpu.encode(&mut encoder);
     let chunks = DrawChunk::from_outputs(gpu.chunks(), &placement_buffer);
@@ -207,9 +207,7 @@ fn columns(placements: &[Transform], camera: &Camera) -> Vec<(u32, u32)> {
 
 fn cpu_skinning(lib: &AnimLibrary, batch: &PoseBatch) -> Vec<Mat3x4> {
     let mut poses = Poses::default();
-    CpuEvaluator::new(lib)
-        .evaluate_batch(batch, &mut poses)
-        .unwrap();
+    CpuEvaluator::new(lib).evaluate(batch, &mut poses).unwrap();
     poses.skinning
 }
 

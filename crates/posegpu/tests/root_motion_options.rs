@@ -91,7 +91,7 @@ fn stepped(lib: &AnimLibrary, agent: Agent, dt: f32) -> Crowd {
 fn pose(lib: &AnimLibrary, crowd: &Crowd) -> Poses {
     let mut poses = Poses::default();
     CpuEvaluator::new(lib)
-        .evaluate_batch(&crowd.batch(), &mut poses)
+        .evaluate(&crowd.batch(), &mut poses)
         .unwrap();
     poses
 }

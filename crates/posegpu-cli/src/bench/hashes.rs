@@ -109,9 +109,7 @@ fn outputs_are_the_recorded_ones() {
     });
     for (name, lib, batch) in std::iter::once(("demo", demo, demo_batch)).chain(benches) {
         let mut cpu = Poses::default();
-        CpuEvaluator::new(&lib)
-            .evaluate_batch(&batch, &mut cpu)
-            .unwrap();
+        CpuEvaluator::new(&lib).evaluate(&batch, &mut cpu).unwrap();
         let mut row = [hash(&cpu), 0, 0];
         if let Some(ctx) = lavapipe {
             for (slot, passes) in [(1, PassPlan::Fused), (2, PassPlan::Separate)] {
@@ -121,7 +119,7 @@ fn outputs_are_the_recorded_ones() {
                     ..GpuOptions::default()
                 };
                 let mut gpu = GpuEvaluator::new(ctx, &lib, batch.len(), &options).unwrap();
-                gpu.evaluate_batch(&batch).unwrap();
+                gpu.evaluate(&batch).unwrap();
                 row[slot] = hash(&gpu.read_back().unwrap());
             }
         }

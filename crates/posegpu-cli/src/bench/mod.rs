@@ -233,7 +233,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
         println!("  {}", w.description);
     }
     println!(
-        "{} timed frames per configuration, medians; CPU twin (CpuEvaluator::evaluate_batch, {} \
+        "{} timed frames per configuration, medians; CPU twin (CpuEvaluator::evaluate, {} \
          threads, wall clock) up to {} instances",
         args.frames, cpu_threads, args.cpu_max_instances
     );
@@ -338,12 +338,12 @@ fn measure(
     let gpu = match gpu {
         Some(gpu) => {
             w.batch(n, time(0), &mut batch);
-            gpu.evaluate_batch_timed(&batch)?; // buffers grown, pipelines warm
+            gpu.evaluate_timed(&batch)?; // buffers grown, pipelines warm
             let (mut passes, mut wall) = (Vec::new(), Vec::new());
             for f in 1..=frames {
                 w.batch(n, time(f), &mut batch);
                 let start = Instant::now();
-                let t = gpu.evaluate_batch_timed(&batch)?;
+                let t = gpu.evaluate_timed(&batch)?;
                 wall.push(start.elapsed().as_secs_f64() * 1e3);
                 // The middle column holds every pass between sampling and the hierarchy
                 // (mesh-space layers, inertialization, IK) and the curves.
@@ -369,12 +369,12 @@ fn measure(
         let twin = CpuEvaluator::new(&w.lib);
         let mut poses = Poses::default();
         w.batch(n, time(0), &mut batch);
-        twin.evaluate_batch(&batch, &mut poses)?; // memory allocated
+        twin.evaluate(&batch, &mut poses)?; // memory allocated
         let mut times = Vec::new();
         for f in 1..=frames {
             w.batch(n, time(f), &mut batch);
             let start = Instant::now();
-            twin.evaluate_batch(&batch, &mut poses)?;
+            twin.evaluate(&batch, &mut poses)?;
             times.push(start.elapsed().as_secs_f64() * 1e3);
         }
         Some(median(times))

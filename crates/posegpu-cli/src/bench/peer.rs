@@ -67,7 +67,7 @@ pub fn export(dir: &Path) -> Result<(), Error> {
     let mut batch = PoseBatch::new();
     w.batch(SAMPLE, SAMPLE_TIME, &mut batch);
     let mut poses = Poses::default();
-    CpuEvaluator::new(lib).evaluate_batch(&batch, &mut poses)?;
+    CpuEvaluator::new(lib).evaluate(&batch, &mut poses)?;
     let samples: Vec<_> = (0..batch.len())
         .map(|i| {
             let base = batch.layers(i).next().flatten().expect("a base layer");
@@ -119,7 +119,7 @@ mod tests {
         w.batch(SAMPLE, SAMPLE_TIME, &mut batch);
         let mut poses = Poses::default();
         CpuEvaluator::new(&w.lib)
-            .evaluate_batch(&batch, &mut poses)
+            .evaluate(&batch, &mut poses)
             .unwrap();
         let mut worst = (0.0f32, 0, 0);
         for i in 0..batch.len() {

@@ -114,7 +114,7 @@ pub fn check(c: &Checker, stage: &str, passes: PassPlan) -> Result<Measured, Err
         let motion = transforms(&gpu.read_root_motion()?, cpu.root_motion(), extent);
         // Placements accumulate the motion in world units: 1e-3 as the tests allow.
         let placed = transforms(&gpu.read_placements()?, cpu.placements(), extent) * 0.1;
-        twin.evaluate_batch(&cpu.batch(), &mut poses)?;
+        twin.evaluate(&cpu.batch(), &mut poses)?;
         let got = gpu.evaluator().read_back()?;
         let d = c.compare(stage, &lib, got, &poses);
         deviation = [deviation, motion, placed, d]

@@ -135,8 +135,8 @@ pub(super) fn inertialized(c: &Checker) -> Result<Measured, Error> {
     let mut out: Option<Measured> = None;
     for k in 0..12 {
         let batch = frame(k);
-        cpu.evaluate_batch(&batch, &mut want)?;
-        gpu.evaluate_batch(&batch)?;
+        cpu.evaluate(&batch, &mut want)?;
+        gpu.evaluate(&batch)?;
         let got = gpu.read_back()?;
         let m = Measured {
             instances: batch.len(),

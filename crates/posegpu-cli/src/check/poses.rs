@@ -148,10 +148,10 @@ pub(super) fn both(
     options: &GpuOptions,
 ) -> Result<Measured, Error> {
     let mut gpu = GpuEvaluator::new(&c.ctx, lib, batch.len(), options)?;
-    gpu.evaluate_batch(batch)?;
+    gpu.evaluate(batch)?;
     let got = gpu.read_back()?;
     let mut want = Poses::default();
-    CpuEvaluator::new(lib).evaluate_batch(batch, &mut want)?;
+    CpuEvaluator::new(lib).evaluate(batch, &mut want)?;
     Ok(Measured {
         instances: batch.len(),
         bones: lib.bone_count(),
@@ -303,10 +303,10 @@ fn partial_workgroups(c: &Checker) -> Result<Measured, Error> {
         let mut gpu = GpuEvaluator::new(&c.ctx, &lib, 1, &options)?;
         for n in [1, 63, 65, 321] {
             let batch = batch_of(&spread(&lib, n, |_| None));
-            gpu.evaluate_batch(&batch)?;
+            gpu.evaluate(&batch)?;
             let got = gpu.read_back()?;
             let mut want = Poses::default();
-            CpuEvaluator::new(&lib).evaluate_batch(&batch, &mut want)?;
+            CpuEvaluator::new(&lib).evaluate(&batch, &mut want)?;
             let m = Measured {
                 instances: n,
                 bones: lib.bone_count(),

@@ -19,7 +19,7 @@ pub fn gpu_time(gpu: &mut GpuEvaluator, iters: u64, frame: impl Fn(u64) -> PoseB
     for i in 0..iters {
         let batch = frame(i);
         let start = Instant::now();
-        total += match gpu.evaluate_batch_timed(&batch).unwrap() {
+        total += match gpu.evaluate_timed(&batch).unwrap() {
             Some(t) => Duration::from_nanos(t.total_ns() as u64),
             None => start.elapsed(),
         };

@@ -35,7 +35,7 @@ pub(crate) use skin::skin_vertex;
 
 use rayon::prelude::*;
 
-use crate::batch::{Instance, PoseBatch};
+use crate::batch::{FrameInput, PoseBatch};
 use crate::error::Result;
 use crate::frame_plan::{FrameOptions, FramePlan, Pass};
 use crate::layout::Xform;
@@ -69,13 +69,13 @@ impl<'a> CpuEvaluator<'a> {
         Self { lib }
     }
 
-    /// Evaluates `instances` (one clip each) into `out` (resized to fit).
-    pub fn evaluate(&self, instances: &[Instance], out: &mut Poses) -> Result<()> {
-        self.evaluate_batch(&PoseBatch::from_instances(instances), out)
+    /// Evaluates every instance of `frame` (a [`PoseBatch`] or [`Instance`](crate::Instance)s) into `out`
+    /// (resized to fit), over all cores.
+    pub fn evaluate(&self, frame: &(impl FrameInput + ?Sized), out: &mut Poses) -> Result<()> {
+        self.evaluate_batch(&frame.batch(), out)
     }
 
-    /// Evaluates every instance of `batch` (bases, blends, additive layers) into `out`.
-    pub fn evaluate_batch(&self, batch: &PoseBatch, out: &mut Poses) -> Result<()> {
+    fn evaluate_batch(&self, batch: &PoseBatch, out: &mut Poses) -> Result<()> {
         batch.validate(self.lib)?;
         let bones = self.lib.bone_count();
         out.resize(bones, self.lib.curve_names().len(), batch.len());
@@ -158,7 +158,12 @@ impl<'a> CpuEvaluator<'a> {
 
     /// The same on the calling thread only, stage after stage over the whole batch (for
     /// single-core measurements).
-    pub fn evaluate_single_thread(&self, batch: &PoseBatch, out: &mut Poses) -> Result<()> {
+    pub fn evaluate_single_thread(
+        &self,
+        frame: &(impl FrameInput + ?Sized),
+        out: &mut Poses,
+    ) -> Result<()> {
+        let batch = &*frame.batch();
         batch.validate(self.lib)?;
         let bones = self.lib.bone_count();
         out.resize(bones, self.lib.curve_names().len(), batch.len());

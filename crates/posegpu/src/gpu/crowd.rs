@@ -133,7 +133,7 @@ impl GpuCrowd {
         }
         let mut eval = GpuEvaluator::new(ctx, lib, crowd.len(), options)?;
         let batch = crowd.batch();
-        eval.write_batch(&batch)?;
+        eval.write(&batch)?;
         let device = eval.device().clone();
         let max_binding = eval.max_binding();
         let too_large = |what: String, size: u64| fits_binding(|| what, size, max_binding);

@@ -2,8 +2,8 @@
 //! integration, headless (an offscreen target) or into a caller's own views.
 //!
 //! Order of operations, in one submission (or two: evaluate, submit, draw, submit):
-//! 1. the evaluator writes this frame's instances ([`crate::GpuEvaluator::write_instances`]
-//!    or `write_batch`; a [`crate::GpuCrowd`] advances its players),
+//! 1. the evaluator writes this frame's instances ([`crate::GpuEvaluator::write`]; a
+//!    [`crate::GpuCrowd`] advances its players),
 //! 2. it records its compute passes into the encoder ([`crate::GpuEvaluator::encode`]),
 //! 3. [`CrowdRenderer::draw`] records a render pass whose vertex shader reads each chunk's
 //!    `skinning` buffer as a read-only storage buffer; wgpu orders the compute writes before

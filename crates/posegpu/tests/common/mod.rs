@@ -128,15 +128,13 @@ pub fn assert_gpu_matches_cpu(
 
 pub fn cpu_eval_batch(lib: &AnimLibrary, batch: &PoseBatch) -> Poses {
     let mut poses = Poses::default();
-    CpuEvaluator::new(lib)
-        .evaluate_batch(batch, &mut poses)
-        .unwrap();
+    CpuEvaluator::new(lib).evaluate(batch, &mut poses).unwrap();
     poses
 }
 
 pub fn gpu_eval_batch(ctx: &GpuContext, lib: &AnimLibrary, batch: &PoseBatch) -> Poses {
     let mut gpu = GpuEvaluator::new(ctx, lib, batch.len(), &GpuOptions::default()).unwrap();
-    gpu.evaluate_batch(batch).unwrap();
+    gpu.evaluate(batch).unwrap();
     gpu.read_back().unwrap()
 }
 

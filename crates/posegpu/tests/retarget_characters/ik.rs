@@ -38,9 +38,7 @@ fn ik_batch(lib: &AnimLibrary, w: IkWeights) -> PoseBatch {
 
 fn cpu(lib: &AnimLibrary, batch: &PoseBatch) -> Poses {
     let mut poses = Poses::default();
-    CpuEvaluator::new(lib)
-        .evaluate_batch(batch, &mut poses)
-        .unwrap();
+    CpuEvaluator::new(lib).evaluate(batch, &mut poses).unwrap();
     poses
 }
 
@@ -314,7 +312,7 @@ fn an_ik_layer_must_be_last_with_weights_in_range() {
     let lib = plan_library(CMU_WALK, None, KNIGHT);
     let bad = |batch: &PoseBatch| {
         let err = CpuEvaluator::new(&lib)
-            .evaluate_batch(batch, &mut Poses::default())
+            .evaluate(batch, &mut Poses::default())
             .unwrap_err();
         assert!(matches!(err, Error::BadInstance { .. }), "{err}");
         err.to_string()

@@ -3,12 +3,12 @@
 
 use super::super::util::{grid, submit_timed, ErrorScope};
 use super::GpuEvaluator;
-use crate::batch::{Instance, PoseBatch};
+use crate::batch::FrameInput;
 use crate::error::{Error, Result};
 use crate::frame_plan::{PassTimes, PlannedPass};
 
 impl GpuEvaluator {
-    /// Records the passes of the batch last written ([`GpuEvaluator::frame_plan`]). A
+    /// Records the passes of the frame last written ([`GpuEvaluator::frame_plan`]). A
     /// renderer may record its draw after this in the same encoder: wgpu orders the storage
     /// writes before the vertex reads. (A [`crate::GpuCrowd`] records its own passes with
     /// these.)
@@ -68,37 +68,23 @@ impl GpuEvaluator {
         scope.pop()
     }
 
-    /// Writes `instances` (one clip each), evaluates them and submits the work (without
-    /// waiting for it).
-    pub fn evaluate(&mut self, instances: &[Instance]) -> Result<()> {
-        self.write_instances(instances)?;
-        self.submit();
-        Ok(())
-    }
-
-    /// Writes `batch` (bases, blends, additive layers), evaluates it and submits the work.
-    pub fn evaluate_batch(&mut self, batch: &PoseBatch) -> Result<()> {
-        self.write_batch(batch)?;
-        self.submit();
-        Ok(())
-    }
-
-    fn submit(&self) {
+    /// Writes `frame` (a [`PoseBatch`](crate::PoseBatch) or [`Instance`](crate::Instance)s),
+    /// records its passes and submits the work, without waiting for it.
+    pub fn evaluate(&mut self, frame: &(impl FrameInput + ?Sized)) -> Result<()> {
+        self.write(frame)?;
         let mut encoder = self.device.create_command_encoder(&Default::default());
         self.encode(&mut encoder);
         self.queue.submit([encoder.finish()]);
+        Ok(())
     }
 
     /// Like [`GpuEvaluator::evaluate`], then waits and returns each pass's GPU time; `None`
     /// where the adapter has no timestamp queries.
-    pub fn evaluate_timed(&mut self, instances: &[Instance]) -> Result<Option<PassTimes>> {
-        self.write_instances(instances)?;
-        self.run_timed()
-    }
-
-    /// Like [`GpuEvaluator::evaluate_batch`], timed.
-    pub fn evaluate_batch_timed(&mut self, batch: &PoseBatch) -> Result<Option<PassTimes>> {
-        self.write_batch(batch)?;
+    pub fn evaluate_timed(
+        &mut self,
+        frame: &(impl FrameInput + ?Sized),
+    ) -> Result<Option<PassTimes>> {
+        self.write(frame)?;
         self.run_timed()
     }
 

@@ -4,20 +4,20 @@
 
 use super::super::util::{fits_binding, ErrorScope};
 use super::{GpuEvaluator, OutputChunk, ENTRY_BYTES, XFORM_BYTES};
-use crate::batch::{Instance, PoseBatch};
+use crate::batch::{FrameInput, PoseBatch};
 use crate::error::Result;
 use crate::frame_plan::{fused_group_instances, FramePlan, FrameShape};
 use crate::layout::{Head, Params};
 
 impl GpuEvaluator {
-    /// Uploads this frame's instances (validated first), growing the buffers if needed.
-    pub fn write_instances(&mut self, instances: &[Instance]) -> Result<()> {
-        self.write_batch(&PoseBatch::from_instances(instances))
+    /// Uploads what every instance of `frame` (a [`PoseBatch`] or [`Instance`]s) plays this
+    /// frame, validated first, growing the buffers if needed, and plans the frame's passes.
+    pub fn write(&mut self, frame: &(impl FrameInput + ?Sized)) -> Result<()> {
+        self.write_batch(&frame.batch())
     }
 
-    /// Uploads what every instance of `batch` plays this frame (validated first), growing the
-    /// buffers if needed. Each chunk gets its instances' heads, rebased, then their entries.
-    pub fn write_batch(&mut self, batch: &PoseBatch) -> Result<()> {
+    /// Each chunk gets its instances' heads, rebased, then their entries.
+    fn write_batch(&mut self, batch: &PoseBatch) -> Result<()> {
         batch.validate(&self.lib)?;
         self.reserve(batch.len())?;
         let bones = self.lib.bone_count() as u64;

@@ -1,0 +1,341 @@
+//! What one lane of the sampling or fused pass reads for its bone's local pose:
+//! `bone_pose` in `local_pose.wgsl`, and the clip sampling of `clip.wgsl` beneath it.
+
+use super::warp::{read, write_xform};
+use super::{Access, Buffer, Replay, Search};
+use crate::additive::delta::ZERO_WEIGHT;
+use crate::batch::{self, LayerKind};
+use crate::layout::{
+    BonePlan, Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, INSTANCE_LOOP, PATH_BONE,
+    PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION, PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS,
+    ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE, SHARED_SEARCHES,
+};
+use crate::model::{map_time, AdditiveSpace};
+use crate::retarget::TranslationMode;
+
+impl Replay<'_> {
+    /// `bone_pose` in `local_pose.wgsl`: what invocation `index` reads; deferred layers' delta
+    /// writes go to `deltas`.
+    /// With `shared` (the fused pass's block's first frame word), each sample starts from the
+    /// key search the block shares for it.
+    pub(super) fn bone_pose(
+        &self,
+        index: usize,
+        shared: Option<u32>,
+        out: &mut Vec<Access>,
+        deltas: &mut Vec<Access>,
+    ) {
+        let seed = |entry: u32| {
+            shared
+                .filter(|&b| entry - b < SHARED_SEARCHES)
+                .and_then(|_| self.sample_search(self.entry(entry), None))
+        };
+        let bones = self.bones();
+        let (instance, bone) = (index / bones, index % bones);
+        let head = &self.batch.heads[instance];
+        read(out, 1, Buffer::Frame, instance as u64 * 16, 16);
+        if self.batch.is_single_clips() {
+            read(out, 2, Buffer::Frame, u64::from(head.first + 1) * 16, 16);
+            let seed = seed(head.first + 1);
+            self.sample_clip(self.entry(head.first + 1), bone, seed, out);
+            return;
+        }
+        let base_slot = u64::from(head.slot);
+        for layer in batch::layers(&self.batch.entries, head).map_while(|l| l) {
+            let e = layer.entry as u64;
+            read(out, 3, Buffer::Frame, e * 16, 16);
+            if matches!(layer.kind, LayerKind::Ik | LayerKind::Inertialize) {
+                continue;
+            }
+            let at = (base_slot + u64::from(layer.slot)) * bones as u64 + bone as u64;
+            if layer.kind != LayerKind::Base && layer.weight <= ZERO_WEIGHT {
+                continue;
+            }
+            let first = e + 1;
+            let mut kept = 0;
+            for (k, sample) in layer.samples.iter().enumerate() {
+                read(out, 4, Buffer::Frame, (first + k as u64) * 16, 16);
+                kept += usize::from(f32::from_bits(sample[2]) > ZERO_WEIGHT);
+            }
+            let blend = matches!(layer.kind, LayerKind::Blend(_));
+            if (layer.kind == LayerKind::Base || blend) && kept == 0 {
+                self.record_words(out, 5, (0, bone), 4, 3);
+            }
+            for (k, &sample) in layer.samples.iter().enumerate() {
+                read(out, 8, Buffer::Frame, (first + k as u64) * 16, 16);
+                let dynamic_local = layer.kind == LayerKind::Dynamic(AdditiveSpace::Local);
+                if !dynamic_local && f32::from_bits(sample[2]) <= ZERO_WEIGHT {
+                    continue;
+                }
+                self.sample_clip(sample, bone, seed(first as u32 + k as u32), out);
+            }
+            if layer.kind == LayerKind::Base {
+                continue;
+            }
+            if let Some(mask) = layer.mask() {
+                let w = u64::from(mask.0) + bone as u64 / 4;
+                read(out, 9, Buffer::Retarget, w * 16 + (bone as u64 % 4) * 4, 4);
+            }
+            if layer.deferred {
+                write_xform(deltas, 950, Buffer::Deltas, at);
+            }
+        }
+    }
+
+    /// `sample_search` in `clip.wgsl`: the search of `sample`'s clip at its time over its first
+    /// source bone's rotation keys; its loads go to `out` where given.
+    pub(super) fn sample_search(
+        &self,
+        sample: Entry,
+        out: Option<&mut Vec<Access>>,
+    ) -> Option<Search> {
+        let data = self.lib.data();
+        let c = sample[0] & !INSTANCE_LOOP;
+        let clip = data.clips[c as usize];
+        let t = map_time(
+            f32::from_bits(sample[1]),
+            clip.duration,
+            sample[0] & INSTANCE_LOOP != 0,
+        );
+        let rotation = clip.channel_base as usize + 1;
+        let ch = data.channels.get(rotation).filter(|c| c.count > 0).copied();
+        let mut scratch = Vec::new();
+        let out = out.unwrap_or(&mut scratch);
+        read(out, 963, Buffer::ClipTable, u64::from(c) * 16, 16);
+        let sources = u64::from(self.sources[c as usize]);
+        let word = (data.clips.len() as u32 + clip.channel_base) as u64 + sources;
+        read(out, 964, Buffer::ClipTable, word * 16, 16);
+        let ch = ch.filter(|_| sources > 0)?;
+        let mut search = None;
+        self.search_keys(&mut search, &ch, t, out);
+        search
+    }
+
+    /// `sample_clip` and `sample_clip_at` in `clip.wgsl` (UE's translation modes, or a plan),
+    /// from the key search `seed`.
+    fn sample_clip(&self, sample: Entry, bone: usize, seed: Option<Search>, out: &mut Vec<Access>) {
+        let data = self.lib.data();
+        let lock = sample[3] & 0xff;
+        let axes = sample[3] & !0xff;
+        let locked = bone as u32 == data.root_bone && lock != 0;
+        if locked && lock == ROOT_LOCK_REF_POSE {
+            self.record_words(out, 20, (0, bone), 4, 3);
+        }
+        let clip_index = sample[0] & !INSTANCE_LOOP;
+        read(out, 23, Buffer::ClipTable, u64::from(clip_index) * 16, 16);
+        if locked && lock != ROOT_LOCK_FIRST_FRAME && axes == 0 {
+            return;
+        }
+        let clip = data.clips[clip_index as usize];
+        let looping = sample[0] & INSTANCE_LOOP != 0;
+        let t = map_time(f32::from_bits(sample[1]), clip.duration, looping);
+        let first_frame = locked && lock == ROOT_LOCK_FIRST_FRAME;
+        let times = if first_frame && axes != 0 {
+            &[t, 0.0][..]
+        } else if first_frame {
+            &[0.0][..]
+        } else {
+            &[t][..]
+        };
+        let additive = clip.flags & CLIP_ADDITIVE != 0;
+        for &t in times {
+            if clip.flags & CLIP_PLAN != 0 {
+                self.plan_bone(clip_index, t, bone, seed.filter(|_| !locked), out);
+                continue;
+            }
+            let w = clip.retarget_base + bone as u32 * RETARGET_WORDS;
+            let record = data.record::<crate::layout::BoneRetarget>(w);
+            let at = (clip.retarget_base, bone);
+            self.record_words(out, 24, at, 0, 1);
+            let mut channels = [crate::layout::ChannelData::default(); 3];
+            if let Ok(source) = u32::try_from(record.source) {
+                // In the clip table the channels follow the clips, kind-major per clip.
+                let sources = u64::from(self.sources[clip_index as usize]);
+                let base = (data.clips.len() as u32 + clip.channel_base) as u64;
+                for (k, ch) in channels.iter_mut().enumerate() {
+                    *ch = data.channels[(clip.channel_base + source * 3) as usize + k];
+                    let word = base + k as u64 * sources + u64::from(source);
+                    read(out, 25 + k as u32, Buffer::ClipTable, word * 16, 16);
+                }
+            }
+            if channels.iter().all(|c| c.count == 0) {
+                if !additive {
+                    self.record_words(out, 28, at, 4, 3);
+                }
+                continue;
+            }
+            if !additive {
+                self.record_words(out, 31, at, 1, 3);
+            }
+            // A seed is a search at t; a first-frame lock samples at 0 too.
+            let mut search = seed.filter(|_| !locked);
+            self.sample_channels(&mut search, &channels, t, 40, out);
+            let mode = record.mode;
+            if mode == TranslationMode::Skeleton as u32 && !additive {
+                self.record_words(out, 46, at, 5, 1);
+            } else if mode == TranslationMode::AnimationRelative as u32 && !additive {
+                self.record_words(out, 47, at, 7, 3);
+            } else if mode == TranslationMode::OrientAndScale as u32
+                && !additive
+                && record.flags & RETARGET_ORIENT != 0
+            {
+                self.record_words(out, 50, at, 10, 3);
+            }
+        }
+    }
+
+    /// `apply_plan` in `clip.wgsl`: target bone `bone` of plan clip `c` at `t`. Its record
+    /// (field-major among the target's bones), then, unless it keeps its reference, the source
+    /// bones along its three paths: each path entry, the source bone's channels (the rotation
+    /// alone where the record reads no translation), its reference local where one of those
+    /// is absent, and its keys.
+    fn plan_bone(&self, c: u32, t: f32, bone: usize, seed: Option<Search>, out: &mut Vec<Access>) {
+        let data = self.lib.data();
+        let clip = data.clips[c as usize];
+        let bones = self.bones() as u64;
+        let base = u64::from(clip.retarget_base);
+        for k in 0..u64::from(PLAN_WORDS) {
+            let word = base + k * bones + bone as u64;
+            read(out, 70 + k as u32, Buffer::Retarget, word * 16, 16);
+        }
+        let r: &BonePlan = data.record(clip.retarget_base + bone as u32 * PLAN_WORDS);
+        let driven = r.modes & PLAN_DRIVEN != 0;
+        if r.modes & PLAN_ROTATION == PLAN_REFERENCE && !driven {
+            return;
+        }
+        let parent_swing = r.parent_swing != [0.0; 3];
+        let main_full = driven || (parent_swing && r.parent_chord_len == 0);
+        let sources = u64::from(self.sources[c as usize]);
+        let channels = (data.clips.len() as u32 + clip.channel_base) as u64;
+        let mut search = seed;
+        let mut first = r.path_start;
+        let paths = [
+            (r.path_len, main_full),
+            (r.chord_len, true),
+            (r.parent_chord_len, true),
+        ];
+        for (len, full) in paths {
+            // The channels sampled: T, R, S, or R alone.
+            let kinds = if full { 0..3 } else { 1..2 };
+            for i in first..first + len {
+                read(
+                    out,
+                    90,
+                    Buffer::Retarget,
+                    u64::from(i / 4) * 16 + u64::from(i % 4) * 4,
+                    4,
+                );
+                let source = data.path_entry(i as usize) & PATH_BONE;
+                let own = (clip.channel_base + source * 3) as usize;
+                let chs = &data.channels[own + kinds.start..own + kinds.end];
+                for k in kinds.clone() {
+                    let word = channels + k as u64 * sources + u64::from(source);
+                    read(out, 91 + k as u32, Buffer::ClipTable, word * 16, 16);
+                }
+                if chs.iter().any(|c| c.count == 0) {
+                    let rest = u64::from(r.source_rest + source * 3);
+                    for k in 0..3 {
+                        read(out, 94 + k as u32, Buffer::Retarget, (rest + k) * 16, 16);
+                    }
+                }
+                let site = 97 + 2 * kinds.start as u32;
+                self.sample_channels(&mut search, chs, t, site, out);
+            }
+            first += len;
+        }
+    }
+
+    /// `sample_channels` in `clip.wgsl`: each present channel's key search (`channel_keys`) and
+    /// its two keys (sites from `site` on, two per channel).
+    fn sample_channels(
+        &self,
+        search: &mut Option<Search>,
+        channels: &[crate::layout::ChannelData],
+        t: f32,
+        site: u32,
+        out: &mut Vec<Access>,
+    ) {
+        for (k, ch) in channels.iter().enumerate().filter(|(_, c)| c.count > 0) {
+            // `channel_keys`: one key needs no search and keeps the last one.
+            let (lo, hi) = if ch.count == 1 {
+                (0, 0)
+            } else {
+                self.search_keys(search, ch, t, out)
+            };
+            // Key-major among the channels that share key times.
+            let stride = ch.flags >> CHANNEL_STRIDE_SHIFT;
+            for (j, key) in [lo, hi].into_iter().enumerate() {
+                let at = u64::from(ch.value_offset + key * stride) * 16;
+                read(out, site + (k * 2 + j) as u32, Buffer::Values, at, 16);
+            }
+        }
+    }
+
+    /// `search_keys` in `clip.wgsl`: the key times it reads, and the keys found. A search is
+    /// skipped where the previous channel had the same key times.
+    fn search_keys(
+        &self,
+        last: &mut Option<Search>,
+        ch: &crate::layout::ChannelData,
+        t: f32,
+        out: &mut Vec<Access>,
+    ) -> (u32, u32) {
+        if let Some((offset, count, lo, hi)) = *last {
+            if (offset, count) == (ch.time_offset, ch.count) {
+                return (lo, hi);
+            }
+        }
+        let times = &self.lib.data().times;
+        let first = ch.time_offset;
+        let end = ch.count - 1;
+        let at = |k: u32| u64::from(first + k) * 4;
+        read(out, 60, Buffer::Times, at(0), 4);
+        let found = if t <= times[first as usize] {
+            (0, 0)
+        } else {
+            read(out, 61, Buffer::Times, at(end), 4);
+            if t >= times[(first + end) as usize] {
+                (end, end)
+            } else {
+                let (mut lo, mut hi) = (0, end);
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2;
+                    read(out, 62, Buffer::Times, at(mid), 4);
+                    if times[(first + mid) as usize] <= t {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                read(out, 63, Buffer::Times, at(lo), 4);
+                read(out, 64, Buffer::Times, at(hi), 4);
+                (lo, hi)
+            }
+        };
+        *last = Some((ch.time_offset, ch.count, found.0, found.1));
+        found
+    }
+
+    /// Words `first .. first + count` of target bone `bone`'s record in the retarget section
+    /// at word `base`, which the GPU holds field-major (`bone_retarget` in `clip.wgsl`).
+    fn record_words(
+        &self,
+        out: &mut Vec<Access>,
+        site: u32,
+        (base, bone): (u32, usize),
+        first: u64,
+        count: u64,
+    ) {
+        let bones = self.bones() as u64;
+        for k in first..first + count {
+            let word = u64::from(base) + k * bones + bone as u64;
+            read(
+                out,
+                site + (k - first) as u32,
+                Buffer::Retarget,
+                word * 16,
+                16,
+            );
+        }
+    }
+}
