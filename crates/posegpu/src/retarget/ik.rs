@@ -8,8 +8,8 @@ use glam::{Quat, Vec3, Vec4};
 use super::goals::IkWeights;
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::layout::{
-    Entry, IkChain, IkHeader, IK_CARRIED, IK_CHAIN_WORDS, IK_HAND, IK_HEADER_WORDS, IK_MAX_CHAINS,
-    IK_NO_BONE, IK_TORSO,
+    Entry, IkChain, IkHeader, BEND_BIAS, IK_CARRIED, IK_CHAIN_WORDS, IK_HAND, IK_HEADER_WORDS,
+    IK_MAX_CHAINS, IK_NO_BONE, IK_TORSO, MAX_REACH,
 };
 use crate::math::mirror::local_rotation;
 use crate::math::{find_between_normals, safe_recip, Transform, TINY};
@@ -127,14 +127,6 @@ fn swing(from: Vec3, to: Vec3) -> Quat {
     }
     find_between_normals(from * (1.0 / lf), to * (1.0 / lt))
 }
-
-/// How much of the chain's bend direction (in root lengths) steadies the pose's own bend: it
-/// decides only where the pose bends the mid joint by less than about 3°.
-pub(crate) const BEND_BIAS: f32 = 0.05;
-
-/// The most of its length a chain stretches to: a knee never locks quite straight, where the
-/// mid joint's place would hang on rounding (its offset is the square root of the slack).
-pub(crate) const MAX_REACH: f32 = 0.999;
 
 /// WGSL's `smoothstep`: 0 at or below `lo`, 1 at or above `hi`, cubic in between.
 fn smoothstep(lo: f32, hi: f32, x: f32) -> f32 {
