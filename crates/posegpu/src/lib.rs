@@ -25,6 +25,7 @@ pub mod additive;
 pub mod batch;
 pub mod blend;
 pub mod cpu;
+mod drive;
 pub mod error;
 #[cfg(feature = "gltf")]
 pub mod export;
@@ -52,13 +53,16 @@ pub use batch::{
 pub use blend::clips::{AimOffset, ClipBlendSpace};
 pub use blend::space::BlendSpace;
 pub use cpu::{ClipMotion, CpuEvaluator, Crowd};
+pub use drive::{BoneCache, IkWeights, TranslationMode};
 pub use error::{Error, Result};
 pub use gpu::{
     replay_traffic, CrowdTimes, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk,
     Outputs, PassPlan, PassTimes, PassTraffic, SkinningLayout,
 };
 pub use layout::{Mat3x4, Xform};
-pub use library::{AnimLibrary, LibraryBuilder, MaskId, NotifyInfo, RetargetSource, SourceId};
+pub use library::{
+    AnimLibrary, LibraryBuilder, MaskId, NotifyInfo, RetargetSource, SourceId, SourceKind,
+};
 pub use math::Transform;
 pub use model::{
     AdditiveSpace, Asset, AssetFrame, BindOrigin, BindPose, BindSpace, Bone, BoneTrack, Channel,
@@ -69,7 +73,7 @@ pub use playback::{
     Transition,
 };
 pub use pose::{Deviation, Poses};
-pub use retarget::{BoneMapping, IkWeights, Rig, TranslationMode};
+pub use retarget::{BoneMapping, Rig};
 
 /// The README's code blocks, compiled as doctests (`cargo test --doc`).
 #[cfg(doctest)]

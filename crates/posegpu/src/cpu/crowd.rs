@@ -9,6 +9,7 @@ use crate::batch::{
     ClipSample, InertialStart, InstanceLayers, PoseBatch, RootLock, RootMotionAxes,
 };
 use crate::blend::pose::{blend_with, kept_weights};
+use crate::drive::IkWeights;
 use crate::error::{Error, Result};
 use crate::layout::{
     GROUP_IGNORE_MOTION, GROUP_MONTAGES_ONLY, GROUP_ROOT_MOTION, GROUP_SYNC, GROUP_TRANSITIONS,
@@ -18,7 +19,6 @@ use crate::math::Transform;
 use crate::playback::{
     Agent, Event, Montage, Player, RootMotionMode, Timeline, TrackId, Transition,
 };
-use crate::retarget::IkWeights;
 
 /// An instance's players: `first .. first + count` of the crowd's players.
 #[derive(Clone, Copy, Debug, PartialEq)]

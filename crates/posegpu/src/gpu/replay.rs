@@ -28,6 +28,7 @@ use super::outputs::Outputs;
 use super::tables::{clip_sources, SkeletonSection};
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::PoseBatch;
+use crate::drive::TranslationMode;
 use crate::layout::{
     BonePlan, Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, FUSED_BONES, INSTANCE_LOOP,
     LAYER_BASE, LAYER_BLEND_LOCAL, LAYER_BLEND_MESH, LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH,
@@ -37,7 +38,6 @@ use crate::layout::{
 };
 use crate::library::AnimLibrary;
 use crate::model::map_time;
-use crate::retarget::TranslationMode;
 
 /// Lanes of a warp, bytes of a sector and of a line (NVIDIA's).
 const WARP: usize = 32;

@@ -44,7 +44,7 @@ pub(crate) const PLAN_WORDS: u32 = (size_of::<BonePlan>() / 16) as u32;
 
 /// One target bone's retarget plan (`docs/pose-math.md`, "Retargeting between characters"),
 /// built once per (source, target) pair by `retarget::RetargetPlan` and run by `apply_plan`
-/// in `clip.wgsl` (CPU twin: `retarget::plan::apply_bone`). Quaternions are `[x, y, z, w]`.
+/// in `clip.wgsl` (CPU twin: `drive::plan::apply_bone`). Quaternions are `[x, y, z, w]`.
 /// 272 bytes. The retarget table holds a character source as its records (one per target
 /// bone), the source skeleton's reference locals ([`Xform`]s, the value of channels a clip
 /// lacks) and its path entries (four `u32` per word).

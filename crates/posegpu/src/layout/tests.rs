@@ -435,10 +435,7 @@ fn every_shared_struct_and_constant_matches_its_rust_twin() {
         .map(|s| s.wgsl)
         .chain(CONSTANTS.iter().map(|c| c.0))
     {
-        assert!(
-            seen.contains(name),
-            "{name} is in layout.rs but in no shader"
-        );
+        assert!(seen.contains(name), "{name} is in layout/ but in no shader");
     }
 }
 
