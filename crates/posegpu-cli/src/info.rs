@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use posegpu::retarget::RetargetPlan;
-use posegpu::{AnimLibrary, BindOrigin, Error, Rig, Skeleton, TranslationMode};
+use posegpu::{AnimLibrary, BindOrigin, BoneMapping, Error, Rig, Skeleton, TranslationMode};
 
 use crate::method::{plan_options, RestArg, Runtime};
 
@@ -200,10 +200,12 @@ fn characters(target_file: &Path, source_file: &Path, rig: &Rig) -> Result<ExitC
 fn against(target_file: &Path, source_file: &Path, rig: &Rig) -> Result<ExitCode, Error> {
     let target = posegpu::import::load(target_file)?.skeleton;
     let source = posegpu::import::load(source_file)?.skeleton;
+    // The library keeps the caches; how each bone matched is the mapping's, made here as
+    // `add_source` makes it.
+    let mapping = BoneMapping::new(&source, &target, rig)?;
     let mut builder = AnimLibrary::builder(&target);
     let id = builder.add_source(&source_file.display().to_string(), &source, None, rig)?;
     let lib = builder.build();
-    let src = &lib.source(id);
     let name = |s: &Skeleton, i: usize| {
         let n = &s.names()[i];
         if n.is_empty() {
@@ -216,11 +218,10 @@ fn against(target_file: &Path, source_file: &Path, rig: &Rig) -> Result<ExitCode
         "{} driven by {}: {} of {} target bones matched",
         target_file.display(),
         source_file.display(),
-        src.mapping.matched_count(),
+        mapping.matched_count(),
         target.len()
     );
-    for (i, (m, cache)) in src
-        .mapping
+    for (i, (m, cache)) in mapping
         .matches()
         .iter()
         .zip(lib.retarget_caches(id))
@@ -246,7 +247,7 @@ fn against(target_file: &Path, source_file: &Path, rig: &Rig) -> Result<ExitCode
             ),
         }
     }
-    let unused = src.mapping.unused_sources();
+    let unused = mapping.unused_sources();
     if !unused.is_empty() {
         let names: Vec<_> = unused.iter().map(|&s| name(&source, s)).collect();
         println!(

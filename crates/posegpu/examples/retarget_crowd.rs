@@ -29,11 +29,12 @@ fn main() -> Result<(), Error> {
     let source = builder.add_source("Mech_Mike", &mike.skeleton, None, &rig)?;
     builder.add_clips_from(source, &mike.clips)?;
     let lib = builder.build();
+    let caches = lib.retarget_caches(source);
     println!(
         "{count} Stans ({} bones) playing Mike's {} clips; {} of {} bones matched",
         lib.bone_count(),
         lib.clip_count(),
-        lib.source(source).mapping.matched_count(),
+        caches.iter().filter(|c| c.source.is_some()).count(),
         lib.bone_count()
     );
 

@@ -17,6 +17,7 @@ pub use input::FrameInput;
 pub use root::{RootLock, RootMotionAxes, RootPart};
 
 use crate::additive::delta::ZERO_WEIGHT;
+use crate::drive::IkWeights;
 use crate::error::{Error, Result};
 use crate::layout::{
     Entry, Head, INSTANCE_LOOP, LAYER_BASE, LAYER_BLEND_LOCAL, LAYER_BLEND_MESH,
@@ -24,7 +25,6 @@ use crate::layout::{
 };
 use crate::library::{AnimLibrary, MaskId};
 use crate::model::AdditiveSpace;
-use crate::retarget::IkWeights;
 
 /// One instance playing one clip: a [`ClipSample`] of weight 1, as `PoseBatch::from_instances`
 /// and the single-clip evaluation calls take it.

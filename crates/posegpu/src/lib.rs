@@ -27,6 +27,7 @@ pub mod additive;
 pub mod batch;
 pub mod blend;
 pub mod cpu;
+mod drive;
 pub mod error;
 #[cfg(feature = "gltf")]
 pub mod export;
@@ -56,6 +57,7 @@ pub use batch::{
 pub use blend::clips::{AimOffset, ClipBlendSpace};
 pub use blend::space::BlendSpace;
 pub use cpu::{ClipMotion, CpuEvaluator, Crowd};
+pub use drive::{BoneCache, IkWeights, TranslationMode};
 pub use error::{Error, Result};
 pub use frame_plan::{FramePlan, Pass, PassTimes, Stage};
 pub use gpu::{
@@ -63,7 +65,9 @@ pub use gpu::{
     PassTraffic, SkinningLayout,
 };
 pub use layout::{Mat3x4, Xform};
-pub use library::{AnimLibrary, LibraryBuilder, MaskId, NotifyInfo, RetargetSource, SourceId};
+pub use library::{
+    AnimLibrary, LibraryBuilder, MaskId, NotifyInfo, RetargetSource, SourceId, SourceKind,
+};
 pub use math::Transform;
 pub use model::{
     AdditiveSpace, Asset, AssetFrame, BindOrigin, BindPose, BindSpace, Bone, BoneTrack, Channel,
@@ -74,7 +78,7 @@ pub use playback::{
     Transition,
 };
 pub use pose::{Deviation, Poses};
-pub use retarget::{BoneMapping, IkWeights, Rig, TranslationMode};
+pub use retarget::{BoneMapping, Rig};
 
 /// The README's code blocks, compiled as doctests (`cargo test --doc`).
 #[cfg(doctest)]

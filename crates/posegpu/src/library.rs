@@ -11,6 +11,9 @@ use bytemuck::Pod;
 
 mod read;
 
+use crate::drive::modes::mode_caches;
+use crate::drive::plan::{check_clip_reflections, PlanSection};
+use crate::drive::TranslationMode;
 use crate::error::{Error, Result};
 use crate::layout::{
     BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CHANNEL_STEP, CHANNEL_STRIDE_SHIFT,
@@ -18,11 +21,7 @@ use crate::layout::{
 };
 use crate::math::{affine_rows, Transform};
 use crate::model::{
-    mask_weights, AdditiveSpace, Asset, BoneTrack, Channel, Clip, Interpolation, MaskBranch,
-    RestPose, Skeleton,
-};
-use crate::retarget::{
-    bake_with_goals, build_retarget_table, BoneMapping, RetargetPlan, Rig, TranslationMode,
+    mask_weights, AdditiveSpace, BoneTrack, Channel, Clip, Interpolation, MaskBranch, Skeleton,
 };
 
 /// Names a retarget source of a library: the skeleton a set of clips was authored on and the
@@ -54,7 +53,9 @@ pub(crate) struct Mask {
     pub(crate) weights: Vec<f32>,
 }
 
-/// One retarget source of a library and how its bones drive the target's.
+/// One retarget source of a library: what its clips were authored on and how they play. How
+/// it was paired with the target (a bone mapping, a retarget plan) stays with its author: the
+/// library keeps only the packed tables its clips play through.
 #[derive(Clone, Debug)]
 pub struct RetargetSource {
     /// A label for reports (a file name, say).
@@ -64,11 +65,23 @@ pub struct RetargetSource {
     /// The named alternative reference pose used as the retarget source; `None` for the
     /// skeleton's own.
     pub pose: Option<String>,
-    /// Which source bone drives each target bone.
-    pub mapping: BoneMapping,
-    /// For a character source ([`LibraryBuilder::add_character_source`]), the plan its clips
-    /// play through; `None` for a source of UE's translation modes.
-    pub plan: Option<RetargetPlan>,
+    /// How its clips drive the target's bones.
+    pub kind: SourceKind,
+    /// A character source's [`PlanSection::kept_signs`], which its clips must keep; empty for
+    /// any other.
+    pub(crate) kept_signs: Vec<Option<u32>>,
+}
+
+/// How a retarget source's clips drive the target's bones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SourceKind {
+    /// UE's translation modes: a cache per target bone ([`AnimLibrary::retarget_caches`]); the
+    /// target itself ([`SourceId::TARGET`]) is one, every bone driving itself.
+    Modes,
+    /// A character source ([`LibraryBuilder::add_character_source`]): a retarget plan's records,
+    /// run per target bone by the sampling stage.
+    Character,
 }
 
 /// A target skeleton and the clips that play on it, packed for evaluation: clips of the
@@ -103,7 +116,7 @@ pub(crate) struct LibraryData {
     /// comes first.
     pub(crate) retarget: Vec<Entry>,
     pub(crate) source_tables: Vec<u32>,
-    /// The IK table (`IkChain` in `src/layout.rs`): the chains of the target, from its first
+    /// The IK table (`IkChain` in `src/layout/ik.rs`): the chains of the target, from its first
     /// character source's plan; empty (no chains) until then.
     pub(crate) ik: Vec<Entry>,
     /// The bone masks, in the order they were added.
@@ -163,15 +176,14 @@ impl AnimLibrary {
 
     /// Starts a library whose instances all have `target`'s bones.
     pub fn builder(target: &Skeleton) -> LibraryBuilder {
-        let mapping = BoneMapping::identity(target);
         let modes = vec![TranslationMode::Animation; target.len()];
-        let retarget = build_retarget_table(target.rest(), target.rest(), &mapping, &modes);
+        let retarget = mode_caches(target.rest(), target.rest(), Some, &modes);
         let own = RetargetSource {
             name: "(the target itself)".to_string(),
             skeleton: target.clone(),
             pose: None,
-            mapping,
-            plan: None,
+            kind: SourceKind::Modes,
+            kept_signs: Vec::new(),
         };
         let (level_order, level_starts) = target.depth_levels();
         LibraryBuilder {
@@ -218,90 +230,71 @@ impl LibraryBuilder {
         self.add_clips_from(SourceId::TARGET, clips)
     }
 
-    /// Adds a retarget source: clips authored on `skeleton` will play on the target, retargeted
-    /// from `skeleton`'s reference pose (or its alternative named `pose`) with `rig`'s bone
-    /// correspondence and modes. The caches are built here, once.
-    pub fn add_source(
+    /// The target skeleton.
+    pub(crate) fn target(&self) -> &Skeleton {
+        &self.lib.skeleton
+    }
+
+    /// Adds a source of UE's translation modes whose clips are authored on `skeleton`, from its
+    /// reference pose or its alternative named `pose`: `caches` (one per target bone) drive the
+    /// target's bones.
+    pub(crate) fn push_mode_source(
         &mut self,
         name: &str,
         skeleton: &Skeleton,
         pose: Option<&str>,
-        rig: &Rig,
+        caches: &[BoneRetarget],
     ) -> Result<SourceId> {
-        let target = &self.lib.skeleton;
-        let source_pose = match pose {
-            None => skeleton.reference(rig.rest.unwrap_or(RestPose::Nodes)),
-            Some(p) => skeleton
-                .reference_pose(p)
-                .ok_or_else(|| Error::UnknownReferencePose {
-                    name: p.to_string(),
-                    available: skeleton
-                        .alternatives()
-                        .iter()
-                        .map(|a| a.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                })?,
-        };
-        let mapping = BoneMapping::new(skeleton, target, rig)?;
-        let modes = rig.modes(target)?;
-        let target_pose = target.reference(rig.rest.unwrap_or(RestPose::Nodes));
-        let table = build_retarget_table(source_pose, target_pose, &mapping, &modes);
         self.push_source(
             RetargetSource {
                 name: name.to_string(),
                 skeleton: skeleton.clone(),
                 pose: pose.map(str::to_string),
-                mapping,
-                plan: None,
+                kind: SourceKind::Modes,
+                kept_signs: Vec::new(),
             },
-            words(&table),
+            words(caches),
         )
     }
 
-    /// Adds a character source: clips authored on `source`'s skeleton will play on the target
-    /// through `plan` (built for this source and this library's target skeleton, else an
-    /// [`Error::PlanMismatch`]), per bone, in the sampling stage of both backends. Its clips may
-    /// not be additive (bake them with [`crate::retarget::bake_clip`], then make the additive
-    /// on the target).
-    pub fn add_character_source(
+    /// Adds a character source whose clips are authored on `skeleton` and play through a
+    /// plan's `section` (built for `skeleton` and the target), and takes the plan's IK chains.
+    pub(crate) fn push_plan_source(
         &mut self,
         name: &str,
-        source: &Asset,
-        plan: &RetargetPlan,
+        skeleton: &Skeleton,
+        section: &PlanSection,
     ) -> Result<SourceId> {
-        plan.check(&source.skeleton, &self.lib.skeleton)?;
-        self.check_ik(plan)?;
+        self.check_ik(&section.ik)?;
         // The table: the records, the source's reference locals, the path entries.
         let base = self.lib.retarget.len();
-        let records = self.lib.skeleton.len() + plan.goal_records().len();
+        let records = self.lib.skeleton.len() + section.goals.len();
         let rest = base + records * PLAN_WORDS as usize;
-        let paths = rest + source.skeleton.len() * 3;
+        let paths = rest + skeleton.len() * 3;
         let path_base = to_u32(paths * 4, "retarget table")?;
         let rest = to_u32(rest, "retarget table")?;
-        let mut table: Vec<Entry> = Vec::with_capacity(paths - base + plan.paths().len() / 4 + 1);
+        let mut table: Vec<Entry> = Vec::with_capacity(paths - base + section.paths.len() / 4 + 1);
         // The goal records follow the bones' (the IK stage reads goal g at bone count + g).
-        for record in plan.records().iter().chain(plan.goal_records()) {
+        for record in section.records.iter().chain(&section.goals) {
             let mut record = *record;
             record.path_start += path_base;
             record.source_rest = rest;
             table.extend_from_slice(bytemuck::cast_slice(&[record]));
         }
-        let locals: Vec<Xform> = source.skeleton.rest().iter().map(|&t| t.into()).collect();
+        let locals: Vec<Xform> = skeleton.rest().iter().map(|&t| t.into()).collect();
         table.extend(words(&locals));
-        table.extend(packed(plan.paths()));
-        let mapping = BoneMapping::from_plan(plan, source.skeleton.len());
+        table.extend(packed(&section.paths));
         let id = self.push_source(
             RetargetSource {
                 name: name.to_string(),
-                skeleton: source.skeleton.clone(),
+                skeleton: skeleton.clone(),
                 pose: None,
-                mapping,
-                plan: Some(plan.clone()),
+                kind: SourceKind::Character,
+                kept_signs: section.kept_signs.clone(),
             },
             table,
         )?;
-        self.lib.ik = plan.ik_table().to_vec();
+        self.lib.ik = section.ik.clone();
         Ok(id)
     }
 
@@ -353,10 +346,10 @@ impl LibraryBuilder {
         Ok(self)
     }
 
-    /// Checks that `plan`'s target IK chains can be the library's (the IK stage's table): every
-    /// plan of a library must have the same.
-    fn check_ik(&self, plan: &RetargetPlan) -> Result<()> {
-        if !self.lib.ik.is_empty() && self.lib.ik != plan.ik_table() {
+    /// Checks that a plan's target IK chains (`ik`) can be the library's (the IK stage's table):
+    /// every plan of a library must have the same.
+    fn check_ik(&self, ik: &[Entry]) -> Result<()> {
+        if !self.lib.ik.is_empty() && self.lib.ik != ik {
             return Err(Error::PlanMismatch {
                 what: "the plan's target IK chains differ from the library's (plans for one \
                        library must be built for the same target asset)"
@@ -382,7 +375,7 @@ impl LibraryBuilder {
     }
 
     /// [`Self::add_clips_from`]; clip `i`'s IK goal tracks `goals[i]`, where given, stored after
-    /// its bones' (a baked clip's, [`crate::retarget::bake_with_goals`]).
+    /// its bones' (a clip baked with its plan's goals, [`Self::add_baked_clips`]).
     fn push_clips(
         &mut self,
         source: SourceId,
@@ -394,7 +387,10 @@ impl LibraryBuilder {
             count: self.lib.sources.len(),
         })?;
         let (bones, retarget_base) = (src.skeleton.len(), self.lib.source_tables[source.0]);
-        let plan_flag = if src.plan.is_some() { CLIP_PLAN } else { 0 };
+        let plan_flag = match src.kind {
+            SourceKind::Character => CLIP_PLAN,
+            SourceKind::Modes => 0,
+        };
         for clip in clips {
             if clip.tracks().len() != bones {
                 return Err(Error::TrackCount {
@@ -414,8 +410,8 @@ impl LibraryBuilder {
                     ),
                 });
             }
-            if let Some(plan) = &src.plan {
-                plan.check_clip(clip)?;
+            if src.kind == SourceKind::Character {
+                check_clip_reflections(&src.kept_signs, clip, src.skeleton.names())?;
             }
         }
         let lib = &mut self.lib;
@@ -509,31 +505,18 @@ impl LibraryBuilder {
         Ok(self)
     }
 
-    /// Adds `clips` of the character `source` retargeted through `plan` once, here
-    /// ([`crate::retarget::bake_clip`] without IK), as clips of the target itself: they then
-    /// play at the speed of the target's own clips, instead of running the plan per bone and
-    /// per instance in the sampling stage ([`Self::add_character_source`]). The plan's IK goals
-    /// are baked beside them, so IK after retargeting stays per instance, at each instance's
-    /// weights, as for the plan's clips. What that costs: the plan's poses and goals at the
-    /// source's key times, interpolated between them (exact where a bone maps one to one;
-    /// within a small angle on chains of different lengths, `tests/retarget_baked.rs`), and
-    /// keys for every moving target bone and every goal at the source's key times.
-    pub fn add_baked_clips(
+    /// Adds clips of the target baked from a character source with their IK `goals` (per clip,
+    /// one track per goal record), and takes the plan's IK chains `ik`.
+    pub(crate) fn push_baked_clips(
         &mut self,
-        source: &Asset,
-        plan: &RetargetPlan,
         clips: &[Clip],
-    ) -> Result<&mut Self> {
-        let (baked, goals): (Vec<Clip>, Vec<Vec<BoneTrack>>) = clips
-            .iter()
-            .map(|c| bake_with_goals(plan, source, c, &self.lib.skeleton))
-            .collect::<Result<Vec<_>>>()?
-            .into_iter()
-            .unzip();
-        self.check_ik(plan)?;
-        self.push_clips(SourceId::TARGET, &baked, &goals)?;
-        self.lib.ik = plan.ik_table().to_vec();
-        Ok(self)
+        goals: &[Vec<BoneTrack>],
+        ik: &[Entry],
+    ) -> Result<()> {
+        self.check_ik(ik)?;
+        self.push_clips(SourceId::TARGET, clips, goals)?;
+        self.lib.ik = ik.to_vec();
+        Ok(())
     }
 
     /// The library, packed and immutable.

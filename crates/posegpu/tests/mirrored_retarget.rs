@@ -10,7 +10,8 @@ mod common;
 use common::{cpu_eval, gpu, gpu_eval};
 use glam::{Quat, Vec3};
 use posegpu::model::component_space;
-use posegpu::retarget::{IkWeights, PlanOptions, RetargetPlan};
+use posegpu::retarget::{PlanOptions, RetargetPlan};
+use posegpu::IkWeights;
 use posegpu::{
     AnimLibrary, Asset, AssetFrame, Bone, BoneTrack, Channel, Clip, Deviation, Error, GpuOptions,
     Instance, Interpolation, Skeleton, Transform,

@@ -1,7 +1,8 @@
 //! The library's top-level modules form no cycle: reading the sources (comments and test code
 //! left out), every `crate::module` a module names is a module below it, so the data model sits
-//! at the bottom and the backends on top. Every shader but `common.wgsl` has a CPU twin of its
-//! stem and every CPU stage file a shader, and the map (`docs/architecture.md`) names them all.
+//! at the bottom and the backends on top. The runtime names nothing of the authoring side (ozz's
+//! runtime/offline split). Every shader but `common.wgsl` has a CPU twin of its stem and every
+//! CPU stage file a shader, and the map (`docs/architecture.md`) names them all.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -81,6 +82,17 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 /// Top-level module → the top-level modules its code names.
 fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let mut graph = named_graph();
+    // Names that are re-exports at the root (crate::Transform) are not modules.
+    let modules: BTreeSet<String> = graph.keys().cloned().collect();
+    for deps in graph.values_mut() {
+        deps.retain(|d| modules.contains(d));
+    }
+    graph
+}
+
+/// Top-level module → every `crate::name` its code names (modules and root re-exports).
+fn named_graph() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -101,12 +113,93 @@ fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
         let deps = graph.entry(module.clone()).or_default();
         deps.extend(crate_paths(&code).into_iter().filter(|d| *d != module));
     }
-    // Names that are re-exports at the root (crate::Transform) are not modules.
+    graph
+}
+
+/// The names `lib.rs` re-exports at the root (`pub use module::{A, B}`), each with the
+/// top-level module it comes from.
+fn root_reexports(lib_rs: &str) -> BTreeMap<String, String> {
+    let code = code_only(lib_rs);
+    let mut out = BTreeMap::new();
+    for item in code.split(';') {
+        let Some(path) = item.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let module = path.split("::").next().unwrap_or("").trim().to_string();
+        let names = match (path.find('{'), path.rfind('}')) {
+            (Some(open), Some(close)) => &path[open + 1..close],
+            _ => path.rsplit("::").next().unwrap_or(""),
+        };
+        for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            out.insert(name.to_string(), module.clone());
+        }
+    }
+    out
+}
+
+/// The runtime: what plays a built library. ozz's runtime, apart from its offline tools.
+const RUNTIME: &[&str] = &["library", "batch", "layout", "pose", "gpu", "cpu", "drive"];
+/// The authoring side: what builds a library's inputs (retargeting, importing, exporting,
+/// procedural assets) and what draws its output.
+const AUTHORING: &[&str] = &["retarget", "import", "export", "procedural", "render"];
+
+#[test]
+fn the_runtime_names_none_of_the_authoring_modules() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let reexports = root_reexports(&std::fs::read_to_string(src.join("lib.rs")).unwrap());
+    // Every name resolved to its module, a root re-export (crate::Rig) to the one it is from.
+    let mut graph = named_graph();
     let modules: BTreeSet<String> = graph.keys().cloned().collect();
     for deps in graph.values_mut() {
-        deps.retain(|d| modules.contains(d));
+        *deps = deps
+            .iter()
+            .map(|d| reexports.get(d).unwrap_or(d).clone())
+            .filter(|d| modules.contains(d))
+            .collect();
     }
-    graph
+    for m in RUNTIME.iter().chain(AUTHORING) {
+        assert!(graph.contains_key(*m), "no module {m} under src/");
+    }
+    // Everything the runtime reaches, through the modules it names (the data model, blending,
+    // playback...), with the path that reached it.
+    let mut reached: BTreeMap<String, Vec<String>> = RUNTIME
+        .iter()
+        .map(|m| (m.to_string(), vec![m.to_string()]))
+        .collect();
+    let mut queue: Vec<String> = RUNTIME.iter().map(|m| m.to_string()).collect();
+    while let Some(m) = queue.pop() {
+        for d in &graph[&m] {
+            if !reached.contains_key(d) {
+                let mut path = reached[&m].clone();
+                path.push(d.clone());
+                reached.insert(d.clone(), path);
+                queue.push(d.clone());
+            }
+        }
+    }
+    let leaks: Vec<String> = AUTHORING
+        .iter()
+        .filter_map(|a| reached.get(*a))
+        .map(|path| path.join(" -> "))
+        .collect();
+    assert!(
+        leaks.is_empty(),
+        "the runtime reaches the authoring side (test code aside): {leaks:#?}"
+    );
+}
+
+#[test]
+fn root_reexports_are_read_with_their_modules() {
+    let found = root_reexports(
+        "pub mod a;\n// pub use c::Z;\npub use a::{X, Y};\npub use b::c::{Z,\n    W};\n\
+         pub use d::V;\n#[cfg(test)]\npub use e::U;\n",
+    );
+    let expected: BTreeMap<String, String> = [("X", "a"), ("Y", "a"), ("Z", "b"), ("W", "b")]
+        .into_iter()
+        .chain([("V", "d")])
+        .map(|(n, m)| (n.to_string(), m.to_string()))
+        .collect();
+    assert_eq!(found, expected);
 }
 
 #[test]

@@ -7,7 +7,8 @@ mod common;
 use std::path::PathBuf;
 
 use glam::{Quat, Vec3};
-use posegpu::retarget::{remap_clip, BoneMapping, Rig, TranslationMode};
+use posegpu::retarget::{remap_clip, BoneMapping, Rig};
+use posegpu::TranslationMode;
 use posegpu::{
     AdditiveSpace, AnimLibrary, Asset, Clip, ClipSample, Instance, PoseBatch, Poses, RestPose,
     SourceId,

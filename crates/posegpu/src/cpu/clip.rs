@@ -8,6 +8,8 @@ use glam::{Quat, Vec3, Vec4};
 use crate::additive::delta::IDENTITY_DELTA;
 use crate::batch::RootPart;
 use crate::batch::{ClipSample, RootLock, RootMotionAxes};
+use crate::drive::plan::apply_bone;
+use crate::drive::TranslationMode;
 use crate::layout::{
     BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Xform, CHANNEL_STEP,
     CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS,
@@ -15,8 +17,6 @@ use crate::layout::{
 use crate::library::AnimLibrary;
 use crate::math::{lerp3, normalize_quat, twist, Transform, ORIENT_PRECISION};
 use crate::model::{find_keys, map_time};
-use crate::retarget::plan::apply_bone;
-use crate::retarget::TranslationMode;
 
 /// The last key search, reused by the next channel with the same key times: glTF samplers
 /// often share them, and the library stores identical time arrays once.

@@ -1,15 +1,17 @@
 //! CPU twin of `shaders/ik.wgsl`: per instance, after the layers, each two-bone chain of the
-//! library's IK table (`src/retarget/goals.rs`) turns its root and middle bones so that its end
-//! reaches the goal, weighted per instance ([`IkWeights`]). A chain's goal is the blend of its
-//! base samples' goals: a character source's clip gives its plan's goal record, a clip baked
-//! from one its goal's keys, any other sample the end where it is. The solver is
-//! `retarget::ik` (shared with `RetargetPlan::apply_with_ik`); this file reads the batch and
+//! library's IK table (built by `src/retarget/goals.rs`) turns its root and middle bones so that
+//! its end reaches the goal, weighted per instance ([`IkWeights`]). A chain's goal is the blend
+//! of its base samples' goals: a character source's clip gives its plan's goal record, a clip
+//! baked from one its goal's keys, any other sample the end where it is. The solver is
+//! `src/drive/ik.rs` (shared with `RetargetPlan::apply_with_ik`); this file reads the batch and
 //! samples the goals. Spec: `docs/pose-math.md`, "IK after retargeting".
 
 use glam::Vec3;
 
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, ClipSample, LayerKind, PoseBatch};
+use crate::drive::ik::{chain_count, solve};
+use crate::drive::plan::apply_bone;
 use crate::layout::{
     BonePlan, ClipData, Entry, Head, Xform, CLIP_GOALS, CLIP_PLAN, IK_HAND, PLAN_NO_GOAL,
     PLAN_WORDS,
@@ -17,8 +19,6 @@ use crate::layout::{
 use crate::library::AnimLibrary;
 use crate::math::Transform;
 use crate::model::map_time;
-use crate::retarget::ik::{chain_count, solve};
-use crate::retarget::plan::apply_bone;
 
 /// One instance of the library's batch: its chains run on its `locals`, when it has an IK
 /// layer with a weight and the library has chains.

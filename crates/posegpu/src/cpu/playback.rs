@@ -6,11 +6,11 @@
 
 use super::crowd::TransitionState;
 use crate::batch::{RootLock, RootMotionAxes};
+use crate::drive::IkWeights;
 use crate::error::{Error, Result};
 use crate::layout::{SegmentData, TrackData, GROUP_MONTAGES_ONLY, TRACK_MONTAGE};
 use crate::library::AnimLibrary;
 use crate::playback::{Montage, TrackId};
-use crate::retarget::IkWeights;
 
 /// An instance's players: `first .. first + count` of the crowd's players (`GroupData`, read
 /// by `group_at`), and what the host keeps beside them for the frame's IK and inertialization

@@ -3,7 +3,7 @@
 //! at most 8 storage buffers.
 
 use crate::layout::{Entry, CLIP_SOURCES_SHIFT, PLAN_WORDS, RETARGET_WORDS};
-use crate::library::{packed, LibraryData};
+use crate::library::{packed, LibraryData, SourceKind};
 
 /// The clip table (`clip_table` in `clip.wgsl`): the library's clips, then their channels, 16
 /// bytes each. Each clip's channels are laid out kind-major (its source bones' translations,
@@ -54,10 +54,9 @@ pub(crate) fn retarget_table(data: &LibraryData) -> Vec<Entry> {
     let mut table = data.retarget.clone();
     let bones = data.parents.len();
     for (source, &base) in data.sources.iter().zip(&data.source_tables) {
-        let words = if source.plan.is_some() {
-            PLAN_WORDS
-        } else {
-            RETARGET_WORDS
+        let words = match source.kind {
+            SourceKind::Character => PLAN_WORDS,
+            SourceKind::Modes => RETARGET_WORDS,
         } as usize;
         let base = base as usize;
         for b in 0..bones {

@@ -3,11 +3,13 @@
 
 use glam::{Vec3, Vec4};
 
-use super::{AnimLibrary, LibraryData, Mask, MaskId, NotifyInfo, RetargetSource, SourceId};
+use super::{
+    AnimLibrary, LibraryData, Mask, MaskId, NotifyInfo, RetargetSource, SourceId, SourceKind,
+};
+use crate::drive::BoneCache;
 use crate::error::Result;
 use crate::layout::{BoneRetarget, CLIP_ADDITIVE, CLIP_MESH_SPACE, RETARGET_WORDS};
 use crate::model::{find_named, AdditiveSpace, Skeleton};
-use crate::retarget::BoneCache;
 
 impl AnimLibrary {
     /// The packed arrays (what the GPU buffers and the CPU twin read).
@@ -57,9 +59,9 @@ impl AnimLibrary {
 
     /// How each target bone is driven by one source of UE's translation modes: its source
     /// bone, mode and cache values. Empty for a character source, whose plan
-    /// ([`RetargetSource::plan`]) says it instead.
+    /// ([`crate::retarget::RetargetPlan::bones`]) says it instead.
     pub fn retarget_caches(&self, source: SourceId) -> Vec<BoneCache> {
-        if self.source(source).plan.is_some() {
+        if self.source(source).kind == SourceKind::Character {
             return Vec::new();
         }
         let base = self.data.source_tables[source.0];

@@ -17,8 +17,8 @@ pub use track::{Montage, Segment, TrackId};
 
 use crate::batch::RootLock;
 use crate::batch::RootMotionAxes;
+use crate::drive::IkWeights;
 use crate::layout::{EVENT_LOOPED, EVENT_NOTIFY, EVENT_SEGMENT};
-use crate::retarget::IkWeights;
 
 /// What one instance plays: its players blended by weight, optionally kept in step.
 #[derive(Clone, Debug, PartialEq)]

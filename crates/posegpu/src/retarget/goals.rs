@@ -1,6 +1,7 @@
 //! IK after retargeting: a target's two-bone chains (each leg, and the left arm reaching for a
-//! goal the right hand carries), the way each bends, the per-instance weights, and the IK table
-//! the IK stage reads (`shaders/ik.wgsl`, CPU twin `src/cpu/ik.rs`). A plan makes one goal per
+//! goal the right hand carries), the way each bends, and the IK table the IK stage reads
+//! (`shaders/ik.wgsl`, CPU twin `src/cpu/ik.rs`; the per-instance weights are
+//! [`crate::IkWeights`]). A plan makes one goal per
 //! chain from the source's pose (`RetargetPlan`'s goal records). Spec: `docs/pose-math.md`,
 //! "IK after retargeting".
 
@@ -22,45 +23,6 @@ pub const MAX_IK_DEPTH: usize = 64;
 /// The most source bones a goal record may read (a hand's goal reads from one hand up to
 /// where the arms meet and down to the other).
 pub(crate) const MAX_GOAL_PATH: usize = 16;
-
-/// How much of the IK after retargeting an instance gets, from 0 (the retargeted pose as it
-/// is) to 1 (the chains reach their goals).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct IkWeights {
-    /// Both legs: each ankle goes to the height of the source's ankle above its floor, scaled to
-    /// the target (feet on the ground where the source's are, no sinking, no floating; a
-    /// swinging foot within 2% of hip height of it), the toes likewise; and the torso: the
-    /// line from the pelvis to the neck's base leans as the source's does.
-    pub feet: f32,
-    /// The left arm: the left hand goes where the source's left hand is relative to its right
-    /// hand (a two-handed weapon stays in both hands), and turns as the source's does.
-    pub hands: f32,
-}
-
-impl IkWeights {
-    /// No IK.
-    pub const NONE: Self = Self {
-        feet: 0.0,
-        hands: 0.0,
-    };
-    /// Feet on the ground, hands free: what `posegpu` does by default for retargeted clips.
-    pub const FEET: Self = Self {
-        feet: 1.0,
-        hands: 0.0,
-    };
-    /// Feet on the ground and the left hand on the right hand's grip.
-    pub const ALL: Self = Self {
-        feet: 1.0,
-        hands: 1.0,
-    };
-
-    /// True when both weights are finite and within `0..=1`.
-    pub fn is_valid(&self) -> bool {
-        [self.feet, self.hands]
-            .iter()
-            .all(|w| w.is_finite() && (0.0..=1.0).contains(w))
-    }
-}
 
 /// What one chain is, before it is laid out in the IK table.
 #[derive(Clone, Debug, PartialEq)]

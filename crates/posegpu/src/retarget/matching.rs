@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::{RetargetPlan, Rig};
+use super::Rig;
 use crate::error::{Error, Result};
 use crate::model::Skeleton;
 
@@ -16,18 +16,15 @@ pub enum MatchKind {
     Stripped,
     /// The rig's `bone_map`.
     Mapped,
-    /// A retarget plan's pairing (humanoid roles, chains, names).
-    Character,
 }
 
 impl MatchKind {
-    /// A short label for reports: `exact`, `prefix/case`, `bone_map` or `character`.
+    /// A short label for reports: `exact`, `prefix/case` or `bone_map`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Exact => "exact",
             Self::Stripped => "prefix/case",
             Self::Mapped => "bone_map",
-            Self::Character => "character",
         }
     }
 }
@@ -103,18 +100,6 @@ impl BoneMapping {
             matches,
             source_len: source.len(),
         })
-    }
-
-    /// The counterparts of a character source's `plan`, whose source has `source_len` bones.
-    pub(crate) fn from_plan(plan: &RetargetPlan, source_len: usize) -> Self {
-        Self {
-            matches: plan
-                .bones()
-                .iter()
-                .map(|b| b.source.map(|s| (s, MatchKind::Character)))
-                .collect(),
-            source_len,
-        }
     }
 
     /// Every bone drives itself (a clip on its own skeleton).

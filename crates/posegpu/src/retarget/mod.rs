@@ -10,34 +10,32 @@
 //!
 //! UE's per-bone translation modes, for skeletons of one tool and rig files that set modes: a
 //! per-bone cache built per (retarget source, target) pair and applied per bone by the sampling
-//! stage ([`BoneCache`] shows it; [`crate::LibraryBuilder::add_source`]), and offline
+//! stage ([`crate::BoneCache`] shows it; [`crate::LibraryBuilder::add_source`]), and offline
 //! ([`remap_clip`], UE's RemapTracksToNewSkeleton). Spec: `docs/pose-math.md`, "Translation
 //! retargeting" and "Offline retargeting".
+//!
+//! This is the authoring side: what it builds goes into a library as packed tables
+//! (`RetargetPlan` as its section, a rig as per-bone caches), which the runtime plays without it
+//! (`src/drive/`: the translation modes, the plan records' application, IK after retargeting).
 
 pub mod frame;
 pub(crate) mod goals;
 pub mod humanoid;
-pub(crate) mod ik;
 mod matching;
-mod mode;
 mod offline;
 pub mod plan;
 pub mod quality;
 mod rig;
-mod runtime;
+mod sources;
 mod tree;
 
 pub use frame::{BodyFrame, Character, REST_FLOOR_TOLERANCE, TOELESS_SOLE};
-pub use goals::{IkWeights, MAX_IK_DEPTH};
+pub use goals::MAX_IK_DEPTH;
 pub use humanoid::{recognise, Humanoid, Role, Side};
 pub use matching::{BoneMapping, MatchKind};
-pub use mode::TranslationMode;
-pub(crate) use offline::bake_with_goals;
 pub use offline::{bake_clip, remap_clip};
 pub use plan::{BoneKind, BonePlanInfo, PlanOptions, RetargetPlan};
 pub use rig::{Preset, Rig};
-pub(crate) use runtime::build_retarget_table;
-pub use runtime::BoneCache;
 
 #[cfg(test)]
 mod tests;

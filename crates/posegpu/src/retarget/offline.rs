@@ -1,7 +1,8 @@
 //! Offline conversion of a whole clip to another skeleton: through a [`RetargetPlan`]
 //! ([`bake_clip`], between characters), or UE's RemapTracksToNewSkeleton ([`remap_clip`]).
 
-use super::{BoneMapping, IkWeights, RetargetPlan};
+use super::{BoneMapping, RetargetPlan};
+use crate::drive::IkWeights;
 use crate::error::{Error, Result};
 use crate::math::{angle_between, Transform, TINY};
 use crate::model::{Asset, Skeleton};

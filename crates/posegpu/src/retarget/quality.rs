@@ -18,10 +18,10 @@ use glam::Vec3;
 
 pub use super::frame::frame_times;
 use super::frame::BodyFrame;
-use super::goals::IkWeights;
 use super::humanoid::{Humanoid, Side, SideLimbs};
 use super::plan::RetargetPlan;
 use super::tree::Tree;
+use crate::drive::IkWeights;
 use crate::error::{Error, Result};
 use crate::math::Transform;
 use crate::model::{component_space, Asset, Clip, Skeleton};

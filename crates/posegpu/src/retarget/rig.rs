@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::TranslationMode;
+use crate::drive::TranslationMode;
 use crate::error::{Error, Result};
 use crate::model::{RestPose, Skeleton};
 

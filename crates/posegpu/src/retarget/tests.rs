@@ -4,8 +4,10 @@
 
 use glam::{DQuat, Mat3, Quat, Vec3};
 
-use super::{build_retarget_table, remap_clip, BoneMapping, MatchKind, Rig, TranslationMode};
+use super::{remap_clip, BoneMapping, MatchKind, Rig};
 use crate::cpu::retarget_bone;
+use crate::drive::modes::mode_caches;
+use crate::drive::TranslationMode;
 use crate::layout::{BoneRetarget, RETARGET_ORIENT};
 use crate::{Bone, BoneTrack, Clip, Error, Skeleton, Transform};
 
@@ -20,7 +22,12 @@ fn cache(src: Transform, tgt: Transform, mode: TranslationMode) -> BoneRetarget 
     let source = Skeleton::new(vec![Bone::new("b", None, src)]).unwrap();
     let target = Skeleton::new(vec![Bone::new("b", None, tgt)]).unwrap();
     let mapping = BoneMapping::new(&source, &target, &Rig::default()).unwrap();
-    build_retarget_table(source.rest(), target.rest(), &mapping, &[mode])[0]
+    mode_caches(
+        source.rest(),
+        target.rest(),
+        |b| mapping.source_of(b),
+        &[mode],
+    )[0]
 }
 
 fn close3(a: Vec3, b: Vec3) -> bool {

@@ -5,13 +5,13 @@ use super::warp::{read, write_xform};
 use super::{Access, Buffer, Replay, Search};
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, LayerKind};
+use crate::drive::TranslationMode;
 use crate::layout::{
     BonePlan, Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, INSTANCE_LOOP, PATH_BONE,
     PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION, PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS,
     ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE, SHARED_SEARCHES,
 };
 use crate::model::{map_time, AdditiveSpace};
-use crate::retarget::TranslationMode;
 
 impl Replay<'_> {
     /// `bone_pose` in `local_pose.wgsl`: what invocation `index` reads; deferred layers' delta

@@ -3,7 +3,7 @@
 
 use glam::{Quat, Vec3};
 
-use super::PlanSide;
+use super::build::PlanSide;
 use crate::math::{find_between_normals, Transform};
 use crate::model::component_space;
 use crate::retarget::humanoid::{Digit, Side};

@@ -3,7 +3,8 @@
 
 use glam::Vec3;
 
-use super::{PlanOptions, PlanSide};
+use super::build::PlanSide;
+use super::PlanOptions;
 use crate::error::{Error, Result};
 use crate::retarget::humanoid::{Digit, Humanoid, Role, Side};
 use crate::retarget::tree::Tree;

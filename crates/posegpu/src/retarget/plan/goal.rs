@@ -4,7 +4,8 @@
 
 use glam::{Quat, Vec3};
 
-use super::{from_top, mean, mirror, no_goal, reference_record, Builder};
+use super::build::{from_top, mean, no_goal, reference_record, Builder};
+use super::mirror;
 use crate::layout::{BonePlan, PLAN_DRIVEN, PLAN_MAPPED};
 use crate::math::{safe_recip, Transform};
 use crate::retarget::frame::BodyFrame;

@@ -11,6 +11,7 @@
 
 use std::borrow::Cow;
 
+use crate::drive::plan::{check_clip_reflections, check_reflections};
 use crate::error::{Error, Result};
 use crate::layout::{
     BonePlan, PATH_MIRROR_SHIFT, PLAN_DRIVEN, PLAN_MIRROR_SHIFT, PLAN_REFERENCE, PLAN_ROTATION,
@@ -29,8 +30,9 @@ pub(super) struct Mirror {
     world: Vec<u32>,
     /// Per bone: the sign pattern of its local reference scale.
     own: Vec<u32>,
-    /// Per bone: whether other bones hang below it.
-    has_children: Vec<bool>,
+    /// Per bone that carries others: its `own` pattern, which poses must keep (`None` for a
+    /// leaf).
+    kept: Vec<Option<u32>>,
 }
 
 impl Mirror {
@@ -43,18 +45,27 @@ impl Mirror {
                 has_children[p] = true;
             }
         }
+        let own: Vec<u32> = skeleton
+            .rest()
+            .iter()
+            .map(|t| sign_pattern(t.scale))
+            .collect();
         Self {
             parent: (0..skeleton.len())
                 .map(|i| skeleton.parent(i).map_or(0, |p| world[p]))
                 .collect(),
-            own: skeleton
-                .rest()
-                .iter()
-                .map(|t| sign_pattern(t.scale))
+            kept: (0..skeleton.len())
+                .map(|b| has_children[b].then_some(own[b]))
                 .collect(),
+            own,
             world,
-            has_children,
         }
+    }
+
+    /// Per bone that carries others, the sign pattern of its reference scale, which poses and
+    /// clips must keep; `None` for a leaf.
+    pub(super) fn kept(&self) -> &[Option<u32>] {
+        &self.kept
     }
 
     /// Whether any bone has a negative scale component.
@@ -124,35 +135,13 @@ impl Mirror {
         names: &[String],
         what: &str,
     ) -> Result<()> {
-        self.check(locals.iter().map(|t| t.scale).enumerate(), names, what)
+        let scales = locals.iter().map(|t| t.scale).enumerate();
+        check_reflections(&self.kept, scales, names, what)
     }
 
     /// As [`Mirror::check_locals`] for every scale key of `clip`.
     pub(super) fn check_clip(&self, clip: &Clip, names: &[String]) -> Result<()> {
-        let keys = clip.tracks().iter().enumerate().flat_map(|(b, t)| {
-            t.scale
-                .iter()
-                .flat_map(move |c| c.values.iter().map(move |&v| (b, v)))
-        });
-        self.check(keys, names, &format!("source clip '{}'", clip.name()))
-    }
-
-    fn check(
-        &self,
-        mut scales: impl Iterator<Item = (usize, glam::Vec3)>,
-        names: &[String],
-        what: &str,
-    ) -> Result<()> {
-        let wrong = scales.find(|&(b, s)| {
-            self.has_children.get(b).copied().unwrap_or(false) && sign_pattern(s) != self.own[b]
-        });
-        match wrong {
-            Some((b, _)) => Err(Error::MirroredRetarget {
-                what: what.to_string(),
-                bone: names.get(b).cloned().unwrap_or_default(),
-            }),
-            None => Ok(()),
-        }
+        check_clip_reflections(&self.kept, clip, names)
     }
 }
 
@@ -212,12 +201,13 @@ mod tests {
             frame: AssetFrame::Y_UP,
         };
         let plan = RetargetPlan::new(&source, &target, &PlanOptions::default()).unwrap();
-        let records = plan.records().iter().chain(plan.goal_records());
+        let section = plan.section();
+        let records = section.records.iter().chain(&section.goals);
         assert!(records
             .into_iter()
             .all(|r| r.modes >> PLAN_MIRROR_SHIFT == 0));
-        assert!(plan
-            .paths()
+        assert!(section
+            .paths
             .iter()
             .all(|e| e & (0x3f << PATH_MIRROR_SHIFT) == 0));
         for clip in &source.clips {

@@ -1,18 +1,56 @@
-//! Two-bone IK after retargeting, on one pose: the solver the IK stage runs (`shaders/ik.wgsl`;
-//! its CPU twin `src/cpu/ik.rs` reads the batch and calls this), and what
-//! [`super::RetargetPlan::apply_with_ik`] runs. Spec: `docs/pose-math.md`, "IK after
+//! Two-bone IK after retargeting, on one pose: the per-instance weights, and the solver the IK
+//! stage runs (`shaders/ik.wgsl`; its CPU twin `src/cpu/ik.rs` reads the batch and calls this),
+//! which `RetargetPlan::apply_with_ik` runs too. Spec: `docs/pose-math.md`, "IK after
 //! retargeting".
 
 use glam::{Quat, Vec3, Vec4};
 
-use super::goals::IkWeights;
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::layout::{
-    Entry, IkChain, IkHeader, IK_CARRIED, IK_CHAIN_WORDS, IK_HAND, IK_HEADER_WORDS, IK_MAX_CHAINS,
-    IK_NO_BONE, IK_TORSO,
+    Entry, IkChain, IkHeader, BEND_BIAS, IK_CARRIED, IK_CHAIN_WORDS, IK_HAND, IK_HEADER_WORDS,
+    IK_MAX_CHAINS, IK_NO_BONE, IK_TORSO, MAX_REACH,
 };
 use crate::math::mirror::local_rotation;
 use crate::math::{find_between_normals, safe_recip, Transform, TINY};
+
+/// How much of the IK after retargeting an instance gets, from 0 (the retargeted pose as it
+/// is) to 1 (the chains reach their goals).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IkWeights {
+    /// Both legs: each ankle goes to the height of the source's ankle above its floor, scaled to
+    /// the target (feet on the ground where the source's are, no sinking, no floating; a
+    /// swinging foot within 2% of hip height of it), the toes likewise; and the torso: the
+    /// line from the pelvis to the neck's base leans as the source's does.
+    pub feet: f32,
+    /// The left arm: the left hand goes where the source's left hand is relative to its right
+    /// hand (a two-handed weapon stays in both hands), and turns as the source's does.
+    pub hands: f32,
+}
+
+impl IkWeights {
+    /// No IK.
+    pub const NONE: Self = Self {
+        feet: 0.0,
+        hands: 0.0,
+    };
+    /// Feet on the ground, hands free: what `posegpu` does by default for retargeted clips.
+    pub const FEET: Self = Self {
+        feet: 1.0,
+        hands: 0.0,
+    };
+    /// Feet on the ground and the left hand on the right hand's grip.
+    pub const ALL: Self = Self {
+        feet: 1.0,
+        hands: 1.0,
+    };
+
+    /// True when both weights are finite and within `0..=1`.
+    pub fn is_valid(&self) -> bool {
+        [self.feet, self.hands]
+            .iter()
+            .all(|w| w.is_finite() && (0.0..=1.0).contains(w))
+    }
+}
 
 /// The number of chains of an IK table.
 pub(crate) fn chain_count(table: &[Entry]) -> usize {
@@ -127,14 +165,6 @@ fn swing(from: Vec3, to: Vec3) -> Quat {
     }
     find_between_normals(from * (1.0 / lf), to * (1.0 / lt))
 }
-
-/// How much of the chain's bend direction (in root lengths) steadies the pose's own bend: it
-/// decides only where the pose bends the mid joint by less than about 3°.
-pub(crate) const BEND_BIAS: f32 = 0.05;
-
-/// The most of its length a chain stretches to: a knee never locks quite straight, where the
-/// mid joint's place would hang on rounding (its offset is the square root of the slack).
-pub(crate) const MAX_REACH: f32 = 0.999;
 
 /// WGSL's `smoothstep`: 0 at or below `lo`, 1 at or above `hi`, cubic in between.
 fn smoothstep(lo: f32, hi: f32, x: f32) -> f32 {

@@ -1,17 +1,93 @@
-//! One target bone from its plan record and the sampled source locals: the CPU twin of
-//! `apply_plan` in `shaders/clip.wgsl` (same operations, same order), called by the CPU
-//! sampling stage (`src/cpu/clip.rs`) and by [`super::RetargetPlan::apply`]. Spec:
-//! `docs/pose-math.md`, "Retargeting between characters"; the record's fields are documented on
-//! [`BonePlan`].
+//! A retarget plan as a library plays it: its packed section (what `RetargetPlan` compiles to,
+//! without the characters and names it was built from), and one target bone from its record
+//! and the sampled source locals: the CPU twin of `apply_plan` in `shaders/clip.wgsl` (same
+//! operations, same order), called by the CPU sampling stage (`src/cpu/clip.rs`) and by the
+//! plan itself. Spec: `docs/pose-math.md`, "Retargeting between characters"; the record's fields
+//! are documented on [`BonePlan`].
 
 use glam::{Quat, Vec3};
 
+use crate::error::{Error, Result};
 use crate::layout::{
-    BonePlan, PATH_BONE, PATH_INVERSE, PATH_MIRROR_SHIFT, PLAN_CHAIN, PLAN_DRIVEN, PLAN_MAPPED,
-    PLAN_MIRROR_SHIFT, PLAN_REFERENCE, PLAN_ROTATION,
+    BonePlan, Entry, PATH_BONE, PATH_INVERSE, PATH_MIRROR_SHIFT, PLAN_CHAIN, PLAN_DRIVEN,
+    PLAN_MAPPED, PLAN_MIRROR_SHIFT, PLAN_REFERENCE, PLAN_ROTATION,
 };
-use crate::math::mirror::{pattern_signs, reflect_rotation};
+use crate::math::mirror::{pattern_signs, reflect_rotation, sign_pattern};
 use crate::math::{find_between_normals, quat_pow, twist, Transform};
+use crate::model::Clip;
+
+/// A retarget plan packed for the sampling and IK stages: what a library keeps of it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct PlanSection {
+    /// One record per target bone (path starts relative to `paths`).
+    pub(crate) records: Vec<BonePlan>,
+    /// The IK goal records: one per chain of the target, then one toe goal per chain (the IK
+    /// stage reads goal `g` after the bones' records, at `bones + g`).
+    pub(crate) goals: Vec<BonePlan>,
+    /// The path entries the records index: source bones, [`PATH_INVERSE`] where inverted.
+    pub(crate) paths: Vec<u32>,
+    /// The target's IK table (layout: `IkChain`).
+    pub(crate) ik: Vec<Entry>,
+    /// Per source bone that carries others, the sign pattern of its reference scale, which
+    /// the source's clips must keep (the records read it as their unmirrored twin's); `None`
+    /// for a leaf.
+    pub(crate) kept_signs: Vec<Option<u32>>,
+}
+
+impl PlanSection {
+    /// Record `r` (of this section) on one pose of the source (source bones past the end read
+    /// the identity).
+    pub(crate) fn run(&self, r: &BonePlan, source_locals: &[Transform]) -> Transform {
+        apply_bone(
+            r,
+            |i| self.paths.get(i).copied().unwrap_or(0),
+            |bone, _| {
+                source_locals
+                    .get(bone)
+                    .copied()
+                    .unwrap_or(Transform::IDENTITY)
+            },
+        )
+    }
+}
+
+/// An [`Error::MirroredRetarget`] where one of `scales` (source bone, scale) gives a bone that
+/// carries others signs other than `kept` ([`PlanSection::kept_signs`]); `what` names their
+/// origin, `names` the source's bones.
+pub(crate) fn check_reflections(
+    kept: &[Option<u32>],
+    mut scales: impl Iterator<Item = (usize, Vec3)>,
+    names: &[String],
+    what: &str,
+) -> Result<()> {
+    let wrong = scales.find(|&(b, s)| {
+        kept.get(b)
+            .copied()
+            .flatten()
+            .is_some_and(|k| sign_pattern(s) != k)
+    });
+    match wrong {
+        Some((b, _)) => Err(Error::MirroredRetarget {
+            what: what.to_string(),
+            bone: names.get(b).cloned().unwrap_or_default(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// [`check_reflections`] for every scale key of `clip`, a clip of the source.
+pub(crate) fn check_clip_reflections(
+    kept: &[Option<u32>],
+    clip: &Clip,
+    names: &[String],
+) -> Result<()> {
+    let keys = clip.tracks().iter().enumerate().flat_map(|(b, t)| {
+        t.scale
+            .iter()
+            .flat_map(move |c| c.values.iter().map(move |&v| (b, v)))
+    });
+    check_reflections(kept, keys, names, &format!("source clip '{}'", clip.name()))
+}
 
 /// Target bone `r`'s local transform. `path(i)` is path entry `i` (counted from the start of
 /// the table `r.path_start` indexes), `local(bone, full)` the sampled local of source bone
