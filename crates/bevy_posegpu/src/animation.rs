@@ -5,7 +5,7 @@
 
 use bevy::math::{Mat4, Quat, Vec3};
 use bevy::prelude::Transform;
-use posegpu::batch::InstanceLayers;
+use posegpu::InstanceLayers;
 use posegpu::{
     AdditiveSpace, ClipMotion, ClipSample, IkWeights, MaskId, PoseBatch, RootLock, RootMotionAxes,
 };
@@ -64,7 +64,7 @@ impl Playback {
 /// A layer over an instance's base pose, in order (posegpu's `InstanceLayers`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Layer {
-    /// The blend of additive clips' deltas (clips made with `posegpu::make_additive`), applied
+    /// The blend of additive clips' deltas (clips made with `posegpu::additive::make_additive`), applied
     /// with `weight`.
     Additive {
         space: AdditiveSpace,

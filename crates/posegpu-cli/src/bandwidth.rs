@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use posegpu::gpu::PassTimer;
+use posegpu::PassTimer;
 use posegpu::{Error, GpuContext, Result};
 
 /// The copy kernel; it is validated by naga in this module's tests.

@@ -5,12 +5,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use glam::Vec2;
+use posegpu::additive::{make_additive, AdditiveBase};
+use posegpu::blend::clips::AimOffset;
 use posegpu::blend::space::BlendGrid;
+use posegpu::blend::space::BlendSpace;
 use posegpu::procedural::{AIM_PITCHES, AIM_YAWS};
+use posegpu::retarget::Rig;
 use posegpu::{
-    make_additive, AdditiveBase, AdditiveSpace, AimOffset, AnimLibrary, Asset, BlendSpace, Clip,
-    ClipSample, CpuEvaluator, Error, GpuEvaluator, GpuOptions, LibraryBuilder, PoseBatch, Poses,
-    Rig, Skeleton, Transform,
+    AdditiveSpace, AnimLibrary, Asset, Clip, ClipSample, CpuEvaluator, Error, GpuEvaluator,
+    GpuOptions, LibraryBuilder, PoseBatch, Poses, Skeleton, Transform,
 };
 use serde::Serialize;
 

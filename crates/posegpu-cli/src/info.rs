@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use posegpu::retarget::RetargetPlan;
-use posegpu::{AnimLibrary, BindOrigin, BoneMapping, Error, Rig, Skeleton, TranslationMode};
+use posegpu::retarget::{BoneMapping, Rig};
+use posegpu::{AnimLibrary, BindOrigin, Error, Skeleton, TranslationMode};
 
 use crate::method::{plan_options, RestArg, Runtime};
 

@@ -1,7 +1,7 @@
 //! `--layer` and `--mask`, shared by `eval` and `render`: a layered blend per bone over what the
 //! instances play, and the bone mask it (and `eval`'s additive or aim offset) is weighted by.
 
-use posegpu::batch::InstanceLayers;
+use posegpu::InstanceLayers;
 use posegpu::{AdditiveSpace, Clip, ClipSample, Error, LibraryBuilder, MaskBranch, MaskId};
 
 /// A layered blend per bone (UE's node) over the base, and its bone mask.

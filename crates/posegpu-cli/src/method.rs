@@ -2,8 +2,9 @@
 //! humanoid roles, world frames and rest poses, any tool onto any tool), or UE's per-bone
 //! translation modes, which a rig that sets modes asks for (exactly as UE plays them).
 
+use posegpu::retarget::Rig;
 use posegpu::retarget::{PlanOptions, RetargetPlan};
-use posegpu::{Asset, Error, IkWeights, LibraryBuilder, RestPose, Rig};
+use posegpu::{Asset, Error, IkWeights, LibraryBuilder, RestPose};
 
 /// The offline conversion method of `posegpu retarget`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use posegpu::export::{write_glb, Template};
+use posegpu::retarget::Rig;
 use posegpu::retarget::{bake_clip, remap_clip, BoneMapping, RetargetPlan};
-use posegpu::{Asset, Clip, Error, RestPose, Rig};
+use posegpu::{Asset, Clip, Error, RestPose};
 
 use crate::method::{plan_options, IkArgs, Method, RestArg};
 

@@ -396,8 +396,12 @@ fn retarget_writes_a_glb_with_the_targets_mesh_and_the_converted_clip() {
     assert_eq!(back.skeleton.names(), s.skeleton.names());
     assert_eq!(back.skeleton.rest(), s.skeleton.rest());
     let walk = &m.clips[posegpu::Clip::find(&m.clips, "Walk").unwrap()];
-    let mapping =
-        posegpu::BoneMapping::new(&m.skeleton, &s.skeleton, &posegpu::Rig::default()).unwrap();
+    let mapping = posegpu::retarget::BoneMapping::new(
+        &m.skeleton,
+        &s.skeleton,
+        &posegpu::retarget::Rig::default(),
+    )
+    .unwrap();
     let expected = posegpu::retarget::remap_clip(walk, &m.skeleton, &s.skeleton, &mapping).unwrap();
     assert_eq!(back.clips.len(), 1);
     assert_eq!(back.clips[0].name(), "Walk");

@@ -15,10 +15,11 @@ mod common;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use posegpu::additive::{make_additive, AdditiveBase};
 use posegpu::procedural::{humanoid_aim_poses, humanoid_asset};
 use posegpu::{
-    make_additive, AdditiveBase, AdditiveSpace, AnimLibrary, ClipSample, CpuEvaluator, GpuContext,
-    GpuEvaluator, GpuOptions, MaskBranch, MaskId, PoseBatch, Poses,
+    AdditiveSpace, AnimLibrary, ClipSample, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions,
+    MaskBranch, MaskId, PoseBatch, Poses,
 };
 
 /// The humanoid's wave clip, blended over the walk by the blend rows.

@@ -23,10 +23,11 @@ mod common;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use posegpu::retarget::Rig;
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
     AnimLibrary, Asset, AssetFrame, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions, IkWeights,
-    PassPlan, PassTimes, PoseBatch, Poses, Rig, Stage, TranslationMode,
+    PassPlan, PassTimes, PoseBatch, Poses, Stage, TranslationMode,
 };
 
 /// (label, library): the baseline first, then each mode, the preset, then the plans.

@@ -9,11 +9,13 @@
 //! closely the heads point at their targets.
 
 use glam::{Vec2, Vec3};
+use posegpu::additive::{make_additive, AdditiveBase};
+use posegpu::blend::clips::AimOffset;
 use posegpu::blend::space::BlendGrid;
 use posegpu::procedural::{aim_angles, humanoid_aim_poses, humanoid_asset, AIM_PITCHES, AIM_YAWS};
 use posegpu::{
-    make_additive, AdditiveBase, AdditiveSpace, AimOffset, AnimLibrary, CpuEvaluator, Deviation,
-    Error, GpuContext, GpuEvaluator, GpuOptions, PoseBatch, Poses,
+    AdditiveSpace, AnimLibrary, CpuEvaluator, Deviation, Error, GpuContext, GpuEvaluator,
+    GpuOptions, PoseBatch, Poses,
 };
 
 const FRAMES: usize = 30;

@@ -10,9 +10,10 @@
 
 use std::path::PathBuf;
 
+use posegpu::retarget::Rig;
 use posegpu::{
     AnimLibrary, CpuEvaluator, Deviation, Error, GpuContext, GpuEvaluator, GpuOptions, Instance,
-    Poses, Rig,
+    Poses,
 };
 
 fn main() -> Result<(), Error> {

@@ -31,7 +31,7 @@ struct BoneRetarget {
     orient_target: vec4<f32>,
 }
 
-// Per (character source, target bone), built once on the host (BonePlan in src/layout.rs, which
+// Per (character source, target bone), built once on the host (BonePlan in src/layout/, which
 // documents the fields; docs/pose-math.md, "Retargeting between characters").
 struct BonePlan {
     pre: vec4<f32>,
@@ -390,7 +390,7 @@ fn reflect_rotation(q: vec4<f32>, pattern: u32) -> vec4<f32> {
 }
 
 // A source local as its unmirrored twin's, `bits` a path entry's mirror bits shifted down
-// (unmirror in src/retarget/plan/apply.rs).
+// (unmirror in src/drive/plan.rs).
 fn unmirror_local(l: Xform, bits: u32) -> Xform {
     let parent = bits & 7u;
     let own = (bits >> 3u) & 7u;
@@ -443,7 +443,7 @@ fn plan_swing(rest: vec3<f32>, chord: vec3<f32>) -> vec4<f32> {
 }
 
 // Target bone `bone` of a character source's clip at t, from its plan record: the CPU twin is
-// apply_bone in src/retarget/plan/apply.rs (same operations, same order; factors that are the
+// apply_bone in src/drive/plan.rs (same operations, same order; factors that are the
 // identity by construction are left out, and so are the samples the record does not read).
 fn apply_plan(clip: ClipData, t: f32, bone: u32) -> Xform {
     let r = bone_plan(clip.retarget_base, bone);

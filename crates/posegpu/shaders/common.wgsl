@@ -1,5 +1,5 @@
 // Shared types and math, prepended to every stage (src/gpu/shaders.rs). Every struct and scalar
-// constant shared with Rust has its twin of the same name in src/layout.rs, checked by a test
+// constant shared with Rust has its twin of the same name in src/layout/, checked by a test
 // (layout::tests); the math follows src/math.rs and src/additive/delta.rs in the same order.
 
 // A transform: rotation quaternion (x, y, z, w), translation and scale (w unused).

@@ -7,7 +7,7 @@
 // onto the locked one), any other sample the end where it is, or for a carried chain (an
 // IK-style leg) its foot bone wherever the pose put it. One invocation per
 // instance: the chains run in the CPU's order, each seeing the ones before. CPU twin:
-// src/cpu/ik.rs (the solver: src/retarget/ik.rs). Spec: docs/pose-math.md, "IK after retargeting".
+// src/cpu/ik.rs (the solver: src/drive/ik.rs). Spec: docs/pose-math.md, "IK after retargeting".
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> frame: array<vec4<u32>>;
@@ -16,7 +16,7 @@
 // word).
 @group(0) @binding(8) var<storage, read> ik: array<vec4<u32>>;
 
-// The table's head (IkHeader in src/layout.rs, which documents the fields).
+// The table's head (IkHeader in src/layout/, which documents the fields).
 struct IkHeader {
     chain_count: u32,
     pelvis: u32,
@@ -28,7 +28,7 @@ struct IkHeader {
     _pad2: u32,
 }
 
-// One chain (IkChain in src/layout.rs, which documents the fields).
+// One chain (IkChain in src/layout/, which documents the fields).
 struct IkChain {
     root: u32,
     mid: u32,
@@ -60,9 +60,9 @@ const IK_MAX_CHAINS: u32 = 4u;
 const PLAN_NO_GOAL: u32 = 8u;
 const TINY: f32 = 1e-8;
 // How much of the chain's bend direction (in root lengths) steadies the pose's own bend
-// (BEND_BIAS in src/retarget/ik.rs).
+// (BEND_BIAS in src/drive/ik.rs).
 const BEND_BIAS: f32 = 0.05;
-// The most of its length a chain stretches to (MAX_REACH in src/retarget/ik.rs).
+// The most of its length a chain stretches to (MAX_REACH in src/drive/ik.rs).
 const MAX_REACH: f32 = 0.999;
 
 fn ik_header() -> IkHeader {
@@ -155,7 +155,7 @@ struct TwoBone {
     db: vec4<f32>,
 }
 
-// two_bone in src/retarget/ik.rs.
+// two_bone in src/drive/ik.rs.
 fn two_bone(a: vec3<f32>, b: vec3<f32>, e: vec3<f32>, aim: vec3<f32>, pole_in: vec3<f32>)
     -> TwoBone {
     let lab = length(b - a);
@@ -188,7 +188,7 @@ fn two_bone(a: vec3<f32>, b: vec3<f32>, e: vec3<f32>, aim: vec3<f32>, pole_in: v
 }
 
 // A leg (its goal is in component space): the pelvis is lowered for it (lowers_pelvis in
-// src/retarget/ik.rs).
+// src/drive/ik.rs).
 fn lowers_pelvis(c: IkChain) -> bool {
     return (c.flags & (IK_HAND | IK_TORSO)) == 0u;
 }
@@ -200,7 +200,7 @@ struct Turn {
 
 // The torso's turn about the joint j1 of the spine bone below the chest (joint j2) that puts
 // the neck's base n, moved rigidly with the chest, on the line from the pelvis toward the goal
-// (torso_turn in src/retarget/ik.rs).
+// (torso_turn in src/drive/ik.rs).
 fn torso_turn(pelvis: vec3<f32>, j1: vec3<f32>, j2: vec3<f32>, n: vec3<f32>, goal: vec3<f32>,
     w: f32) -> Turn {
     let none = Turn(false, vec4<f32>(0.0, 0.0, 0.0, 1.0));
@@ -229,7 +229,7 @@ fn torso_turn(pelvis: vec3<f32>, j1: vec3<f32>, j2: vec3<f32>, n: vec3<f32>, goa
 }
 
 // A chain's pose, a carried chain's end at the point its mid bone carries (pose in
-// src/retarget/ik.rs).
+// src/drive/ik.rs).
 fn chain_pose(base: u32, c: IkChain) -> ChainPose {
     var p = walk_chain(base, c);
     if ((c.flags & IK_CARRIED) != 0u) {
@@ -249,7 +249,7 @@ fn unplanned_end(base: u32, c: IkChain, p: ChainPose) -> Xform {
 }
 
 // Where a leg's end aims toward its goal with weight w: only its height, all of it in contact
-// and within the slack in the swing (leg_aim in src/retarget/ik.rs).
+// and within the slack in the swing (leg_aim in src/drive/ik.rs).
 fn leg_aim(c: IkChain, end: vec3<f32>, goal: vec3<f32>, w: f32) -> vec3<f32> {
     let along = dot(goal - end, c.up);
     let lift = dot(goal, c.up) - c.rest_height;
@@ -259,7 +259,7 @@ fn leg_aim(c: IkChain, end: vec3<f32>, goal: vec3<f32>, w: f32) -> vec3<f32> {
 
 // The aim, or where it lies beyond reach of the root joint a, moved across the ground toward
 // the point under a until it is within reach at the same height (within_reach in
-// src/retarget/ik.rs).
+// src/drive/ik.rs).
 fn within_reach(aim: vec3<f32>, a: vec3<f32>, reach: f32, up: vec3<f32>) -> vec3<f32> {
     let d = aim - a;
     if (dot(d, d) <= reach * reach) {
@@ -276,7 +276,7 @@ fn within_reach(aim: vec3<f32>, a: vec3<f32>, reach: f32, up: vec3<f32>) -> vec3
 }
 
 // How far a chain's root joint must move down `up` for its end to reach the aim (pelvis_drop
-// in src/retarget/ik.rs).
+// in src/drive/ik.rs).
 fn pelvis_drop(a: vec3<f32>, b: vec3<f32>, e: vec3<f32>, aim: vec3<f32>, up: vec3<f32>) -> f32 {
     let reach = (length(b - a) + length(e - b)) * MAX_REACH;
     let d = aim - a;
@@ -292,7 +292,7 @@ fn pelvis_drop(a: vec3<f32>, b: vec3<f32>, e: vec3<f32>, aim: vec3<f32>, up: vec
 }
 
 // All of the drop the legs need up to max, fading to none at 1.5 max (capped_drop in
-// src/retarget/ik.rs).
+// src/drive/ik.rs).
 fn capped_drop(needed: f32, max_drop: f32) -> f32 {
     if (needed <= max_drop) {
         return needed;
@@ -301,7 +301,7 @@ fn capped_drop(needed: f32, max_drop: f32) -> f32 {
 }
 
 // The rotation turning the foot about the ankle so that the toe, v from the ankle, moves w of
-// the way to the height of to_goal (toe_turn in src/retarget/ik.rs).
+// the way to the height of to_goal (toe_turn in src/drive/ik.rs).
 fn toe_turn(v: vec3<f32>, to_goal: vec3<f32>, up: vec3<f32>, w: f32) -> vec4<f32> {
     let len = length(v);
     let h = clamp(dot(v, up) + dot(to_goal, up) * w, -len * MAX_REACH, len * MAX_REACH);
@@ -350,7 +350,7 @@ fn clip_goal(clip: ClipData, t: f32, record: u32) -> Xform {
 
 // A chain's goal from goal record `record` (its goal, or its toe goal): the blend of the base
 // samples' goals (component space; a sample without one gives `end`, where the end or the toe
-// is), as blend_goal in src/retarget/ik.rs.
+// is), as blend_goal in src/drive/ik.rs.
 fn blend_goal(base: u32, first: u32, count: u32, sum: f32, record: u32, c: IkChain, end: Xform,
     has_frame: bool, goal_frame: Xform) -> Goal {
     var goal_t = vec3<f32>(0.0);

@@ -1,5 +1,5 @@
 // Crowd playback state, shared by the advance and root-motion stages (prepended after
-// common.wgsl). CPU twin: src/cpu/playback.rs (the records are src/layout.rs's).
+// common.wgsl). CPU twin: src/cpu/playback.rs (the records are src/layout/'s).
 //
 // Per chunk, `structure` (16-byte words) holds the chunk's groups (a GroupData per instance),
 // then every track (TrackData), then every segment (SegmentData).

@@ -23,62 +23,66 @@
 #![warn(unreachable_pub)]
 #![warn(missing_docs)]
 
+// The runtime (a library, a frame's batch, the evaluators, their outputs, crowds): private
+// modules, every public type re-exported once here. The tools (importers, exporters,
+// retargeting, procedural assets, blend spaces, additive math, the spec's math, drawing, the
+// traffic model): public modules, their types reachable there only. `tests/modules.rs` checks
+// that each public type has one path.
 pub mod additive;
-pub mod batch;
+pub mod analysis;
+mod batch;
 pub mod blend;
-pub mod cpu;
+mod cpu;
 mod drive;
-pub mod error;
+mod error;
 #[cfg(feature = "gltf")]
 pub mod export;
-pub mod frame_plan;
-pub mod gpu;
+mod frame_plan;
+mod gpu;
 #[cfg(any(feature = "gltf", feature = "bvh"))]
 pub mod import;
 mod layout;
-pub mod library;
+mod library;
 pub mod math;
-pub mod model;
-pub mod playback;
-pub mod pose;
+mod model;
+mod playback;
+mod pose;
 pub mod procedural;
 #[cfg(feature = "render")]
 pub mod render;
 pub mod retarget;
+mod transform;
 
 /// The glam posegpu's public types use (an engine on another glam converts at the boundary).
 pub use glam;
 
-pub use additive::{make_additive, AdditiveBase};
 pub use batch::{
-    ClipSample, FrameInput, InertialStart, Instance, LayerKind, PoseBatch, RootLock,
-    RootMotionAxes, RootPart,
+    ClipSample, FrameInput, InertialStart, Instance, InstanceLayers, Layer, LayerKind, PoseBatch,
+    RootLock, RootMotionAxes, RootPart,
 };
-pub use blend::clips::{AimOffset, ClipBlendSpace};
-pub use blend::space::BlendSpace;
 pub use cpu::{ClipMotion, CpuEvaluator, Crowd};
 pub use drive::{BoneCache, IkWeights, TranslationMode};
 pub use error::{Error, Result};
-pub use frame_plan::{FramePlan, Pass, PassTimes, Stage};
+pub use frame_plan::{Binding, Dispatch, FramePlan, Pass, PassTimes, PlannedPass, Stage};
 pub use gpu::{
-    replay_traffic, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk, Outputs, PassPlan,
-    PassTraffic, SkinningLayout,
+    GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk, Outputs, PassPlan, PassTimer,
+    SkinningLayout,
 };
 pub use layout::{Mat3x4, Xform};
 pub use library::{
     AnimLibrary, LibraryBuilder, MaskId, NotifyInfo, RetargetSource, SourceId, SourceKind,
 };
-pub use math::Transform;
 pub use model::{
-    AdditiveSpace, Asset, AssetFrame, BindOrigin, BindPose, BindSpace, Bone, BoneTrack, Channel,
-    Clip, Curve, Interpolation, MaskBranch, Notify, ReferencePose, RestPose, Skeleton,
+    component_space, find_keys, map_time, mask_weights, AdditiveSpace, Asset, AssetFrame,
+    BindOrigin, BindPose, BindSpace, Bone, BoneTrack, Channel, Clip, Curve, Interpolation,
+    MaskBranch, Notify, ReferencePose, RestPose, Skeleton, AGREE_DEGREES, AGREE_RELATIVE,
 };
 pub use playback::{
     Agent, Event, EventKind, Montage, PlayRate, Player, RootMotionMode, Segment, TrackId,
     Transition,
 };
 pub use pose::{Deviation, Poses};
-pub use retarget::{BoneMapping, Rig};
+pub use transform::Transform;
 
 /// The README's code blocks, compiled as doctests (`cargo test --doc`).
 #[cfg(doctest)]

@@ -19,10 +19,11 @@ use crate::layout::{
     BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CHANNEL_STEP, CHANNEL_STRIDE_SHIFT,
     CLIP_ADDITIVE, CLIP_GOALS, CLIP_MESH_SPACE, CLIP_PLAN, PLAN_WORDS, RETARGET_WORDS,
 };
-use crate::math::{affine_rows, Transform};
+use crate::math::affine_rows;
 use crate::model::{
     mask_weights, AdditiveSpace, BoneTrack, Channel, Clip, Interpolation, MaskBranch, Skeleton,
 };
+use crate::Transform;
 
 /// Names a retarget source of a library: the skeleton a set of clips was authored on and the
 /// reference pose they are retargeted from.

@@ -1,7 +1,7 @@
 //! Evaluated poses brought to host memory.
 
 use crate::layout::{Mat3x4, Xform};
-use crate::math::Transform;
+use crate::Transform;
 
 /// Local transforms, component-space transforms and skinning matrices of many instances,
 /// instance-major (`[instance * bone_count + bone]`), the layout of the GPU output buffers;

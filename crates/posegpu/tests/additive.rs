@@ -4,15 +4,16 @@
 mod common;
 
 use glam::{Quat, Vec3};
-use posegpu::additive::delta::{
+use posegpu::additive::frame_time;
+use posegpu::additive::{
     apply_delta, apply_mesh_delta, make_delta, to_local_rotations, to_mesh_rotations,
     weighted_delta, IDENTITY_DELTA,
 };
-use posegpu::additive::frame_time;
+use posegpu::additive::{make_additive, AdditiveBase};
 use posegpu::blend::pose::blend;
 use posegpu::{
-    make_additive, AdditiveBase, AdditiveSpace, AnimLibrary, Asset, Bone, Clip, ClipSample, Error,
-    PoseBatch, Poses, Skeleton, Transform,
+    AdditiveSpace, AnimLibrary, Asset, Bone, Clip, ClipSample, Error, PoseBatch, Poses, Skeleton,
+    Transform,
 };
 
 use common::{assert_batch_gpu_matches_cpu, cpu_eval_batch, gpu, gpu_eval_batch};

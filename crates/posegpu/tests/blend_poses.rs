@@ -3,15 +3,15 @@
 mod common;
 
 use glam::{Quat, Vec2};
+use posegpu::additive::{make_additive, AdditiveBase};
+use posegpu::blend::clips::{AimOffset, ClipBlendSpace};
 use posegpu::blend::pose::blend;
+use posegpu::blend::space::BlendSpace;
 use posegpu::blend::space::{BlendGrid, BlendSpace1D, BlendTriangulation};
 use posegpu::procedural::{
     aim_rotation, humanoid_aim_poses, humanoid_asset, AIM_PITCHES, AIM_YAWS,
 };
-use posegpu::{
-    make_additive, AdditiveBase, AdditiveSpace, AimOffset, AnimLibrary, Asset, BlendSpace, Clip,
-    ClipBlendSpace, Error, Instance, PoseBatch,
-};
+use posegpu::{AdditiveSpace, AnimLibrary, Asset, Clip, Error, Instance, PoseBatch};
 
 use common::{assert_batch_gpu_matches_cpu, cpu_eval, cpu_eval_batch, gpu};
 

@@ -701,8 +701,12 @@ fn notifies_and_curves_survive_export_retargeting_and_additives() {
     same(&load(&path).clips[0], "exported");
 
     let variant = posegpu::procedural::humanoid_variant(7);
-    let mapping =
-        posegpu::BoneMapping::new(&humanoid.skeleton, &variant, &posegpu::Rig::humanoid()).unwrap();
+    let mapping = posegpu::retarget::BoneMapping::new(
+        &humanoid.skeleton,
+        &variant,
+        &posegpu::retarget::Rig::humanoid(),
+    )
+    .unwrap();
     let remapped =
         posegpu::retarget::remap_clip(&walk, &humanoid.skeleton, &variant, &mapping).unwrap();
     same(&remapped, "remapped");
@@ -729,11 +733,11 @@ fn notifies_and_curves_survive_export_retargeting_and_additives() {
 
     // An additive's curve is its delta against the base's: here frame 0 (value 0) of the same
     // clip, so the values stay; against a base whose curve is 1, each drops by 1.
-    let additive = posegpu::make_additive(
+    let additive = posegpu::additive::make_additive(
         "walk delta",
         &humanoid.skeleton,
         &walk,
-        posegpu::AdditiveBase::Frame(0),
+        posegpu::additive::AdditiveBase::Frame(0),
         posegpu::AdditiveSpace::Local,
     )
     .unwrap();
@@ -745,11 +749,11 @@ fn notifies_and_curves_survive_export_retargeting_and_additives() {
             posegpu::Channel::new(vec![0.0], vec![1.0], posegpu::Interpolation::Linear),
         )
         .unwrap();
-    let against = posegpu::make_additive(
+    let against = posegpu::additive::make_additive(
         "walk over idle",
         &humanoid.skeleton,
         &walk,
-        posegpu::AdditiveBase::ClipFrame(&lifted, 0),
+        posegpu::additive::AdditiveBase::ClipFrame(&lifted, 0),
         posegpu::AdditiveSpace::Local,
     )
     .unwrap();

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use glam::{Quat, Vec3};
+use posegpu::component_space;
 use posegpu::import::{load, parse_bvh};
-use posegpu::model::component_space;
 use posegpu::{Asset, Error, Transform};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/anim-data/bvh");

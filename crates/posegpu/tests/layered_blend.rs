@@ -5,9 +5,10 @@
 mod common;
 
 use glam::{Quat, Vec3};
+use posegpu::additive::{make_additive, AdditiveBase};
 use posegpu::{
-    make_additive, AdditiveBase, AdditiveSpace, AnimLibrary, Asset, Bone, Clip, ClipSample,
-    CpuEvaluator, Error, LibraryBuilder, MaskBranch, PoseBatch, Poses, Skeleton, Transform,
+    AdditiveSpace, AnimLibrary, Asset, Bone, Clip, ClipSample, CpuEvaluator, Error, LibraryBuilder,
+    MaskBranch, PoseBatch, Poses, Skeleton, Transform,
 };
 
 use common::{assert_batch_gpu_matches_cpu, cpu_eval_batch, gpu};
@@ -374,7 +375,7 @@ fn masks_survive_in_a_library_builder_alongside_sources() {
         .add_clips(&[pose(&skeleton, "a", [0.0, 0.3, 0.0, 0.0])])
         .unwrap();
     builder
-        .add_source("same", &skeleton, None, &posegpu::Rig::default())
+        .add_source("same", &skeleton, None, &posegpu::retarget::Rig::default())
         .unwrap();
     let mask = builder
         .add_mask("arm", &[MaskBranch::new("arm", 0)])

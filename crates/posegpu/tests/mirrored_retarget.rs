@@ -9,7 +9,7 @@ mod common;
 
 use common::{cpu_eval, gpu, gpu_eval};
 use glam::{Quat, Vec3};
-use posegpu::model::component_space;
+use posegpu::component_space;
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::IkWeights;
 use posegpu::{

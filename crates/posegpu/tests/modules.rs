@@ -138,7 +138,16 @@ fn root_reexports(lib_rs: &str) -> BTreeMap<String, String> {
 }
 
 /// The runtime: what plays a built library. ozz's runtime, apart from its offline tools.
-const RUNTIME: &[&str] = &["library", "batch", "layout", "pose", "gpu", "cpu", "drive"];
+const RUNTIME: &[&str] = &[
+    "library",
+    "batch",
+    "layout",
+    "pose",
+    "gpu",
+    "cpu",
+    "drive",
+    "frame_plan",
+];
 /// The authoring side: what builds a library's inputs (retargeting, importing, exporting,
 /// procedural assets) and what draws its output.
 const AUTHORING: &[&str] = &["retarget", "import", "export", "procedural", "render"];

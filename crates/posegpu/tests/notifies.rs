@@ -4,7 +4,7 @@
 
 mod common;
 
-use posegpu::playback::Montage;
+use posegpu::Montage;
 use posegpu::{
     procedural, Agent, AnimLibrary, Clip, Crowd, Error, Event, EventKind, GpuCrowd, GpuOptions,
     PlayRate, Player, Segment,

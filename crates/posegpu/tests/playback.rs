@@ -4,7 +4,7 @@
 mod common;
 
 use glam::Vec3;
-use posegpu::playback::Montage;
+use posegpu::Montage;
 use posegpu::{
     procedural, Agent, AnimLibrary, Crowd, Error, PlayRate, Player, RootLock, Segment, TrackId,
     Transform,

@@ -8,7 +8,7 @@ mod common;
 use std::f32::consts::TAU;
 
 use glam::{Quat, Vec3};
-use posegpu::playback::Montage;
+use posegpu::Montage;
 use posegpu::{
     Agent, AnimLibrary, Bone, BoneTrack, Channel, Clip, ClipMotion, CpuEvaluator, Crowd, Error,
     GpuCrowd, GpuOptions, Interpolation, PlayRate, Player, Poses, RootLock, RootMotionAxes,

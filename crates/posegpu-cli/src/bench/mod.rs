@@ -412,7 +412,7 @@ fn print_traffic(w: &Workload, n: usize, outputs: Outputs) {
         w.bones()
     );
     for plan in [PassPlan::Separate, PassPlan::Fused] {
-        let Some(passes) = posegpu::replay_traffic(&w.lib, &batch, plan, outputs) else {
+        let Some(passes) = posegpu::analysis::replay_traffic(&w.lib, &batch, plan, outputs) else {
             println!(
                 "  {plan:?}: not replayed (plan clips, IK, inertialization or dynamic mesh layers)"
             );

@@ -126,7 +126,7 @@ mod tests {
             let base = batch.layers(i).next().flatten().unwrap();
             let s = base.samples().next().unwrap();
             let clip = &asset.clips[s.clip as usize];
-            let t = posegpu::model::map_time(s.time, w.lib.clip_duration(s.clip as usize), true);
+            let t = posegpu::map_time(s.time, w.lib.clip_duration(s.clip as usize), true);
             for (b, x) in clip.pose_at(rest, t).iter().enumerate() {
                 let y = poses.local(i, b);
                 let d = (x.translation - y.translation)

@@ -2,11 +2,13 @@
 //! (retargeted at run time), with one additive layer over it, then the hierarchy.
 
 use glam::{Quat, Vec3};
+use posegpu::additive::{make_additive, AdditiveBase};
 use posegpu::procedural::{humanoid_asset, humanoid_variant, random_asset};
+use posegpu::retarget::Rig;
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
-    make_additive, AdditiveBase, AdditiveSpace, AnimLibrary, Asset, AssetFrame, Bone, Clip,
-    ClipSample, Error, IkWeights, PoseBatch, Rig, Skeleton, Transform, TranslationMode,
+    AdditiveSpace, AnimLibrary, Asset, AssetFrame, Bone, Clip, ClipSample, Error, IkWeights,
+    PoseBatch, Skeleton, Transform, TranslationMode,
 };
 
 /// The additive layer's weight: a partial weight, so the layer takes the blend path

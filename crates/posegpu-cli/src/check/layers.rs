@@ -2,12 +2,13 @@
 //! inertialized transitions and curves, on the procedural humanoid.
 
 use glam::Vec2;
+use posegpu::additive::{make_additive, AdditiveBase};
+use posegpu::blend::clips::AimOffset;
 use posegpu::blend::space::BlendGrid;
 use posegpu::procedural::{humanoid_aim_poses, humanoid_asset, AIM_PITCHES, AIM_YAWS};
 use posegpu::{
-    make_additive, AdditiveBase, AdditiveSpace, AimOffset, AnimLibrary, Channel, Clip, ClipSample,
-    CpuEvaluator, Error, GpuEvaluator, GpuOptions, InertialStart, Interpolation, MaskBranch,
-    PoseBatch, Poses,
+    AdditiveSpace, AnimLibrary, Channel, Clip, ClipSample, CpuEvaluator, Error, GpuEvaluator,
+    GpuOptions, InertialStart, Interpolation, MaskBranch, PoseBatch, Poses,
 };
 
 use super::poses::{both, spread, worst};

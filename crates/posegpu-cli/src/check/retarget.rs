@@ -2,9 +2,10 @@
 //! plan between two differently proportioned humanoids, IK after retargeting, baked clips.
 
 use posegpu::procedural::{humanoid_asset, humanoid_variant};
+use posegpu::retarget::Rig;
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
-    AnimLibrary, Asset, AssetFrame, Error, GpuOptions, IkWeights, PoseBatch, Rig, RootLock,
+    AnimLibrary, Asset, AssetFrame, Error, GpuOptions, IkWeights, PoseBatch, RootLock,
     TranslationMode,
 };
 

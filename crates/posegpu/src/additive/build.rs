@@ -3,11 +3,11 @@
 //! "Additive poses", base pose kinds).
 
 use crate::additive::delta::{make_delta, to_mesh_rotations};
-use crate::additive::AdditiveSpace;
 use crate::error::{Error, Result};
-use crate::math::Transform;
+use crate::model::AdditiveSpace;
 use crate::model::Skeleton;
 use crate::model::{BoneTrack, Channel, Clip, Interpolation};
+use crate::Transform;
 
 /// The pose an additive's deltas are measured against.
 #[derive(Clone, Copy, Debug)]

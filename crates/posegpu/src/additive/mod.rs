@@ -4,10 +4,11 @@
 //! [`delta`] holds the per-bone math (the reference both evaluators follow); [`build`] turns
 //! whole clips into additive clips on the host, once, before they are uploaded.
 
-pub mod build;
-pub mod delta;
+pub(crate) mod build;
+pub(crate) mod delta;
 
 pub use build::{frame_time, make_additive, AdditiveBase};
-pub use delta::{apply_delta, make_delta, to_local_rotations, to_mesh_rotations, weighted_delta};
-
-pub use crate::model::AdditiveSpace;
+pub use delta::{
+    apply_delta, apply_mesh_delta, make_delta, to_local_rotations, to_mesh_rotations,
+    weighted_delta, IDENTITY_DELTA,
+};

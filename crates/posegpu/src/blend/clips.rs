@@ -4,10 +4,10 @@
 use glam::Vec2;
 
 use super::space::BlendSpace;
-use crate::additive::AdditiveSpace;
 use crate::batch::{ClipSample, InstanceLayers};
 use crate::error::{Error, Result};
 use crate::library::AnimLibrary;
+use crate::model::AdditiveSpace;
 
 /// A blend space whose samples are clips of one library. The weights are computed on the host
 /// (a few dozen flops per instance); the GPU receives the weighted clip samples.

@@ -8,7 +8,8 @@
 use glam::{Quat, Vec3, Vec4};
 
 use crate::layout::Xform;
-use crate::math::{normalize_quat, Transform};
+use crate::math::normalize_quat;
+use crate::Transform;
 
 /// Offsets below this (units or radians) are none.
 pub const NO_OFFSET: f32 = 1e-6;

@@ -5,7 +5,8 @@
 use glam::{Quat, Vec3, Vec4};
 
 use crate::additive::delta::ZERO_WEIGHT;
-use crate::math::{normalize_quat, Transform};
+use crate::math::normalize_quat;
+use crate::Transform;
 
 /// Weights at or below [`ZERO_WEIGHT`] are dropped and the rest renormalized to sum to 1.
 /// Returns the kept weights' sum and count.

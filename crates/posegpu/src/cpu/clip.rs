@@ -15,8 +15,9 @@ use crate::layout::{
     CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS,
 };
 use crate::library::AnimLibrary;
-use crate::math::{lerp3, normalize_quat, twist, Transform, ORIENT_PRECISION};
+use crate::math::{lerp3, normalize_quat, twist, ORIENT_PRECISION};
 use crate::model::{find_keys, map_time};
+use crate::Transform;
 
 /// The last key search, reused by the next channel with the same key times: glTF samplers
 /// often share them, and the library stores identical time arrays once.

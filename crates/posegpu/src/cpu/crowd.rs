@@ -15,8 +15,8 @@ use crate::layout::{
     GROUP_IGNORE_MOTION, GROUP_MONTAGES_ONLY, GROUP_ROOT_MOTION, GROUP_SYNC, GROUP_TRANSITIONS,
 };
 use crate::library::AnimLibrary;
-use crate::math::Transform;
 use crate::playback::{Agent, Event, Montage, Player, RootMotionMode, TrackId, Transition};
+use crate::Transform;
 
 /// A transition under way: how, its blend time, the seconds since it began, and for an
 /// inertialization the step it began with (its length and the old player's position before

@@ -9,7 +9,7 @@ use super::local_pose::{sample_instance, Scratch};
 use crate::batch::PoseBatch;
 use crate::layout::{Mat3x4, Xform};
 use crate::library::AnimLibrary;
-use crate::math::Transform;
+use crate::Transform;
 
 /// Instance `instance` of a batch whose plan is fused: `locals`, `component` and `skinning` hold
 /// one entry per bone.

@@ -6,7 +6,8 @@ use glam::Mat4;
 
 use crate::layout::{Mat3x4, Xform};
 use crate::library::AnimLibrary;
-use crate::math::{affine_rows, rows_to_mat4, Transform};
+use crate::math::{affine_rows, rows_to_mat4};
+use crate::Transform;
 
 /// One instance: `locals`, `component` and `skinning` hold one entry per bone.
 pub(super) fn run_instance(

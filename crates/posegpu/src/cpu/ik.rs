@@ -17,8 +17,8 @@ use crate::layout::{
     PLAN_WORDS,
 };
 use crate::library::AnimLibrary;
-use crate::math::Transform;
 use crate::model::map_time;
+use crate::Transform;
 
 /// One instance of the library's batch: its chains run on its `locals`, when it has an IK
 /// layer with a weight and the library has chains.

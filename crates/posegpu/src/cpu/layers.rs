@@ -10,12 +10,12 @@ use glam::Quat;
 use crate::additive::delta::{
     apply_delta, apply_mesh_delta, make_delta, weighted_delta, IDENTITY_DELTA, ZERO_WEIGHT,
 };
-use crate::additive::AdditiveSpace;
 use crate::batch::{self, LayerKind, PoseBatch};
 use crate::blend::pose::{blend_two, blend_two_mesh};
 use crate::layout::{Entry, Head, Xform};
 use crate::library::AnimLibrary;
-use crate::math::Transform;
+use crate::model::AdditiveSpace;
+use crate::Transform;
 
 fn quat(v: [f32; 4]) -> Quat {
     Quat::from_array(v)

@@ -8,13 +8,13 @@ use super::clip::{KeySearch, Prepared};
 use crate::additive::delta::{
     apply_delta, make_delta, weighted_delta, IDENTITY_DELTA, ZERO_WEIGHT,
 };
-use crate::additive::AdditiveSpace;
 use crate::batch::{self, LayerKind, PoseBatch};
 use crate::blend::pose::{blend_two, blend_with};
 use crate::layout::Entry;
 use crate::layout::Xform;
 use crate::library::AnimLibrary;
-use crate::math::Transform;
+use crate::model::AdditiveSpace;
+use crate::Transform;
 
 /// The per-instance state the sampling reuses from bone to bone: each sample of the layer at
 /// hand with its mapped time, and one key search per sample.

@@ -40,9 +40,9 @@ use crate::error::Result;
 use crate::frame_plan::{FrameOptions, FramePlan, Pass};
 use crate::layout::Xform;
 use crate::library::AnimLibrary;
-use crate::math::Transform;
 use crate::model::map_time;
 use crate::pose::Poses;
+use crate::Transform;
 
 /// Instances per parallel task: large enough to amortise scheduling, small enough to balance.
 const INSTANCES_PER_TASK: usize = 64;

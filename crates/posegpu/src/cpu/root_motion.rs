@@ -11,9 +11,9 @@ use crate::batch::RootMotionAxes;
 use crate::error::{Error, Result};
 use crate::layout::SegmentData;
 use crate::library::AnimLibrary;
-use crate::math::Transform;
 use crate::model::map_time;
 use crate::playback::TrackId;
+use crate::Transform;
 
 /// The parts `axes` extract of the root-motion bone's local transform (retargeted, as the pose
 /// samples it) at track position `pos` within `segment`.

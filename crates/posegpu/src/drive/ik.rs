@@ -10,8 +10,9 @@ use crate::layout::{
     Entry, IkChain, IkHeader, BEND_BIAS, IK_CARRIED, IK_CHAIN_WORDS, IK_HAND, IK_HEADER_WORDS,
     IK_MAX_CHAINS, IK_NO_BONE, IK_TORSO, MAX_REACH,
 };
-use crate::math::mirror::local_rotation;
-use crate::math::{find_between_normals, safe_recip, Transform, TINY};
+use crate::math::{find_between_normals, safe_recip, TINY};
+use crate::transform::mirror::local_rotation;
+use crate::Transform;
 
 /// How much of the IK after retargeting an instance gets, from 0 (the retargeted pose as it
 /// is) to 1 (the chains reach their goals).

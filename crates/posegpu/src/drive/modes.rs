@@ -8,7 +8,8 @@ use std::str::FromStr;
 use serde::Deserialize;
 
 use crate::layout::{BoneRetarget, RETARGET_ORIENT};
-use crate::math::{find_between_normals, safe_recip, Transform, ORIENT_PRECISION, SMALL, TINY};
+use crate::math::{find_between_normals, safe_recip, ORIENT_PRECISION, SMALL, TINY};
+use crate::Transform;
 
 /// How a bone's sampled local transform is adapted to the target skeleton (UE's
 /// `EBoneTranslationRetargetingMode`). The numeric values are what the GPU reads.

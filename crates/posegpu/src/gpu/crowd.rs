@@ -18,8 +18,8 @@ use crate::layout::{
     LAYER_INERTIALIZE, PLAYER_LOOP,
 };
 use crate::library::AnimLibrary;
-use crate::math::Transform;
 use crate::playback::{Event, EventKind, PlayRate, Player, TrackId, Transition};
+use crate::Transform;
 
 const PLAYER_BYTES: u64 = std::mem::size_of::<PlayerData>() as u64;
 const MOTION_BYTES: u64 = std::mem::size_of::<RootMotionData>() as u64;

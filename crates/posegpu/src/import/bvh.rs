@@ -20,12 +20,12 @@ use std::str::{FromStr, Lines, SplitWhitespace};
 
 use glam::{Quat, Vec3};
 
-use super::Asset;
 use crate::error::{Error, Result};
-use crate::math::Transform;
+use crate::model::Asset;
 use crate::model::AssetFrame;
 use crate::model::{Bone, Skeleton};
 use crate::model::{BoneTrack, Channel, Clip, Interpolation};
+use crate::Transform;
 
 /// Reads and parses the BVH file at `path` (see [`parse_bvh`]); bytes that are not UTF-8 are
 /// an [`Error::Bvh`] naming their line.

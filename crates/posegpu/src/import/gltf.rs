@@ -16,12 +16,12 @@ use glam::{Mat4, Quat, Vec3, Vec4};
 use gltf::animation::util::ReadOutputs;
 use gltf::animation::{Interpolation as GltfInterpolation, Property};
 
-use super::Asset;
 use crate::error::{Error, Result};
-use crate::math::Transform;
+use crate::model::Asset;
 use crate::model::{AssetFrame, BindSpace};
 use crate::model::{Bone, Skeleton};
 use crate::model::{BoneTrack, Channel, Clip, Interpolation};
+use crate::Transform;
 
 /// Loads the first skin of a glTF file and the animations that target its joints.
 pub fn load_gltf(path: &Path) -> Result<Asset> {

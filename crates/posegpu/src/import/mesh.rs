@@ -13,8 +13,8 @@ use std::path::Path;
 use glam::{Mat4, Vec3};
 
 use super::gltf::{ancestors, node_parents};
-use super::Asset;
 use crate::error::{Error, Result};
+use crate::model::Asset;
 use crate::render::{SkinnedMesh, SkinnedVertex};
 
 /// The meshes of a glTF file drawn on `asset`'s skeleton (`asset` loaded from the same file),

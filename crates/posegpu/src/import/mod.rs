@@ -15,7 +15,7 @@ mod notifies;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-pub use crate::model::Asset;
+use crate::model::Asset;
 
 #[cfg(feature = "bvh")]
 pub use self::bvh::{load_bvh, parse_bvh};

@@ -28,7 +28,7 @@ mod tests;
 use bytemuck::{Pod, Zeroable};
 use glam::{Quat, Vec4};
 
-use crate::math::Transform;
+use crate::Transform;
 
 pub(crate) use clips::*;
 pub(crate) use crowd::*;

@@ -5,7 +5,8 @@
 
 use glam::{Mat4, Vec3};
 
-use crate::math::{angle_between, Transform};
+use crate::math::angle_between;
+use crate::Transform;
 
 /// Which pose of a character retargeting measures from: rest alignment, body frames, chains,
 /// hip height, IK rest lengths, humanoid recognition, UE's per-bone modes.

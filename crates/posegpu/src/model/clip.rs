@@ -6,7 +6,8 @@ use glam::{Quat, Vec3};
 use super::keys::find_keys;
 use super::skeleton::Skeleton;
 use crate::error::{Error, Result};
-use crate::math::{lerp3, nlerp, Transform};
+use crate::math::{lerp3, nlerp};
+use crate::Transform;
 
 /// How values between two keys are found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

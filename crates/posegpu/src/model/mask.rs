@@ -92,8 +92,8 @@ fn depth_below(parents: &[i32], bone: usize, ancestor: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::Transform;
     use crate::model::Bone;
+    use crate::Transform;
 
     /// root ─ spine ─ chest ─ neck ─ head, and chest ─ arm ─ hand; root ─ leg.
     fn skeleton() -> Skeleton {

@@ -6,7 +6,7 @@ use glam::Mat4;
 
 use super::bind::{self, BindOrigin, BindPose, BindSpace, RestPose};
 use crate::error::{Error, Result};
-use crate::math::Transform;
+use crate::Transform;
 
 /// One bone of a skeleton being built (the raw form that [`Skeleton`] validates).
 #[derive(Clone, Debug)]

@@ -6,8 +6,8 @@ use std::f32::consts::{FRAC_PI_2, PI, TAU};
 use glam::{Quat, Vec3};
 
 use super::{skeleton_with_binds, Rng};
-use crate::math::Transform;
 use crate::model::{Asset, AssetFrame, BoneTrack, Channel, Clip, Interpolation, Skeleton};
+use crate::Transform;
 
 /// Key rate of the procedural clips.
 const FPS: f32 = 30.0;

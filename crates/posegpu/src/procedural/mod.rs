@@ -10,8 +10,8 @@ use std::f32::consts::TAU;
 
 use glam::{Quat, Vec3};
 
-use crate::math::Transform;
 use crate::model::{component_space, Bone, Skeleton};
+use crate::Transform;
 
 pub use aim::{aim_angles, aim_rotation, humanoid_aim_poses, AIM_PITCHES, AIM_YAWS};
 pub use crowd::humanoid_crowd;

@@ -4,8 +4,8 @@
 use glam::{Quat, Vec3};
 
 use super::{skeleton_with_binds, Rng};
-use crate::math::Transform;
 use crate::model::{Asset, AssetFrame, BoneTrack, Channel, Clip, Interpolation, Skeleton};
+use crate::Transform;
 
 /// A random skeleton of `bones` bones (at least 1) and `clips` random clips, deterministic from
 /// `seed`, for tests. The skeleton is stored parents-first, its tree shape mixes long chains

@@ -6,8 +6,9 @@ use glam::{Mat4, Quat, Vec3};
 use crate::error::{Error, Result};
 use crate::layout::Mat3x4;
 pub use crate::layout::SkinnedVertex;
-use crate::math::{affine_rows, rows_to_mat4, Transform};
+use crate::math::{affine_rows, rows_to_mat4};
 use crate::model::Skeleton;
+use crate::Transform;
 
 /// A triangle list skinned to one skeleton.
 #[derive(Clone, Debug, PartialEq)]

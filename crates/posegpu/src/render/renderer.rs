@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::gpu::shaders;
 use crate::gpu::{GpuContext, GpuCrowd, OutputChunk, SkinningLayout};
 use crate::layout::{ChunkUniform, ViewUniform, Xform};
-use crate::math::Transform;
+use crate::Transform;
 
 /// The colour format [`CrowdRenderer`] draws into by default (and [`super::RenderTarget`] holds).
 pub const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;

@@ -16,8 +16,8 @@ use glam::{Mat3, Quat, Vec3};
 use super::humanoid::{recognise, skeleton_label, Humanoid, Side, SideLimbs};
 use super::tree::Tree;
 use crate::error::{Error, Result};
-use crate::math::Transform;
 use crate::model::{component_space, Asset, Clip, RestPose, Skeleton};
+use crate::Transform;
 
 /// A character as retargeting sees it: its humanoid roles and its body frame.
 #[derive(Clone, Debug, PartialEq)]

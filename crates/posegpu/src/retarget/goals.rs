@@ -13,8 +13,8 @@ use super::tree::Tree;
 use crate::layout::{
     Entry, IkChain, IkHeader, IK_CARRIED, IK_HAND, IK_MAX_CHAINS, IK_NO_BONE, IK_TORSO,
 };
-use crate::math::Transform;
 use crate::model::Skeleton;
+use crate::Transform;
 
 /// The most bones from a skeleton's root to a chain's end (or to a goal's bone) the IK table
 /// takes; a deeper chain is left out (it keeps its pose).

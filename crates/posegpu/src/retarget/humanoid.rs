@@ -30,8 +30,8 @@ use glam::Vec3;
 
 use super::tree::Tree;
 use crate::error::{Error, Result};
-use crate::math::Transform;
 use crate::model::{Asset, AssetFrame, Skeleton};
+use crate::Transform;
 use names::{by_names, parse_name, Kind, NameInfo};
 use structure::by_structure;
 

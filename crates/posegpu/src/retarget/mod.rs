@@ -18,12 +18,12 @@
 //! (`RetargetPlan` as its section, a rig as per-bone caches), which the runtime plays without it
 //! (`src/drive/`: the translation modes, the plan records' application, IK after retargeting).
 
-pub mod frame;
+mod frame;
 pub(crate) mod goals;
-pub mod humanoid;
+mod humanoid;
 mod matching;
 mod offline;
-pub mod plan;
+mod plan;
 pub mod quality;
 mod rig;
 mod sources;
@@ -31,10 +31,10 @@ mod tree;
 
 pub use frame::{BodyFrame, Character, REST_FLOOR_TOLERANCE, TOELESS_SOLE};
 pub use goals::MAX_IK_DEPTH;
-pub use humanoid::{recognise, Humanoid, Role, Side};
+pub use humanoid::{recognise, Digit, Humanoid, Method, Role, Side, SideLimbs};
 pub use matching::{BoneMapping, MatchKind};
 pub use offline::{bake_clip, remap_clip};
-pub use plan::{BoneKind, BonePlanInfo, PlanOptions, RetargetPlan};
+pub use plan::{BoneKind, BonePlanInfo, PlanOptions, RetargetPlan, MAX_PATH};
 pub use rig::{Preset, Rig};
 
 #[cfg(test)]

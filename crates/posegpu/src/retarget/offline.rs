@@ -4,9 +4,10 @@
 use super::{BoneMapping, RetargetPlan};
 use crate::drive::IkWeights;
 use crate::error::{Error, Result};
-use crate::math::{angle_between, Transform, TINY};
+use crate::math::{angle_between, TINY};
 use crate::model::{Asset, Skeleton};
 use crate::model::{BoneTrack, Channel, Clip, Interpolation};
+use crate::Transform;
 
 /// Converts `clip`, an ordinary clip of `source`, to `target` through `plan` (built for these
 /// two skeletons) once: the source's pose at each of the clip's key times, the plan applied to

@@ -22,8 +22,8 @@ use crate::drive::plan::PlanSection;
 use crate::drive::IkWeights;
 use crate::error::{Error, Result};
 use crate::layout::{BonePlan, PLAN_NO_GOAL};
-use crate::math::Transform;
 use crate::model::{Asset, Clip, RestPose, Skeleton};
+use crate::Transform;
 use build::{reference_record, Builder, PlanSide};
 use mirror::Mirror;
 

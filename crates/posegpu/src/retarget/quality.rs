@@ -23,9 +23,9 @@ use super::plan::RetargetPlan;
 use super::tree::Tree;
 use crate::drive::IkWeights;
 use crate::error::{Error, Result};
-use crate::math::Transform;
 use crate::model::{component_space, Asset, Clip, Skeleton};
 use crate::pose::Poses;
+use crate::Transform;
 
 /// The aim for retargeted directions: mean error at most this many degrees.
 pub const AIM_MEAN_DEG: f32 = 2.0;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use glam::{Mat4, Quat, Vec3};
-use posegpu::model::component_space;
+use posegpu::component_space;
 use posegpu::procedural::{humanoid, humanoid_asset, humanoid_clips, humanoid_variant};
 use posegpu::render::SkinnedMesh;
 use posegpu::retarget::{bake_clip, BoneKind, PlanOptions, RetargetPlan};

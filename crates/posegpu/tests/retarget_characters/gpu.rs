@@ -4,9 +4,10 @@
 //! `quality::measure_poses` as the CPU's are.
 
 use posegpu::retarget::quality;
+use posegpu::retarget::Rig;
 use posegpu::{
     AdditiveSpace, Agent, AnimLibrary, ClipSample, CpuEvaluator, Crowd, Deviation, Error, GpuCrowd,
-    GpuOptions, Instance, Player, PoseBatch, Rig, Transform,
+    GpuOptions, Instance, Player, PoseBatch, Transform,
 };
 
 use crate::common::{self, assert_batch_gpu_matches_cpu, assert_gpu_matches_cpu};

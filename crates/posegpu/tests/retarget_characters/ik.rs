@@ -4,7 +4,7 @@
 //! the left hand on the right hand's grip, weights that scale it all and an instance without
 //! IK left as it was.
 
-use posegpu::model::component_space;
+use posegpu::component_space;
 use posegpu::retarget::quality;
 use posegpu::{
     AdditiveSpace, Agent, AnimLibrary, ClipSample, CpuEvaluator, Crowd, Deviation, Error, GpuCrowd,

@@ -8,9 +8,10 @@
 //! origin.
 
 use glam::{EulerRot, Quat, Vec3};
-use posegpu::math::{find_between_normals, Transform};
-use posegpu::model::component_space;
+use posegpu::component_space;
+use posegpu::math::find_between_normals;
 use posegpu::Asset;
+use posegpu::Transform;
 
 use crate::data::asset;
 
@@ -329,13 +330,13 @@ pub fn renamed(asset: &Asset, rename: impl Fn(&str) -> Option<String>) -> Asset 
     let bones = (0..sk.len())
         .map(|i| {
             let name = rename(&sk.names()[i]).unwrap_or_else(|| sk.names()[i].clone());
-            posegpu::model::Bone {
+            posegpu::Bone {
                 inverse_bind: sk.inverse_bind()[i],
-                ..posegpu::model::Bone::new(name, sk.parent(i), sk.rest()[i])
+                ..posegpu::Bone::new(name, sk.parent(i), sk.rest()[i])
             }
         })
         .collect();
-    let skeleton = posegpu::model::Skeleton::new(bones).unwrap();
+    let skeleton = posegpu::Skeleton::new(bones).unwrap();
     let clips = asset
         .clips
         .iter()

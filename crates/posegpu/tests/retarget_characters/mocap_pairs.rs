@@ -63,7 +63,7 @@ fn pelvis_track(source: &Asset, target: &Asset, frames: usize) -> (Vec<glam::Vec
         .map(|t| {
             let locals =
                 plan.apply_with_ik(&clip.pose_at(source.skeleton.rest(), t), IkWeights::FEET);
-            let cs = posegpu::model::component_space(ts.parents(), &locals);
+            let cs = posegpu::component_space(ts.parents(), &locals);
             (cs[th.left.thigh].translation + cs[th.right.thigh].translation) * 0.5
         })
         .collect();

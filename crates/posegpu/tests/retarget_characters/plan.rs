@@ -21,7 +21,7 @@ fn sample_pose(skeleton: &Skeleton, clip: &Clip, t: f32) -> Vec<Transform> {
 }
 
 fn component_pose(skeleton: &Skeleton, locals: &[Transform]) -> Vec<Transform> {
-    posegpu::model::component_space(skeleton.parents(), locals)
+    posegpu::component_space(skeleton.parents(), locals)
 }
 
 #[test]

@@ -3,8 +3,8 @@
 //! non-humanoids with a typed error.
 
 use glam::{Quat, Vec3};
-use posegpu::retarget::humanoid::{Digit, Method};
 use posegpu::retarget::{recognise, Character, Role, Side};
+use posegpu::retarget::{Digit, Method};
 use posegpu::{Asset, AssetFrame, Bone, Error, Skeleton, Transform};
 
 use crate::common::anim_files;

@@ -3,8 +3,8 @@
 use glam::{Quat, Vec3};
 
 use super::*;
-use crate::math::Transform;
 use crate::model::{Bone, BoneTrack, Channel, Clip, Interpolation, Skeleton};
+use crate::Transform;
 
 /// A root and its child, and a clip that moves the root.
 fn two_bones() -> AnimLibrary {

@@ -4,9 +4,10 @@
 use glam::{Quat, Vec3};
 
 use super::build::PlanSide;
-use crate::math::{find_between_normals, Transform};
+use crate::math::find_between_normals;
 use crate::model::component_space;
 use crate::retarget::humanoid::{Digit, Side};
+use crate::Transform;
 
 // ---------------------------------------------------------------------------------------------
 // Directions and rest alignment

@@ -11,12 +11,13 @@ use crate::layout::{
     BonePlan, PATH_INVERSE, PLAN_CHAIN, PLAN_DRIVEN, PLAN_MAPPED, PLAN_NO_GOAL, PLAN_REFERENCE,
     PLAN_SEGMENT_END,
 };
-use crate::math::{safe_recip, Transform};
+use crate::math::safe_recip;
 use crate::model::{component_space, Skeleton};
 use crate::retarget::frame::Character;
 use crate::retarget::goals::ChainDef;
 use crate::retarget::humanoid::{display_name, skeleton_label, Role};
 use crate::retarget::tree::Tree;
+use crate::Transform;
 
 /// One side of a pair as the builder reads it.
 pub(super) struct PlanSide<'a> {

@@ -7,10 +7,11 @@ use glam::{Quat, Vec3};
 use super::build::{from_top, mean, no_goal, reference_record, Builder};
 use super::mirror;
 use crate::layout::{BonePlan, PLAN_DRIVEN, PLAN_MAPPED};
-use crate::math::{safe_recip, Transform};
+use crate::math::safe_recip;
 use crate::retarget::frame::BodyFrame;
 use crate::retarget::goals::{self, ChainDef};
 use crate::retarget::humanoid::Side;
+use crate::Transform;
 
 impl Builder<'_> {
     /// A root of the mapping ("Driven translations"): target bone `b` (at its aligned rest,

@@ -11,18 +11,19 @@
 
 use glam::{Quat, Vec3, Vec4};
 
-use super::{normalize_quat, safe_recip, Transform, TINY};
+use super::Transform;
+use crate::math::{normalize_quat, safe_recip, TINY};
 
 /// True when a component of `a` or `b` is negative: the test that picks the matrix path (one
 /// compare per component, cheap on the fast path).
 #[inline]
-pub fn any_negative(a: Vec3, b: Vec3) -> bool {
+pub(crate) fn any_negative(a: Vec3, b: Vec3) -> bool {
     a.min(b).min_element() < 0.0
 }
 
 /// The columns of `q`'s rotation matrix (column vectors), `q` a unit quaternion; the formulas
 /// of `skinning_matrix` in `shaders/common.wgsl`.
-pub fn quat_axes(q: Quat) -> [Vec3; 3] {
+pub(crate) fn quat_axes(q: Quat) -> [Vec3; 3] {
     let (x2, y2, z2) = (q.x + q.x, q.y + q.y, q.z + q.z);
     let (xx, xy, xz) = (q.x * x2, q.x * y2, q.x * z2);
     let (yy, yz, zz) = (q.y * y2, q.y * z2, q.z * z2);
@@ -38,7 +39,7 @@ pub fn quat_axes(q: Quat) -> [Vec3; 3] {
 /// normalized: Shepperd's method, the trace branch where the trace is positive, otherwise the
 /// branch of the largest diagonal element (the first of equals). Never a zero quaternion (each
 /// branch's square root is at least 1), so a degenerate matrix still gives a unit rotation.
-pub fn quat_from_axes(c0: Vec3, c1: Vec3, c2: Vec3) -> Quat {
+pub(crate) fn quat_from_axes(c0: Vec3, c1: Vec3, c2: Vec3) -> Quat {
     // m_rc: row r, column c.
     let (m00, m10, m20) = (c0.x, c0.y, c0.z);
     let (m01, m11, m21) = (c1.x, c1.y, c1.z);
@@ -77,7 +78,7 @@ fn signed_unit(v: Vec3, s: f32) -> Vec3 {
 
 /// The rotation of `compose(child, parent)` by the matrix path: axis `i` of
 /// `M_parent · M_child` is `R_p · (S_p ∘ (S_c[i] · R_c e_i))`; desired scale `S_c ∘ S_p`.
-pub fn compose_rotation(child: &Transform, parent: &Transform) -> Quat {
+pub(crate) fn compose_rotation(child: &Transform, parent: &Transform) -> Quat {
     let a = quat_axes(child.rotation);
     let (sc, sp) = (child.scale, parent.scale);
     let desired = sc * sp;
@@ -92,7 +93,7 @@ pub fn compose_rotation(child: &Transform, parent: &Transform) -> Quat {
 /// `M_b⁻¹ = safeRecip(S_b) · R_b⁻¹ · translate(−T_b)` (exact where `S_b` has no zero
 /// component), is `safeRecip(S_b) ∘ (R_b⁻¹ · (S_a[i] · R_a e_i))`; desired scale
 /// `S_a ∘ safeRecip(S_b)`.
-pub fn relative_rotation(a: &Transform, b: &Transform) -> Quat {
+pub(crate) fn relative_rotation(a: &Transform, b: &Transform) -> Quat {
     let axes = quat_axes(a.rotation);
     let inv_r = b.rotation.conjugate();
     let inv_s = safe_recip(b.scale);
@@ -111,7 +112,7 @@ pub fn relative_rotation(a: &Transform, b: &Transform) -> Quat {
 /// magnitudes; `D · R · D` turns about `det(D)·D·axis` by the same angle). The inverse of
 /// [`Transform::compose`]'s rotation for uniform-magnitude scales, whatever the child's own
 /// scale. IK uses it to turn a bone in component space.
-pub fn local_rotation(parent: &Transform, cs: Quat) -> Quat {
+pub(crate) fn local_rotation(parent: &Transform, cs: Quat) -> Quat {
     let q = (parent.rotation.conjugate() * cs).normalize();
     if parent.scale.min_element() >= 0.0 {
         return q;
@@ -124,12 +125,12 @@ pub fn local_rotation(parent: &Transform, cs: Quat) -> Quat {
 
 /// A reflection's sign pattern: bit 0 set where `scale.x` is negative, bit 1 `y`, bit 2 `z`
 /// (0: no reflection). Retarget plans record the patterns of mirrored frames so.
-pub fn sign_pattern(scale: Vec3) -> u32 {
+pub(crate) fn sign_pattern(scale: Vec3) -> u32 {
     u32::from(scale.x < 0.0) | u32::from(scale.y < 0.0) << 1 | u32::from(scale.z < 0.0) << 2
 }
 
 /// The diagonal `D` of sign pattern `pattern` ([`sign_pattern`]): `-1` where a bit is set.
-pub fn pattern_signs(pattern: u32) -> Vec3 {
+pub(crate) fn pattern_signs(pattern: u32) -> Vec3 {
     let s = |bit: u32| if pattern & bit != 0 { -1.0 } else { 1.0 };
     Vec3::new(s(1), s(2), s(4))
 }
@@ -139,7 +140,7 @@ pub fn pattern_signs(pattern: u32) -> Vec3 {
 /// its own inverse. `D · R · D` turns about `det(D) · D · axis` by the same angle:
 /// `(x, y, z, w)` becomes `(sy·sz·x, sx·sz·y, sx·sy·z, w)`, whatever the number of negative
 /// signs.
-pub fn reflect_rotation(q: Quat, pattern: u32) -> Quat {
+pub(crate) fn reflect_rotation(q: Quat, pattern: u32) -> Quat {
     let d = pattern_signs(pattern);
     let v = Vec3::new(q.x, q.y, q.z) * Vec3::new(d.y * d.z, d.x * d.z, d.x * d.y);
     Quat::from_xyzw(v.x, v.y, v.z, q.w)
