@@ -15,10 +15,11 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
+use posegpu::frame_plan::{PassTimes, Stage};
+use posegpu::playback::{Agent, Player};
 use posegpu::procedural::{humanoid_asset, random_asset};
 use posegpu::{
-    Agent, AnimLibrary, CpuEvaluator, Crowd, GpuContext, GpuCrowd, GpuOptions, PassTimes, Player,
-    Poses, RootLock, Stage,
+    AnimLibrary, CpuEvaluator, Crowd, GpuContext, GpuCrowd, GpuOptions, Poses, RootLock,
 };
 use posegpu_cli::plot::LogPlot;
 

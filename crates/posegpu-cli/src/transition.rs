@@ -3,10 +3,8 @@
 //! measured when it begins), so every requested time is played from 0 by a one-instance crowd
 //! in steps of at most 1/30 s, evaluated each step.
 
-use posegpu::{
-    Agent, AnimLibrary, CpuEvaluator, Crowd, Error, GpuCrowd, GpuOptions, IkWeights, Player, Poses,
-    Transition,
-};
+use posegpu::playback::{Agent, Player, Transition};
+use posegpu::{AnimLibrary, CpuEvaluator, Crowd, Error, GpuCrowd, GpuOptions, IkWeights, Poses};
 
 use crate::Backend;
 

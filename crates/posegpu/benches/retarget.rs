@@ -23,11 +23,12 @@ mod common;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use posegpu::frame_plan::{PassTimes, Stage};
 use posegpu::retarget::Rig;
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
     AnimLibrary, Asset, AssetFrame, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions, IkWeights,
-    PassPlan, PassTimes, PoseBatch, Poses, Stage, TranslationMode,
+    PassPlan, PoseBatch, Poses, TranslationMode,
 };
 
 /// (label, library): the baseline first, then each mode, the preset, then the plans.

@@ -12,11 +12,10 @@
 
 use glam::{Quat, Vec3};
 use posegpu::blend::space::BlendSpace1D;
+use posegpu::frame_plan::PassTimes;
+use posegpu::playback::{Agent, Player};
 use posegpu::procedural::humanoid_asset;
-use posegpu::{
-    Agent, AnimLibrary, Crowd, Error, GpuContext, GpuCrowd, GpuOptions, PassTimes, Player,
-    RootLock, Transform,
-};
+use posegpu::{AnimLibrary, Crowd, Error, GpuContext, GpuCrowd, GpuOptions, RootLock, Transform};
 
 const DT: f32 = 1.0 / 30.0;
 /// Agents stepped on the CPU twin as well.

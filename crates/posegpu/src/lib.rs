@@ -23,11 +23,12 @@
 #![warn(unreachable_pub)]
 #![warn(missing_docs)]
 
-// The runtime (a library, a frame's batch, the evaluators, their outputs, crowds): private
-// modules, every public type re-exported once here. The tools (importers, exporters,
-// retargeting, procedural assets, blend spaces, additive math, the spec's math, drawing, the
-// traffic model): public modules, their types reachable there only. `tests/modules.rs` checks
-// that each public type has one path.
+// The runtime's core (a library, a frame's batch, the evaluators, their outputs, crowds):
+// private modules, every public type re-exported once here. What a crowd plays (`playback`),
+// the passes of a frame (`frame_plan`) and the tools (importers, exporters, retargeting,
+// procedural assets, blend spaces, additive math, the spec's math, drawing, the traffic model):
+// public modules, their types reachable there only. `tests/public_surface.rs` checks that each
+// public item has one path.
 pub mod additive;
 pub mod analysis;
 mod batch;
@@ -37,7 +38,7 @@ mod drive;
 mod error;
 #[cfg(feature = "gltf")]
 pub mod export;
-mod frame_plan;
+pub mod frame_plan;
 mod gpu;
 #[cfg(any(feature = "gltf", feature = "bvh"))]
 pub mod import;
@@ -45,7 +46,7 @@ mod layout;
 mod library;
 pub mod math;
 mod model;
-mod playback;
+pub mod playback;
 mod pose;
 pub mod procedural;
 #[cfg(feature = "render")]
@@ -63,7 +64,6 @@ pub use batch::{
 pub use cpu::{ClipMotion, CpuEvaluator, Crowd};
 pub use drive::{BoneCache, IkWeights, TranslationMode};
 pub use error::{Error, Result};
-pub use frame_plan::{Binding, Dispatch, FramePlan, Pass, PassTimes, PlannedPass, Stage};
 pub use gpu::{
     GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk, Outputs, PassPlan, PassTimer,
     SkinningLayout,
@@ -76,10 +76,6 @@ pub use model::{
     component_space, find_keys, map_time, mask_weights, AdditiveSpace, Asset, AssetFrame,
     BindOrigin, BindPose, BindSpace, Bone, BoneTrack, Channel, Clip, Curve, Interpolation,
     MaskBranch, Notify, ReferencePose, RestPose, Skeleton, AGREE_DEGREES, AGREE_RELATIVE,
-};
-pub use playback::{
-    Agent, Event, EventKind, Montage, PlayRate, Player, RootMotionMode, Segment, TrackId,
-    Transition,
 };
 pub use pose::{Deviation, Poses};
 pub use transform::Transform;

@@ -4,9 +4,9 @@
 
 mod common;
 
+use posegpu::playback::{PlayRate, Player};
 use posegpu::{
-    procedural, AnimLibrary, Crowd, Deviation, GpuCrowd, GpuOptions, PassPlan, PlayRate, Player,
-    Transform,
+    procedural, AnimLibrary, Crowd, Deviation, GpuCrowd, GpuOptions, PassPlan, Transform,
 };
 
 fn along_z(z: f32) -> Transform {

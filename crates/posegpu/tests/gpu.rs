@@ -5,9 +5,10 @@
 mod common;
 
 use common::{assert_gpu_matches_cpu, cpu_eval, gpu, gpu_eval, spread_instances, TOLERANCE};
+use posegpu::frame_plan::Stage;
 use posegpu::{
     AdditiveSpace, AnimLibrary, ClipSample, Deviation, Error, GpuEvaluator, GpuOptions, Instance,
-    Outputs, PassPlan, PoseBatch, SkinningLayout, Stage,
+    Outputs, PassPlan, PoseBatch, SkinningLayout,
 };
 
 #[test]

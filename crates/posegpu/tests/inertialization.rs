@@ -6,9 +6,10 @@
 mod common;
 
 use posegpu::blend::inertia::{decay, offset};
+use posegpu::playback::{Agent, Player, Transition};
 use posegpu::{
-    Agent, AnimLibrary, Asset, Clip, ClipSample, CpuEvaluator, Crowd, Deviation, Error, GpuCrowd,
-    GpuEvaluator, GpuOptions, InertialStart, Player, PoseBatch, Poses, RootLock, Transition,
+    AnimLibrary, Asset, Clip, ClipSample, CpuEvaluator, Crowd, Deviation, Error, GpuCrowd,
+    GpuEvaluator, GpuOptions, InertialStart, PoseBatch, Poses, RootLock,
 };
 
 const DT: f32 = 1.0 / 30.0;

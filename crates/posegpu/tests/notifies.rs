@@ -4,11 +4,9 @@
 
 mod common;
 
-use posegpu::Montage;
-use posegpu::{
-    procedural, Agent, AnimLibrary, Clip, Crowd, Error, Event, EventKind, GpuCrowd, GpuOptions,
-    PlayRate, Player, Segment,
-};
+use posegpu::playback::Montage;
+use posegpu::playback::{Agent, Event, EventKind, PlayRate, Player, Segment};
+use posegpu::{procedural, AnimLibrary, Clip, Crowd, Error, GpuCrowd, GpuOptions};
 
 /// The humanoid's clips (idle 2 s, walk 1 s, run 0.7 s, wave), walk with notifies at 0
 /// (`start`), 0.25 (`step_l`), 0.75 (`step_r`) and 1 (`end`), run with one at 0.35

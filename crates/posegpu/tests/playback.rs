@@ -4,11 +4,9 @@
 mod common;
 
 use glam::Vec3;
-use posegpu::Montage;
-use posegpu::{
-    procedural, Agent, AnimLibrary, Crowd, Error, PlayRate, Player, RootLock, Segment, TrackId,
-    Transform,
-};
+use posegpu::playback::Montage;
+use posegpu::playback::{Agent, PlayRate, Player, Segment, TrackId};
+use posegpu::{procedural, AnimLibrary, Crowd, Error, RootLock, Transform};
 
 fn humanoid() -> AnimLibrary {
     let asset = procedural::humanoid_asset();

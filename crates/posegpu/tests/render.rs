@@ -6,13 +6,14 @@ mod common;
 
 use common::{anim_data, gpu};
 use glam::{Quat, Vec3, Vec4Swizzles};
+use posegpu::playback::{Agent, Player};
 use posegpu::render::{
     placements_buffer, rest_skinning, Camera, CrowdRenderer, DrawChunk, RenderTarget, SkinnedMesh,
     SkinnedVertex, COLOR_FORMAT,
 };
 use posegpu::{
-    Agent, AnimLibrary, ClipSample, CpuEvaluator, Crowd, Error, GpuContext, GpuCrowd, GpuEvaluator,
-    GpuOptions, Mat3x4, Outputs, Player, PoseBatch, Poses, RootLock, SkinningLayout, Transform,
+    AnimLibrary, ClipSample, CpuEvaluator, Crowd, Error, GpuContext, GpuCrowd, GpuEvaluator,
+    GpuOptions, Mat3x4, Outputs, PoseBatch, Poses, RootLock, SkinningLayout, Transform,
 };
 
 const W: u32 = 384;

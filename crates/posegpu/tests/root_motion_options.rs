@@ -8,11 +8,11 @@ mod common;
 use std::f32::consts::TAU;
 
 use glam::{Quat, Vec3};
-use posegpu::Montage;
+use posegpu::playback::Montage;
+use posegpu::playback::{Agent, PlayRate, Player, RootMotionMode, Segment};
 use posegpu::{
-    Agent, AnimLibrary, Bone, BoneTrack, Channel, Clip, ClipMotion, CpuEvaluator, Crowd, Error,
-    GpuCrowd, GpuOptions, Interpolation, PlayRate, Player, Poses, RootLock, RootMotionAxes,
-    RootMotionMode, Segment, Skeleton, Transform,
+    AnimLibrary, Bone, BoneTrack, Channel, Clip, ClipMotion, CpuEvaluator, Crowd, Error, GpuCrowd,
+    GpuOptions, Interpolation, Poses, RootLock, RootMotionAxes, Skeleton, Transform,
 };
 
 /// A Z-up armature (turned −90° about X, as Blender exports it) over hips over a leg.

@@ -16,8 +16,9 @@ use std::time::Instant;
 
 use crate::bandwidth::{copy_bandwidth, Bandwidth};
 use clap::ValueEnum;
+use posegpu::frame_plan::Stage;
 use posegpu::{AdditiveSpace, CpuEvaluator, Error, GpuContext, GpuEvaluator, GpuOptions};
-use posegpu::{Outputs, PassPlan, Stage};
+use posegpu::{Outputs, PassPlan};
 use posegpu::{PoseBatch, Poses};
 
 use crate::util::open_gpu;

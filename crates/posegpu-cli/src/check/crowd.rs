@@ -3,10 +3,10 @@
 //! events (notifies, loops, montage segments) and poses after every step.
 
 use glam::{Quat, Vec3};
+use posegpu::playback::{PlayRate, Player};
 use posegpu::procedural::{humanoid_asset, humanoid_crowd};
 use posegpu::{
-    AnimLibrary, Clip, CpuEvaluator, Error, GpuCrowd, GpuOptions, PassPlan, PlayRate, Player,
-    Poses, Transform,
+    AnimLibrary, Clip, CpuEvaluator, Error, GpuCrowd, GpuOptions, PassPlan, Poses, Transform,
 };
 
 use super::{Checker, Measured};

@@ -3,11 +3,12 @@
 //! through a plan, the CPU sampling stage against `RetargetPlan::apply`, and GPU poses judged by
 //! `quality::measure_poses` as the CPU's are.
 
+use posegpu::playback::{Agent, Player};
 use posegpu::retarget::quality;
 use posegpu::retarget::Rig;
 use posegpu::{
-    AdditiveSpace, Agent, AnimLibrary, ClipSample, CpuEvaluator, Crowd, Deviation, Error, GpuCrowd,
-    GpuOptions, Instance, Player, PoseBatch, Transform,
+    AdditiveSpace, AnimLibrary, ClipSample, CpuEvaluator, Crowd, Deviation, Error, GpuCrowd,
+    GpuOptions, Instance, PoseBatch, Transform,
 };
 
 use crate::common::{self, assert_batch_gpu_matches_cpu, assert_gpu_matches_cpu};

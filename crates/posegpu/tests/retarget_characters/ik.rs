@@ -5,10 +5,11 @@
 //! IK left as it was.
 
 use posegpu::component_space;
+use posegpu::playback::{Agent, Player};
 use posegpu::retarget::quality;
 use posegpu::{
-    AdditiveSpace, Agent, AnimLibrary, ClipSample, CpuEvaluator, Crowd, Deviation, Error, GpuCrowd,
-    GpuOptions, IkWeights, Player, PoseBatch, Poses, RootLock, RootMotionAxes, Transform,
+    AdditiveSpace, AnimLibrary, ClipSample, CpuEvaluator, Crowd, Deviation, Error, GpuCrowd,
+    GpuOptions, IkWeights, PoseBatch, Poses, RootLock, RootMotionAxes, Transform,
 };
 
 use crate::common::{self, assert_batch_gpu_matches_cpu};
