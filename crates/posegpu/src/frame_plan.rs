@@ -226,26 +226,6 @@ pub enum Pass {
 }
 
 impl Pass {
-    /// Every pass variant (each pipeline an evaluator may build).
-    pub const ALL: [Pass; 12] = [
-        Pass::Advance,
-        Pass::RootMotion,
-        Pass::Sample { single_clips: true },
-        Pass::Sample {
-            single_clips: false,
-        },
-        Pass::Fused { single_clips: true },
-        Pass::Fused {
-            single_clips: false,
-        },
-        Pass::Layers,
-        Pass::Inertialize { starts: false },
-        Pass::Inertialize { starts: true },
-        Pass::Ik,
-        Pass::Hierarchy,
-        Pass::Curves,
-    ];
-
     /// The stage the pass runs.
     pub const fn stage(self) -> Stage {
         match self {
