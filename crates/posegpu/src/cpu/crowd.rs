@@ -137,9 +137,9 @@ impl Crowd {
     /// Checks that the crowd was made for `lib` (its clip tracks are `lib`'s clips).
     pub(crate) fn check_library(&self, lib: &AnimLibrary) -> Result<()> {
         let same = self.timeline.tracks.len() >= lib.clip_count()
-            && lib.data().clips.iter().enumerate().all(|(k, c)| {
-                let s = self.timeline.segments(TrackId(k as u32));
-                s.len() == 1 && s[0].clip == k as u32 && s[0].length == c.duration
+            && (0..lib.clip_count() as u32).all(|k| {
+                let s = self.timeline.segments(TrackId(k));
+                s.len() == 1 && s[0].clip == k && s[0].length == lib.data().clip_data(k).duration
             });
         if same {
             Ok(())

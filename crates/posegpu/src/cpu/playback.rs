@@ -70,12 +70,12 @@ impl Timeline {
     /// One track per clip of `lib`, the clip whole.
     pub(crate) fn new(lib: &AnimLibrary) -> Self {
         let mut timeline = Self::default();
-        for (c, clip) in lib.data().clips.iter().enumerate() {
+        for c in 0..lib.clip_count() as u32 {
             let whole = SegmentData {
-                clip: c as u32,
+                clip: c,
                 track_start: 0.0,
                 clip_start: 0.0,
-                length: clip.duration,
+                length: lib.data().clip_data(c).duration,
             };
             timeline.push(&[whole], 0);
         }
@@ -106,7 +106,7 @@ impl Timeline {
         let mut at = 0.0;
         for (k, s) in montage.segments.iter().enumerate() {
             let c = s.clip as usize;
-            let Some(clip) = lib.data().clips.get(c) else {
+            let Some(clip) = (c < lib.clip_count()).then(|| lib.data().clip_data(s.clip)) else {
                 let n = lib.clip_count();
                 return Err(bad(format!(
                     "segment {k}: clip {c} does not exist (the library has {n})"
