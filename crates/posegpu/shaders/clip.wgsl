@@ -80,6 +80,9 @@ const PLAN_DRIVEN: u32 = 4u;
 const PATH_INVERSE: u32 = 0x80000000u;
 const PATH_BONE: u32 = 0xffffffu;
 const PATH_MIRROR_SHIFT: u32 = 24u;
+const PATH_MIRRORED: u32 = 0x3f000000u;
+const MIRROR_PATTERN_BITS: u32 = 3u;
+const MIRROR_PATTERN: u32 = 7u;
 const PLAN_MIRROR_SHIFT: u32 = 4u;
 const MODE_SKELETON: u32 = 1u;
 const MODE_ANIMATION_SCALED: u32 = 2u;
@@ -392,8 +395,8 @@ fn reflect_rotation(q: vec4<f32>, pattern: u32) -> vec4<f32> {
 // A source local as its unmirrored twin's, `bits` a path entry's mirror bits shifted down
 // (unmirror in src/retarget/plan/apply.rs).
 fn unmirror_local(l: Xform, bits: u32) -> Xform {
-    let parent = bits & 7u;
-    let own = (bits >> 3u) & 7u;
+    let parent = bits & MIRROR_PATTERN;
+    let own = (bits >> MIRROR_PATTERN_BITS) & MIRROR_PATTERN;
     return Xform(reflect_rotation(l.r, parent), vec4<f32>(l.t.xyz * pattern_signs(parent), l.t.w),
         vec4<f32>(l.s.xyz * pattern_signs(own), l.s.w));
 }
@@ -414,7 +417,7 @@ fn fold_path(clip: ClipData, rest: u32, t: f32, start: u32, len: u32, cap: u32, 
         let i = start + k;
         let e = retarget[i / 4u][i % 4u];
         var l = source_local(clip, e & PATH_BONE, rest, t, full, search);
-        if ((e & (0x3fu << PATH_MIRROR_SHIFT)) != 0u) {
+        if ((e & PATH_MIRRORED) != 0u) {
             l = unmirror_local(l, e >> PATH_MIRROR_SHIFT);
         }
         if ((e & PATH_INVERSE) != 0u) {
@@ -521,7 +524,7 @@ fn apply_plan(clip: ClipData, t: f32, bone: u32) -> Xform {
         translation += r.t_inv_scale * moved;
     }
     var out_r = normalize_quat(rotation);
-    let mirror = (r.modes >> PLAN_MIRROR_SHIFT) & 7u;
+    let mirror = (r.modes >> PLAN_MIRROR_SHIFT) & MIRROR_PATTERN;
     if (mirror != 0u) {
         // The unmirrored twin's local, under the target's reflected parent frame.
         out_r = reflect_rotation(out_r, mirror);
@@ -569,8 +572,8 @@ fn root_locked(x: Xform, held: Xform, axes: u32) -> Xform {
 // in-place sample's root-motion bone shows its lock instead of its animation, in the parts of
 // its motion the sample's axis mask takes out.
 fn sample_clip(sample: SampleEntry, bone: u32) -> Xform {
-    let lock = sample.root_lock & 0xffu;
-    let axes = sample.root_lock & ~0xffu;
+    let lock = sample.root_lock & ROOT_LOCK_MASK;
+    let axes = sample.root_lock & ~ROOT_LOCK_MASK;
     let locked = bone == root_bone && lock != 0u;
     var held = IDENTITY;
     if (locked && lock == ROOT_LOCK_REF_POSE) {

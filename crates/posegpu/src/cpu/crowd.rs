@@ -12,7 +12,8 @@ use crate::batch::{
 use crate::blend::pose::{blend_with, kept_weights};
 use crate::error::{Error, Result};
 use crate::layout::{
-    GROUP_IGNORE_MOTION, GROUP_MONTAGES_ONLY, GROUP_ROOT_MOTION, GROUP_SYNC, GROUP_TRANSITIONS,
+    GROUP_IGNORE_MOTION, GROUP_LOCK_SHIFT, GROUP_MONTAGES_ONLY, GROUP_ROOT_MOTION, GROUP_SYNC,
+    GROUP_TRANSITIONS,
 };
 use crate::library::AnimLibrary;
 use crate::math::Transform;
@@ -206,7 +207,7 @@ impl Crowd {
         let flags = (u32::from(agent.sync) * GROUP_SYNC)
             | (u32::from(agent.root_motion) * GROUP_ROOT_MOTION)
             | mode
-            | (lock | axes) << 8;
+            | (lock | axes) << GROUP_LOCK_SHIFT;
         if agent.transitions && (agent.players.len() != 1 || agent.sync) {
             let w = "transitions need an agent of one player, not synced (it gets a second, the \
                      outgoing, which keeps its own time)";

@@ -8,7 +8,9 @@ use super::crowd::TransitionState;
 use crate::batch::{RootLock, RootMotionAxes};
 use crate::drive::IkWeights;
 use crate::error::{Error, Result};
-use crate::layout::{SegmentData, TrackData, GROUP_MONTAGES_ONLY, TRACK_MONTAGE};
+use crate::layout::{
+    SegmentData, TrackData, GROUP_LOCK_SHIFT, GROUP_MONTAGES_ONLY, ROOT_LOCK_MASK, TRACK_MONTAGE,
+};
 use crate::library::AnimLibrary;
 use crate::playback::{Montage, TrackId};
 
@@ -19,7 +21,7 @@ use crate::playback::{Montage, TrackId};
 pub(crate) struct Group {
     pub first: u32,
     pub count: u32,
-    /// `GROUP_*` | root-lock code (with its axis mask) << 8.
+    /// `GROUP_*` | root-lock code (with its axis mask) << [`GROUP_LOCK_SHIFT`].
     pub flags: u32,
     /// The instance's IK weights, when it has them.
     pub ik: Option<IkWeights>,
@@ -29,11 +31,12 @@ pub(crate) struct Group {
 
 impl Group {
     pub(crate) fn lock(&self) -> Option<RootLock> {
-        RootLock::from_code(self.flags >> 8 & 0xff).flatten()
+        RootLock::from_code(self.flags >> GROUP_LOCK_SHIFT & ROOT_LOCK_MASK).flatten()
     }
 
     pub(crate) fn axes(&self) -> RootMotionAxes {
-        RootMotionAxes::from_code(self.flags >> 8 & !0xff).unwrap_or_default()
+        RootMotionAxes::from_code(self.flags >> GROUP_LOCK_SHIFT & !ROOT_LOCK_MASK)
+            .unwrap_or_default()
     }
 
     /// Whether a player on `track` is locked and gives root motion (in montages-only mode,

@@ -13,10 +13,10 @@ pub(crate) use resources::PerPass;
 
 use super::context::GpuContext;
 use super::outputs::{Outputs, SkinningLayout};
-use super::util::{fits_binding, ErrorScope, PassTimer, StagePipeline, WORKGROUP_SIZE};
+use super::util::{fits_binding, ErrorScope, PassTimer, StagePipeline};
 use crate::error::Result;
 use crate::frame_plan::{FrameOptions, FramePlan, FrameShape};
-use crate::layout::{Entry, Xform};
+use crate::layout::{Entry, Xform, WORKGROUP_SIZE};
 use crate::library::{AnimLibrary, SkeletonSection};
 use resources::Assets;
 
@@ -121,7 +121,7 @@ impl GpuEvaluator {
         let what = || format!("one instance's output ({bones} bones)");
         fits_binding(what, per_instance, max_binding)?;
         // The sampling pass runs `instances * bones` invocations over a 2D grid of workgroups.
-        let max_invocations = u64::from(max_workgroups).pow(2) * WORKGROUP_SIZE;
+        let max_invocations = u64::from(max_workgroups).pow(2) * u64::from(WORKGROUP_SIZE);
         let instances_per_chunk = (max_binding / per_instance)
             .min(max_invocations / bones)
             .min(u64::from(u32::MAX) / bones)

@@ -32,7 +32,7 @@ use super::outputs::Outputs;
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, LayerKind, PoseBatch};
 use crate::frame_plan::{Dispatch, FrameOptions, FramePlan, Pass};
-use crate::layout::{Entry, SHARED_SEARCHES, WORKGROUP_SIZE};
+use crate::layout::{Entry, LAYER_SAMPLES_SHIFT, SHARED_SEARCHES, WORKGROUP_SIZE};
 use crate::library::{table_u32_at, AnimLibrary};
 use crate::model::AdditiveSpace;
 use warp::{read, read_xform, replay, write, write_xform};
@@ -296,7 +296,7 @@ impl<'a> Replay<'a> {
                 let mut e = head.first;
                 for _ in 0..head.layers {
                     read(out, 961, Buffer::Frame, u64::from(e) * 16, 16);
-                    let n = self.entry(e)[0] >> 8;
+                    let n = self.entry(e)[0] >> LAYER_SAMPLES_SHIFT;
                     for k in 1..=n {
                         if e + k - block_entry < SHARED_SEARCHES {
                             read(out, 962, Buffer::Frame, u64::from(e + k) * 16, 16);

@@ -9,7 +9,7 @@ use crate::drive::TranslationMode;
 use crate::layout::{
     ChannelData, Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, CLIP_SOURCES_SHIFT,
     INSTANCE_LOOP, PATH_BONE, PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION, PLAN_WORDS,
-    RETARGET_ORIENT, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE, SHARED_SEARCHES,
+    RETARGET_ORIENT, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_MASK, ROOT_LOCK_REF_POSE, SHARED_SEARCHES,
 };
 use crate::library::clip_channel_word;
 use crate::model::{map_time, AdditiveSpace};
@@ -115,8 +115,8 @@ impl Replay<'_> {
     /// from the key search `seed`.
     fn sample_clip(&self, sample: Entry, bone: usize, seed: Option<Search>, out: &mut Vec<Access>) {
         let data = self.lib.data();
-        let lock = sample[3] & 0xff;
-        let axes = sample[3] & !0xff;
+        let lock = sample[3] & ROOT_LOCK_MASK;
+        let axes = sample[3] & !ROOT_LOCK_MASK;
         let locked = bone as u32 == data.root_bone && lock != 0;
         if locked && lock == ROOT_LOCK_REF_POSE {
             self.record_words(out, 20, (0, bone), 4, 3);
