@@ -211,3 +211,208 @@ impl LibraryData {
         self.bone_retarget(0, bone as u32).target_ref.into()
     }
 }
+
+#[cfg(test)]
+impl super::AnimLibrary {
+    /// The tables of a library no evaluator shares yet, for tests that damage them.
+    pub(crate) fn data_mut(&mut self) -> &mut LibraryData {
+        std::sync::Arc::get_mut(&mut self.data).expect("a library nothing else holds")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::library::AnimLibrary;
+    use crate::procedural::random_asset;
+    use crate::{CpuEvaluator, PoseBatch, Poses};
+
+    type Vec3Channel<'a> = Option<&'a crate::model::Channel<glam::Vec3>>;
+
+    /// Damage done to a library's tables (of its target's bone count).
+    type Damage = fn(&mut LibraryData, usize);
+
+    /// A word that says where it was put.
+    fn tag(k: usize, b: usize, what: u32) -> Entry {
+        [k as u32, b as u32, what, 0]
+    }
+
+    /// The readers on tables written out by hand, laid out as the shaders' comments say.
+    #[test]
+    fn the_readers_find_kind_major_channels_and_field_major_records() {
+        let bones = 5;
+        let asset = random_asset(3, bones, 0);
+        let mut lib = AnimLibrary::new(&asset.skeleton, &[]).unwrap();
+        let data = lib.data_mut();
+        // Two clips of 2 and 3 source bones, each one's channels every translation, then every
+        // rotation, then every scale.
+        let sources = [2u32, 3];
+        let (mut clips, mut channels) = (Vec::new(), Vec::new());
+        for (c, &n) in (0..).zip(&sources) {
+            clips.push(ClipData {
+                duration: 1.0,
+                channel_base: sources.len() as u32 + channels.len() as u32,
+                retarget_base: 0,
+                flags: n << CLIP_SOURCES_SHIFT,
+            });
+            for kind in 0..3 {
+                channels.extend((0..n).map(|s| ChannelData {
+                    time_offset: c,
+                    value_offset: s,
+                    count: kind,
+                    flags: 0,
+                }));
+            }
+        }
+        let clip_words = clips.iter().map(|&c| bytemuck::cast::<_, Entry>(c));
+        data.clip_table = clip_words
+            .chain(channels.iter().map(|&c| bytemuck::cast(c)))
+            .collect();
+        for (c, &n) in (0..).zip(&sources) {
+            let clip = data.clip_data(c);
+            for (s, k) in (0..n).flat_map(|s| (0..3).map(move |k| (s, k))) {
+                let ch = data.clip_channel(&clip, s, k);
+                assert_eq!((ch.time_offset, ch.value_offset, ch.count), (c, s, k));
+            }
+        }
+        // The retarget table: 3 words of padding, a section of BoneRetargets field-major, a
+        // plan section (the bones' records field-major, two goal records after them as they
+        // are), then u32s four to a word.
+        let mut retarget = vec![[0; 4]; 3];
+        for k in 0..RETARGET_WORDS as usize {
+            retarget.extend((0..bones).map(|b| tag(k, b, 1)));
+        }
+        let plan = retarget.len() as u32;
+        for k in 0..PLAN_WORDS as usize {
+            retarget.extend((0..bones).map(|b| tag(k, b, 2)));
+        }
+        for g in bones..bones + 2 {
+            retarget.extend((0..PLAN_WORDS as usize).map(|k| tag(k, g, 2)));
+        }
+        let packed_at = retarget.len() as u32;
+        retarget.extend(packed(&(100..110).collect::<Vec<u32>>()));
+        data.retarget = retarget;
+        for b in 0..bones {
+            let words: [Entry; RETARGET_WORDS as usize] =
+                bytemuck::cast(data.bone_retarget(3, b as u32));
+            for (k, w) in words.iter().enumerate() {
+                assert_eq!(*w, tag(k, b, 1), "word {k} of bone {b}");
+            }
+        }
+        for r in 0..bones + 2 {
+            let words: [Entry; PLAN_WORDS as usize] =
+                bytemuck::cast(data.bone_plan(plan, r as u32));
+            for (k, w) in words.iter().enumerate() {
+                assert_eq!(*w, tag(k, r, 2), "word {k} of plan record {r}");
+            }
+        }
+        for i in 0..10 {
+            assert_eq!(data.table_u32(packed_at, i), 100 + i);
+        }
+        assert_eq!(data.mask_weight(0, 3), 1.0);
+        assert_eq!(data.mask_weight(packed_at, 3).to_bits(), 103);
+    }
+
+    /// A built library's tables, read back through the readers, hold the clips' keys, the
+    /// target's references and the skeleton where the typed model has them.
+    #[test]
+    fn the_built_tables_hold_what_the_model_has() {
+        let asset = random_asset(5, 23, 3);
+        let (skeleton, bones) = (&asset.skeleton, asset.skeleton.len());
+        let lib = AnimLibrary::new(skeleton, &asset.clips).unwrap();
+        let data = lib.data();
+        for (c, clip) in (0..).zip(&asset.clips) {
+            let cd = data.clip_data(c);
+            assert_eq!(cd.duration, clip.duration());
+            for (s, track) in (0..).zip(clip.tracks()) {
+                let first = |k| {
+                    let ch = data.clip_channel(&cd, s, k);
+                    (ch.count > 0)
+                        .then(|| (ch.count as usize, data.values[ch.value_offset as usize]))
+                };
+                let v3 = |v: Vec3Channel| v.map(|c| (c.len(), c.values[0].extend(0.0).to_array()));
+                assert_eq!(
+                    first(0),
+                    v3(track.translation.as_ref()),
+                    "clip {c}, bone {s}"
+                );
+                let r = track.rotation.as_ref();
+                assert_eq!(first(1), r.map(|c| (c.len(), c.values[0].to_array())));
+                assert_eq!(first(2), v3(track.scale.as_ref()), "clip {c}, bone {s}");
+            }
+        }
+        let s = data.skeleton_section;
+        let (order, starts) = skeleton.depth_levels();
+        assert_eq!(s.levels as usize, starts.len() - 1);
+        for (i, &o) in (0..).zip(&order) {
+            assert_eq!(data.table_u32(s.order, i), o);
+        }
+        for (i, &start) in (0..).zip(&starts) {
+            assert_eq!(data.table_u32(s.level_starts, i), start);
+        }
+        for b in 0..bones {
+            let own = data.bone_retarget(0, b as u32);
+            assert_eq!(
+                (own.source, own.target_ref),
+                (b as i32, skeleton.rest()[b].into())
+            );
+            assert_eq!(data.table_u32(s.parents, b as u32) as i32, data.parents[b]);
+            for r in 0..3 {
+                let row = data.retarget_f32(s.inverse_bind_word(bones as u32, b as u32, r));
+                assert_eq!(row[..], data.inverse_bind[b][r as usize * 4..][..4]);
+            }
+        }
+    }
+
+    /// The CPU twin reads the GPU's tables: the addressing bugs the layouts invite (a clip's
+    /// channels bone-major, a section's bones in the wrong places, the fused pass's inverse
+    /// binds bone-major) change the CPU's poses, with no GPU. Undamaged, a rebuilt library
+    /// gives the same poses bit for bit.
+    #[test]
+    fn an_addressing_bug_in_the_tables_fails_on_the_cpu() {
+        let asset = random_asset(7, 29, 3);
+        let build = || AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+        let mut batch = PoseBatch::new();
+        for i in 0..6 {
+            batch.push_clip(i % 3, 0.13 * i as f32, true);
+        }
+        let poses = |lib: &AnimLibrary| {
+            let mut out = Poses::default();
+            CpuEvaluator::new(lib).evaluate(&batch, &mut out).unwrap();
+            (out.locals, out.component, out.skinning)
+        };
+        let good = poses(&build());
+        assert_eq!(poses(&build()), good);
+        let bones = asset.skeleton.len();
+        let damages: [(&str, Damage); 3] = [
+            ("each clip's channels bone-major", |d, _| {
+                for c in 0..d.clip_count() as u32 {
+                    let clip = d.clip_data(c);
+                    let n = (clip.flags >> CLIP_SOURCES_SHIFT) as usize;
+                    let at = clip.channel_base as usize;
+                    let kind_major = d.clip_table[at..at + 3 * n].to_vec();
+                    for (s, k) in (0..n).flat_map(|s| (0..3).map(move |k| (s, k))) {
+                        d.clip_table[at + s * 3 + k] = kind_major[k * n + s];
+                    }
+                }
+            }),
+            ("the target's records in reverse bone order", |d, bones| {
+                for k in 0..RETARGET_WORDS as usize {
+                    d.retarget[k * bones..(k + 1) * bones].reverse();
+                }
+            }),
+            ("the inverse binds' rows bone-major", |d, bones| {
+                let at = d.skeleton_section.inverse_bind as usize;
+                let row_major = d.retarget[at..at + 3 * bones].to_vec();
+                for (b, r) in (0..bones).flat_map(|b| (0..3).map(move |r| (b, r))) {
+                    d.retarget[at + b * 3 + r] = row_major[r * bones + b];
+                }
+            }),
+        ];
+        for (what, damage) in damages {
+            let mut lib = build();
+            damage(lib.data_mut(), bones);
+            assert_ne!(poses(&lib), good, "{what}");
+        }
+    }
+}
