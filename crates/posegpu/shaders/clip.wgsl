@@ -114,7 +114,7 @@ fn set_library(bone_count: u32, bone: u32, up: vec3<f32>) {
 }
 
 // The clip table: the library's clips, then their channels, one binding for both
-// (src/gpu/tables.rs). A clip's channels are kind-major (all its source bones' translations,
+// (src/library/tables.rs). A clip's channels are kind-major (all its source bones' translations,
 // then rotations, then scales), so that lanes sampling neighbouring bones read neighbouring
 // words; channel_base counts from the table's start and the clip's flags carry its source
 // bone count above bit 8.
@@ -124,7 +124,7 @@ fn set_library(bone_count: u32, bone: u32, up: vec3<f32>) {
 // The retarget table, 16-byte words: per source its BoneRetargets (RETARGET_WORDS words each,
 // field-major: bone_retarget), or a character source's BonePlans, its reference locals and its
 // path entries (four per word), read word by word in the order of their fields; the bone
-// masks; then the skeleton section the fused pass reads (src/gpu/tables.rs).
+// masks; then the skeleton section the fused pass reads (src/library/tables.rs).
 @group(0) @binding(6) var<storage, read> retarget: array<vec4<u32>>;
 
 fn clip_data(clip: u32) -> ClipData {
@@ -152,7 +152,7 @@ fn retarget_xform(w: u32) -> Xform {
 
 // Target bone `bone`'s record of the retarget section at word `base`. The section is
 // field-major (word k of bone b at base + k * table_bones + b: lanes of neighbouring bones read
-// neighbouring words); src/gpu/tables.rs lays it out.
+// neighbouring words); src/library/tables.rs lays it out.
 fn bone_retarget(base: u32, bone: u32) -> BoneRetarget {
     let n = table_bones;
     let w = base + bone;
@@ -166,7 +166,7 @@ fn bone_retarget(base: u32, bone: u32) -> BoneRetarget {
 
 // Word `k` of plan record `record` in the plan section at word `base`: the target bones'
 // records are field-major (word k of bone b at base + k * table_bones + b), the IK goal
-// records after them as they are (src/gpu/tables.rs).
+// records after them as they are (src/library/tables.rs).
 fn plan_word(base: u32, record: u32, k: u32) -> u32 {
     if (record < table_bones) {
         return base + k * table_bones + record;
@@ -204,7 +204,7 @@ fn bone_plan(base: u32, record: u32) -> BonePlan {
 }
 
 // The weight of `bone` in the bone mask at word `mask` of the retarget table, four weights a
-// word; 1 for mask 0 (none). As LibraryData::mask_weight in src/library.rs.
+// word; 1 for mask 0 (none). As LibraryData::mask_weight in src/library/tables.rs.
 fn mask_weight(mask: u32, bone: u32) -> f32 {
     if (mask == 0u) {
         return 1.0;
