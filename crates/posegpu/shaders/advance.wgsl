@@ -87,7 +87,6 @@ fn emit_crossings(instance: u32, player: u32, p: PlayerData, s: Step) {
     }
 }
 
-const TINY: f32 = 1e-8;
 
 // clamp(scale · (rate / basis) + bias, min, max); a basis within 1e-8 of 0 gives a ratio of 0.
 fn effective_rate(p: PlayerData) -> f32 {
@@ -147,8 +146,8 @@ fn main(
     let count = g.player_count;
     let sync = (g.flags & GROUP_SYNC) != 0u && count > 1u;
     // The root-lock code with its axis mask; none at all without a lock.
-    let code = g.flags >> 8u;
-    let lock = select(0u, code, (code & 0xffu) != 0u);
+    let code = g.flags >> GROUP_LOCK_SHIFT;
+    let lock = select(0u, code, (code & ROOT_LOCK_MASK) != 0u);
 
     // The leader: the highest weight, the first on a tie.
     var leader = 0u;

@@ -80,6 +80,9 @@ const PLAN_DRIVEN: u32 = 4u;
 const PATH_INVERSE: u32 = 0x80000000u;
 const PATH_BONE: u32 = 0xffffffu;
 const PATH_MIRROR_SHIFT: u32 = 24u;
+const PATH_MIRRORED: u32 = 0x3f000000u;
+const MIRROR_PATTERN_BITS: u32 = 3u;
+const MIRROR_PATTERN: u32 = 7u;
 const PLAN_MIRROR_SHIFT: u32 = 4u;
 const MODE_SKELETON: u32 = 1u;
 const MODE_ANIMATION_SCALED: u32 = 2u;
@@ -111,7 +114,7 @@ fn set_library(bone_count: u32, bone: u32, up: vec3<f32>) {
 }
 
 // The clip table: the library's clips, then their channels, one binding for both
-// (src/gpu/tables.rs). A clip's channels are kind-major (all its source bones' translations,
+// (src/library/tables.rs). A clip's channels are kind-major (all its source bones' translations,
 // then rotations, then scales), so that lanes sampling neighbouring bones read neighbouring
 // words; channel_base counts from the table's start and the clip's flags carry its source
 // bone count above bit 8.
@@ -121,7 +124,7 @@ fn set_library(bone_count: u32, bone: u32, up: vec3<f32>) {
 // The retarget table, 16-byte words: per source its BoneRetargets (RETARGET_WORDS words each,
 // field-major: bone_retarget), or a character source's BonePlans, its reference locals and its
 // path entries (four per word), read word by word in the order of their fields; the bone
-// masks; then the skeleton section the fused pass reads (src/gpu/tables.rs).
+// masks; then the skeleton section the fused pass reads (src/library/tables.rs).
 @group(0) @binding(6) var<storage, read> retarget: array<vec4<u32>>;
 
 fn clip_data(clip: u32) -> ClipData {
@@ -149,7 +152,7 @@ fn retarget_xform(w: u32) -> Xform {
 
 // Target bone `bone`'s record of the retarget section at word `base`. The section is
 // field-major (word k of bone b at base + k * table_bones + b: lanes of neighbouring bones read
-// neighbouring words); src/gpu/tables.rs lays it out.
+// neighbouring words); src/library/tables.rs lays it out.
 fn bone_retarget(base: u32, bone: u32) -> BoneRetarget {
     let n = table_bones;
     let w = base + bone;
@@ -163,7 +166,7 @@ fn bone_retarget(base: u32, bone: u32) -> BoneRetarget {
 
 // Word `k` of plan record `record` in the plan section at word `base`: the target bones'
 // records are field-major (word k of bone b at base + k * table_bones + b), the IK goal
-// records after them as they are (src/gpu/tables.rs).
+// records after them as they are (src/library/tables.rs).
 fn plan_word(base: u32, record: u32, k: u32) -> u32 {
     if (record < table_bones) {
         return base + k * table_bones + record;
@@ -201,7 +204,7 @@ fn bone_plan(base: u32, record: u32) -> BonePlan {
 }
 
 // The weight of `bone` in the bone mask at word `mask` of the retarget table, four weights a
-// word; 1 for mask 0 (none). As LibraryData::mask_weight in src/library.rs.
+// word; 1 for mask 0 (none). As LibraryData::mask_weight in src/library/tables.rs.
 fn mask_weight(mask: u32, bone: u32) -> f32 {
     if (mask == 0u) {
         return 1.0;
@@ -392,8 +395,8 @@ fn reflect_rotation(q: vec4<f32>, pattern: u32) -> vec4<f32> {
 // A source local as its unmirrored twin's, `bits` a path entry's mirror bits shifted down
 // (unmirror in src/drive/plan.rs).
 fn unmirror_local(l: Xform, bits: u32) -> Xform {
-    let parent = bits & 7u;
-    let own = (bits >> 3u) & 7u;
+    let parent = bits & MIRROR_PATTERN;
+    let own = (bits >> MIRROR_PATTERN_BITS) & MIRROR_PATTERN;
     return Xform(reflect_rotation(l.r, parent), vec4<f32>(l.t.xyz * pattern_signs(parent), l.t.w),
         vec4<f32>(l.s.xyz * pattern_signs(own), l.s.w));
 }
@@ -414,7 +417,7 @@ fn fold_path(clip: ClipData, rest: u32, t: f32, start: u32, len: u32, cap: u32, 
         let i = start + k;
         let e = retarget[i / 4u][i % 4u];
         var l = source_local(clip, e & PATH_BONE, rest, t, full, search);
-        if ((e & (0x3fu << PATH_MIRROR_SHIFT)) != 0u) {
+        if ((e & PATH_MIRRORED) != 0u) {
             l = unmirror_local(l, e >> PATH_MIRROR_SHIFT);
         }
         if ((e & PATH_INVERSE) != 0u) {
@@ -521,7 +524,7 @@ fn apply_plan(clip: ClipData, t: f32, bone: u32) -> Xform {
         translation += r.t_inv_scale * moved;
     }
     var out_r = normalize_quat(rotation);
-    let mirror = (r.modes >> PLAN_MIRROR_SHIFT) & 7u;
+    let mirror = (r.modes >> PLAN_MIRROR_SHIFT) & MIRROR_PATTERN;
     if (mirror != 0u) {
         // The unmirrored twin's local, under the target's reflected parent frame.
         out_r = reflect_rotation(out_r, mirror);
@@ -569,8 +572,8 @@ fn root_locked(x: Xform, held: Xform, axes: u32) -> Xform {
 // in-place sample's root-motion bone shows its lock instead of its animation, in the parts of
 // its motion the sample's axis mask takes out.
 fn sample_clip(sample: SampleEntry, bone: u32) -> Xform {
-    let lock = sample.root_lock & 0xffu;
-    let axes = sample.root_lock & ~0xffu;
+    let lock = sample.root_lock & ROOT_LOCK_MASK;
+    let axes = sample.root_lock & ~ROOT_LOCK_MASK;
     let locked = bone == root_bone && lock != 0u;
     var held = IDENTITY;
     if (locked && lock == ROOT_LOCK_REF_POSE) {

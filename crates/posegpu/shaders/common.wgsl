@@ -161,12 +161,12 @@ fn quat_from_axes(c0: vec3<f32>, c1: vec3<f32>, c2: vec3<f32>) -> vec4<f32> {
     return normalize_quat(q);
 }
 
-// Axis v of a product with its scaling removed (an axis under sqrt(1e-8) kept) and the desired
+// Axis v of a product with its scaling removed (an axis under sqrt(TINY) kept) and the desired
 // scale's sign s put back (signed_unit in src/math/mirror.rs).
 fn signed_unit(v: vec3<f32>, s: f32) -> vec3<f32> {
     let sq = dot(v, v);
     var unit = v;
-    if (sq >= 1e-8) {
+    if (sq >= TINY) {
         unit = v * (1.0 / sqrt(sq));
     }
     return select(-unit, unit, s >= 0.0);
@@ -249,7 +249,7 @@ struct Head {
     slots: u32,
 }
 
-// A layer: kind (LAYER_*) | sample count << 8, its weight, a word of its kind's own (an IK
+// A layer: kind (LAYER_*) | sample count << LAYER_SAMPLES_SHIFT, its weight, a word of its kind's own (an IK
 // layer's hands weight), and its bone mask (the retarget-table word its weights start at; 0:
 // none).
 struct LayerEntry {
@@ -283,6 +283,9 @@ fn sample_word(s: SampleEntry) -> vec4<u32> {
     return vec4<u32>(s.clip_and_flags, bitcast<u32>(s.time), bitcast<u32>(s.weight), s.root_lock);
 }
 
+// kind_and_samples: the kind's bits, and the sample count's first bit.
+const LAYER_KIND_MASK: u32 = 0xffu;
+const LAYER_SAMPLES_SHIFT: u32 = 8u;
 const LAYER_BASE: u32 = 0u;
 const LAYER_LOCAL: u32 = 1u;
 const LAYER_MESH: u32 = 2u;
@@ -299,13 +302,15 @@ const LAYER_BLEND_MESH: u32 = 7u;
 // step between its two samples (the old pose now and before) in the fourth, 0 once started.
 const LAYER_INERTIALIZE: u32 = 8u;
 const INSTANCE_LOOP: u32 = 0x80000000u;
+// A SampleEntry's root_lock: the lock's bits (ROOT_LOCK_*), its axis mask above them.
+const ROOT_LOCK_MASK: u32 = 0xffu;
 
 fn layer_kind(layer: LayerEntry) -> u32 {
-    return layer.kind_and_samples & 0xffu;
+    return layer.kind_and_samples & LAYER_KIND_MASK;
 }
 
 fn layer_samples(layer: LayerEntry) -> u32 {
-    return layer.kind_and_samples >> 8u;
+    return layer.kind_and_samples >> LAYER_SAMPLES_SHIFT;
 }
 
 fn layer_is_mesh(kind: u32) -> bool {
@@ -340,6 +345,8 @@ fn map_time(t: f32, duration: f32, looping: bool) -> f32 {
 }
 
 const ZERO_WEIGHT: f32 = 1e-5;
+// Below this a length or a divisor counts as zero (math::TINY).
+const TINY: f32 = 1e-8;
 
 // The blend rule's sum (BlendAccumulator in src/blend/pose.rs): w·T and w·S summed, rotations
 // summed as 4-vectors, each flipped into the accumulator's hemisphere, then normalized.
@@ -390,7 +397,7 @@ fn quat_conj(q: vec4<f32>) -> vec4<f32> {
 }
 
 fn safe_recip3(v: vec3<f32>) -> vec3<f32> {
-    return select(1.0 / v, vec3<f32>(0.0), abs(v) <= vec3<f32>(1e-8));
+    return select(1.0 / v, vec3<f32>(0.0), abs(v) <= vec3<f32>(TINY));
 }
 
 // Δ of pose p against base b.

@@ -58,7 +58,6 @@ const IK_CHAIN_WORDS: u32 = 6u;
 const IK_HEADER_WORDS: u32 = 2u;
 const IK_MAX_CHAINS: u32 = 4u;
 const PLAN_NO_GOAL: u32 = 8u;
-const TINY: f32 = 1e-8;
 // How much of the chain's bend direction (in root lengths) steadies the pose's own bend
 // (BEND_BIAS in src/drive/ik.rs).
 const BEND_BIAS: f32 = 0.05;
@@ -439,7 +438,7 @@ fn main(
         e += 1u + layer_samples(as_layer(frame[e]));
     }
     let ik_layer = frame[last];
-    if (head.layers == 0u || (ik_layer.x & 0xffu) != LAYER_IK) {
+    if (head.layers == 0u || layer_kind(as_layer(ik_layer)) != LAYER_IK) {
         return;
     }
     let feet = bitcast<f32>(ik_layer.y);

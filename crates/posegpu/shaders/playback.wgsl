@@ -40,7 +40,7 @@ struct PlayerData {
     step_travel: f32,
 }
 
-// One instance's players: the first, how many, GROUP_* | root-lock code << 8, and the
+// One instance's players: the first, how many, GROUP_* | root-lock code << GROUP_LOCK_SHIFT, and the
 // instance's index in the crowd.
 struct GroupData {
     first_player: u32,
@@ -70,6 +70,7 @@ const GROUP_SYNC: u32 = 1u;
 const GROUP_ROOT_MOTION: u32 = 2u;
 const GROUP_MONTAGES_ONLY: u32 = 4u;
 const GROUP_IGNORE_MOTION: u32 = 8u;
+const GROUP_LOCK_SHIFT: u32 = 8u;
 // The second player is the outgoing one; the frame's inertialization layer follows its sample.
 const GROUP_TRANSITIONS: u32 = 16u;
 const TRACK_MONTAGE: u32 = 1u;

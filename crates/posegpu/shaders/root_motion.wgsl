@@ -111,7 +111,7 @@ fn main(
         return;
     }
     set_library(crowd.bone_count, crowd.root_bone, crowd.root_up);
-    let axes = (g.flags >> 8u) & ~0xffu;
+    let axes = (g.flags >> GROUP_LOCK_SHIFT) & ~ROOT_LOCK_MASK;
     // The blend rule: weights at or below ZERO_WEIGHT dropped, the rest renormalized; one kept
     // player's motion as it is. Players that give no root motion weigh nothing.
     var sum = 0.0;

@@ -21,7 +21,8 @@ use crate::drive::IkWeights;
 use crate::error::{Error, Result};
 use crate::layout::{
     Entry, Head, INSTANCE_LOOP, LAYER_BASE, LAYER_BLEND_LOCAL, LAYER_BLEND_MESH,
-    LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_IK, LAYER_INERTIALIZE, LAYER_LOCAL, LAYER_MESH,
+    LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_IK, LAYER_INERTIALIZE, LAYER_KIND_MASK,
+    LAYER_LOCAL, LAYER_MESH, LAYER_SAMPLES_SHIFT, ROOT_LOCK_MASK,
 };
 use crate::library::{AnimLibrary, MaskId};
 use crate::model::AdditiveSpace;
@@ -96,8 +97,8 @@ impl ClipSample {
             time: f32::from_bits(e[1]),
             looping: e[0] & INSTANCE_LOOP != 0,
             weight: f32::from_bits(e[2]),
-            root_lock: RootLock::from_code(e[3] & 0xff).flatten(),
-            root_axes: RootMotionAxes::from_code(e[3] & !0xff).unwrap_or_default(),
+            root_lock: RootLock::from_code(e[3] & ROOT_LOCK_MASK).flatten(),
+            root_axes: RootMotionAxes::from_code(e[3] & !ROOT_LOCK_MASK).unwrap_or_default(),
         }
     }
 }
@@ -483,8 +484,9 @@ impl PoseBatch {
                             "time {} or weight {} is not finite",
                             sample.time, sample.weight
                         )
-                    } else if RootLock::from_code(layer.samples[k][3] & 0xff).is_none()
-                        || RootMotionAxes::from_code(layer.samples[k][3] & !0xff).is_none()
+                    } else if RootLock::from_code(layer.samples[k][3] & ROOT_LOCK_MASK).is_none()
+                        || RootMotionAxes::from_code(layer.samples[k][3] & !ROOT_LOCK_MASK)
+                            .is_none()
                     {
                         "its root lock is not a known code (0 to 3, with an axis mask)".to_string()
                     } else if sample.root_lock.is_some()
@@ -528,8 +530,8 @@ pub(crate) fn layers<'a>(
     let (mut e, mut slot, mut deferred) = (head.first as usize, 0, false);
     (0..head.layers).map(move |_| {
         let header = entries.get(e)?;
-        let kind = LayerKind::from_code(header[0] & 0xff)?;
-        let count = (header[0] >> 8) as usize;
+        let kind = LayerKind::from_code(header[0] & LAYER_KIND_MASK)?;
+        let count = (header[0] >> LAYER_SAMPLES_SHIFT) as usize;
         let samples = entries.get(e + 1..e + 1 + count)?;
         deferred |= kind.is_mesh();
         let layer = Layer {
@@ -665,7 +667,7 @@ impl InstanceLayers<'_> {
         let b = &mut *self.batch;
         self.last = b.entries.len();
         b.entries.push([
-            kind.code() | (samples.len() as u32) << 8,
+            kind.code() | (samples.len() as u32) << LAYER_SAMPLES_SHIFT,
             weight.to_bits(),
             third,
             0,

@@ -1,5 +1,6 @@
 //! The packed form of a skeleton and its clips: flat arrays laid out exactly as the GPU storage
-//! buffers, read by the shaders and by their CPU twins alike.
+//! buffers, uploaded as they are and read by the shaders and by their CPU twins alike
+//! (`tables.rs` names the readers after the WGSL functions that read the same words).
 
 use std::collections::HashMap;
 
@@ -10,14 +11,19 @@ use glam::{Mat4, Vec3};
 use bytemuck::Pod;
 
 mod read;
+mod tables;
+
+pub(crate) use tables::{clip_channel_word, table_u32_at, SkeletonSection};
+use tables::{clip_table, field_major};
 
 use crate::drive::modes::mode_caches;
 use crate::drive::plan::{check_clip_reflections, PlanSection};
 use crate::drive::TranslationMode;
 use crate::error::{Error, Result};
 use crate::layout::{
-    BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CHANNEL_STEP, CHANNEL_STRIDE_SHIFT,
-    CLIP_ADDITIVE, CLIP_GOALS, CLIP_MESH_SPACE, CLIP_PLAN, PLAN_WORDS, RETARGET_WORDS,
+    BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CHANNEL_STEP,
+    CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_GOALS, CLIP_MESH_SPACE, CLIP_PLAN,
+    CLIP_SOURCES_SHIFT, PLAN_WORDS, RETARGET_WORDS,
 };
 use crate::math::affine_rows;
 use crate::model::{
@@ -95,28 +101,30 @@ pub struct AnimLibrary {
     data: Arc<LibraryData>,
 }
 
-/// The packed arrays, laid out as the GPU buffers.
+/// The packed arrays, laid out as the GPU buffers (each uploaded byte for byte).
 #[derive(Debug)]
 pub(crate) struct LibraryData {
     pub(crate) skeleton: Skeleton,
     pub(crate) clip_names: Vec<String>,
     pub(crate) clip_sources: Vec<SourceId>,
     pub(crate) sources: Vec<RetargetSource>,
+    /// The `parents` and `inverse_bind` tables of the hierarchy and layer passes.
     pub(crate) parents: Vec<i32>,
     pub(crate) inverse_bind: Vec<Mat3x4>,
-    /// [`crate::Skeleton::depth_levels`]: the bones level by level, and each level's start.
-    pub(crate) level_order: Vec<u32>,
-    pub(crate) level_starts: Vec<u32>,
-    pub(crate) clips: Vec<ClipData>,
-    pub(crate) channels: Vec<ChannelData>,
+    /// The clip table (`clip_table` in `clip.wgsl`): the clips, then their channels kind-major
+    /// (`tables.rs`); made by [`LibraryBuilder::build`].
+    pub(crate) clip_table: Vec<Entry>,
     pub(crate) times: Vec<f32>,
     pub(crate) values: Vec<[f32; 4]>,
     /// The retarget table, 16-byte words: per source, from `source_tables[source]`, its
-    /// [`BoneRetarget`]s (one per target bone), or a character source's plan (its
-    /// `BonePlan`s, the source's reference locals, its path entries). The target's own table
+    /// [`BoneRetarget`]s (one per target bone, field-major), or a character source's plan
+    /// (its `BonePlan`s, the target bones' field-major, the source's reference locals, its
+    /// path entries); the masks; and once built, the skeleton section. The target's own table
     /// comes first.
     pub(crate) retarget: Vec<Entry>,
     pub(crate) source_tables: Vec<u32>,
+    /// Where [`LibraryBuilder::build`] put the skeleton section in `retarget`.
+    pub(crate) skeleton_section: SkeletonSection,
     /// The IK table (`IkChain` in `src/layout/ik.rs`): the chains of the target, from its first
     /// character source's plan; empty (no chains) until then.
     pub(crate) ik: Vec<Entry>,
@@ -165,6 +173,10 @@ pub struct NotifyInfo {
 pub struct LibraryBuilder {
     lib: LibraryData,
     shared_times: HashMap<Vec<u32>, u32>,
+    /// The clip table's two parts, `channel_base` counting from the first channel until
+    /// [`Self::build`] joins them.
+    clips: Vec<ClipData>,
+    channels: Vec<ChannelData>,
 }
 
 impl AnimLibrary {
@@ -186,7 +198,6 @@ impl AnimLibrary {
             kind: SourceKind::Modes,
             kept_signs: Vec::new(),
         };
-        let (level_order, level_starts) = target.depth_levels();
         LibraryBuilder {
             lib: LibraryData {
                 skeleton: target.clone(),
@@ -199,14 +210,12 @@ impl AnimLibrary {
                     .iter()
                     .map(|m| affine_rows(&m.unwrap_or(Mat4::IDENTITY)))
                     .collect(),
-                level_order,
-                level_starts,
-                clips: Vec::new(),
-                channels: Vec::new(),
+                clip_table: Vec::new(),
                 times: Vec::new(),
                 values: Vec::new(),
-                retarget: words(&retarget),
+                retarget: field_major(&words(&retarget), RETARGET_WORDS as usize),
                 source_tables: vec![0],
+                skeleton_section: SkeletonSection::default(),
                 ik: Vec::new(),
                 masks: Vec::new(),
                 notifies: Vec::new(),
@@ -221,6 +230,8 @@ impl AnimLibrary {
                 curve_table: Vec::new(),
             },
             shared_times: HashMap::new(),
+            clips: Vec::new(),
+            channels: Vec::new(),
         }
     }
 }
@@ -254,7 +265,7 @@ impl LibraryBuilder {
                 kind: SourceKind::Modes,
                 kept_signs: Vec::new(),
             },
-            words(caches),
+            field_major(&words(caches), RETARGET_WORDS as usize),
         )
     }
 
@@ -274,14 +285,21 @@ impl LibraryBuilder {
         let paths = rest + skeleton.len() * 3;
         let path_base = to_u32(paths * 4, "retarget table")?;
         let rest = to_u32(rest, "retarget table")?;
-        let mut table: Vec<Entry> = Vec::with_capacity(paths - base + section.paths.len() / 4 + 1);
-        // The goal records follow the bones' (the IK stage reads goal g at bone count + g).
-        for record in section.records.iter().chain(&section.goals) {
-            let mut record = *record;
-            record.path_start += path_base;
-            record.source_rest = rest;
-            table.extend_from_slice(bytemuck::cast_slice(&[record]));
-        }
+        let placed = |records: &[BonePlan]| -> Vec<Entry> {
+            let records: Vec<_> = records
+                .iter()
+                .map(|&record| BonePlan {
+                    path_start: record.path_start + path_base,
+                    source_rest: rest,
+                    ..record
+                })
+                .collect();
+            words(&records)
+        };
+        // The target bones' records field-major, then the goal records as they are (the IK
+        // stage reads goal g at bone count + g).
+        let mut table = field_major(&placed(&section.records), PLAN_WORDS as usize);
+        table.extend(placed(&section.goals));
         let locals: Vec<Xform> = skeleton.rest().iter().map(|&t| t.into()).collect();
         table.extend(words(&locals));
         table.extend(packed(&section.paths));
@@ -419,7 +437,7 @@ impl LibraryBuilder {
         for (i, clip) in clips.iter().enumerate() {
             let goals = goals.get(i).map_or(&[][..], Vec::as_slice);
             let goal_flag = if goals.is_empty() { 0 } else { CLIP_GOALS };
-            let c = to_u32(lib.clips.len(), "clip table")?;
+            let c = to_u32(self.clips.len(), "clip table")?;
             let first = to_u32(lib.notifies.len(), "notify table")?;
             lib.clip_notifies
                 .push([first, to_u32(clip.notifies().len(), "notify table")?]);
@@ -431,12 +449,15 @@ impl LibraryBuilder {
                 }));
             lib.clip_names.push(clip.name().to_string());
             lib.clip_sources.push(source);
-            lib.clips.push(ClipData {
+            // Its channels' stride: one per track (the bones', then the goals').
+            let sources = (clip.tracks().len() + goals.len()) as u32;
+            self.clips.push(ClipData {
                 duration: clip.duration(),
-                channel_base: to_u32(lib.channels.len(), "channel table")?,
+                channel_base: to_u32(self.channels.len(), "channel table")?,
                 retarget_base,
                 flags: plan_flag
                     | goal_flag
+                    | sources << CLIP_SOURCES_SHIFT
                     | match clip.additive_space() {
                         None => 0,
                         Some(AdditiveSpace::Local) => CLIP_ADDITIVE,
@@ -444,8 +465,8 @@ impl LibraryBuilder {
                     },
             });
             // The clip's channels, curves first, then every track's translation (the bones',
-            // then the goals'), then every rotation, then every scale; their values are laid
-            // out once all are known (`push_values`).
+            // then the goals'), then every rotation, then every scale (kind-major, as the clip
+            // table holds them); their values are laid out once all are known (`push_values`).
             let mut pending = Vec::new();
             let mut curves = Vec::with_capacity(clip.curves().len());
             for curve in clip.curves() {
@@ -496,12 +517,7 @@ impl LibraryBuilder {
                     .zip(curve_channels.iter().copied())
                     .collect(),
             );
-            // The channel table keeps the library's order: per bone (then per goal), T, R, S.
-            let bones = tracks.len();
-            for bone in 0..bones {
-                lib.channels
-                    .extend((0..3).map(|kind| track_channels[kind * bones + bone]));
-            }
+            self.channels.extend_from_slice(track_channels);
         }
         Ok(self)
     }
@@ -523,6 +539,16 @@ impl LibraryBuilder {
     /// The library, packed and immutable.
     pub fn build(mut self) -> AnimLibrary {
         let lib = &mut self.lib;
+        lib.clip_table = clip_table(&self.clips, &self.channels);
+        // The fused pass reads the skeleton from the end of the retarget table.
+        let (section, words) = SkeletonSection::new(
+            &lib.parents,
+            &lib.inverse_bind,
+            lib.skeleton.depth_levels(),
+            lib.retarget.len() as u32,
+        );
+        lib.retarget.extend(words);
+        lib.skeleton_section = section;
         let clips = lib.clip_notifies.len() as u32;
         lib.notify_table = lib
             .clip_notifies
@@ -552,34 +578,6 @@ impl LibraryBuilder {
 }
 
 impl LibraryData {
-    /// The record of type `T` at word `at` of the retarget table.
-    pub(crate) fn record<T: Pod>(&self, at: u32) -> &T {
-        let at = at as usize;
-        let words = std::mem::size_of::<T>() / std::mem::size_of::<Entry>();
-        bytemuck::from_bytes(bytemuck::cast_slice(&self.retarget[at..at + words]))
-    }
-
-    /// The target's reference local of `bone` (from its own table, the first).
-    pub(crate) fn target_reference(&self, bone: usize) -> Transform {
-        self.record::<BoneRetarget>(bone as u32 * RETARGET_WORDS)
-            .target_ref
-            .into()
-    }
-
-    /// The weight of `bone` in the mask at word `mask` of the retarget table (a layer's mask
-    /// word); 1 for 0, no mask. As `mask_weight` in `shaders/clip.wgsl`.
-    pub(crate) fn mask_weight(&self, mask: u32, bone: usize) -> f32 {
-        if mask == 0 {
-            return 1.0;
-        }
-        f32::from_bits(self.retarget[mask as usize + bone / 4][bone % 4])
-    }
-
-    /// Path entry `i` of the retarget table (four per word).
-    pub(crate) fn path_entry(&self, i: usize) -> u32 {
-        self.retarget[i / 4][i % 4]
-    }
-
     /// `channel`'s key times (stored once for every channel that has the same ones): its
     /// channel record, its values not placed yet; absent (`count` 0) without a channel.
     fn push_times<T>(

@@ -12,7 +12,7 @@ use crate::drive::plan::apply_bone;
 use crate::drive::TranslationMode;
 use crate::layout::{
     BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Xform, CHANNEL_STEP,
-    CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS,
+    CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, RETARGET_ORIENT,
 };
 use crate::library::AnimLibrary;
 use crate::math::{lerp3, normalize_quat, twist, ORIENT_PRECISION};
@@ -93,13 +93,12 @@ pub(crate) fn sample_bone(
     t: f32,
     search: &mut KeySearch,
 ) -> Transform {
-    let c = &lib.data().clips[clip];
+    let data = lib.data();
+    let c = &data.clip_data(clip as u32);
     if c.flags & CLIP_PLAN != 0 {
         return sample_plan_bone(lib, c, bone, t, search);
     }
-    let r: &BoneRetarget = lib
-        .data()
-        .record(c.retarget_base + bone as u32 * RETARGET_WORDS);
+    let r = &data.bone_retarget(c.retarget_base, bone as u32);
     let additive = c.flags & CLIP_ADDITIVE != 0;
     let reference = |x: &Xform| -> Transform {
         if additive {
@@ -108,24 +107,28 @@ pub(crate) fn sample_bone(
             (*x).into()
         }
     };
-    let channels = (r.source >= 0).then(|| {
-        let base = c.channel_base as usize + r.source as usize * 3;
-        &lib.data().channels[base..base + 3]
-    });
+    let channels = u32::try_from(r.source)
+        .ok()
+        .map(|source| clip_channels(lib, c, source));
     let Some(channels) = channels.filter(|ch| ch.iter().any(|c| c.count > 0)) else {
         let mut out = reference(&r.target_ref);
         out.rotation = normalize_quat(Vec4::from(out.rotation));
         return out;
     };
-    let out = sample_channels(lib, channels, t, reference(&r.source_ref), search);
+    let out = sample_channels(lib, &channels, t, reference(&r.source_ref), search);
     retarget_bone(out, r, additive)
+}
+
+/// Source bone `source`'s three channels in clip `c` (T, R, S: `clip_channel` for each).
+pub(crate) fn clip_channels(lib: &AnimLibrary, c: &ClipData, source: u32) -> [ChannelData; 3] {
+    [0, 1, 2].map(|k| lib.data().clip_channel(c, source, k))
 }
 
 /// A bone's three channels (T, R, S) sampled at `t`; those absent keep `fill`'s value (its
 /// rotation normalized).
 pub(crate) fn sample_channels(
     lib: &AnimLibrary,
-    channels: &[ChannelData],
+    channels: &[ChannelData; 3],
     t: f32,
     fill: Transform,
     search: &mut KeySearch,
@@ -172,10 +175,10 @@ fn sample_plan_bone(
     search: &mut KeySearch,
 ) -> Transform {
     let data = lib.data();
-    let r: &BonePlan = data.record(c.retarget_base + bone as u32 * PLAN_WORDS);
+    let r = &data.bone_plan(c.retarget_base, bone as u32);
     apply_bone(
         r,
-        |i| data.path_entry(i),
+        |i| data.table_u32(0, i as u32),
         |source, full| source_local(lib, c, r, source, t, full, search),
     )
 }
@@ -192,14 +195,13 @@ pub(crate) fn source_local(
     full: bool,
     search: &mut KeySearch,
 ) -> Transform {
-    let data = lib.data();
-    let base = c.channel_base as usize + source * 3;
-    let fill = *data.record::<Xform>(r.source_rest + source as u32 * 3);
-    let channels = &data.channels[base..base + 3];
+    let source = source as u32;
+    let fill = lib.data().retarget_xform(r.source_rest + source * 3).into();
     if full {
-        sample_channels(lib, channels, t, fill.into(), search)
+        sample_channels(lib, &clip_channels(lib, c, source), t, fill, search)
     } else {
-        sample_rotation(lib, &channels[1], t, fill.into(), search)
+        let rotation = lib.data().clip_channel(c, source, 1);
+        sample_rotation(lib, &rotation, t, fill, search)
     }
 }
 
@@ -255,7 +257,7 @@ impl Prepared {
         let clip = s.clip as usize;
         Self {
             clip,
-            time: map_time(s.time, lib.data().clips[clip].duration, s.looping),
+            time: map_time(s.time, lib.data().clip_data(s.clip).duration, s.looping),
             weight: s.weight,
             root_lock: s.root_lock,
             root_axes: s.root_axes,

@@ -12,7 +12,8 @@ use crate::batch::{
 use crate::blend::pose::{blend_with, kept_weights};
 use crate::error::{Error, Result};
 use crate::layout::{
-    GROUP_IGNORE_MOTION, GROUP_MONTAGES_ONLY, GROUP_ROOT_MOTION, GROUP_SYNC, GROUP_TRANSITIONS,
+    GROUP_IGNORE_MOTION, GROUP_LOCK_SHIFT, GROUP_MONTAGES_ONLY, GROUP_ROOT_MOTION, GROUP_SYNC,
+    GROUP_TRANSITIONS,
 };
 use crate::library::AnimLibrary;
 use crate::playback::{Agent, Event, Montage, Player, RootMotionMode, TrackId, Transition};
@@ -137,9 +138,9 @@ impl Crowd {
     /// Checks that the crowd was made for `lib` (its clip tracks are `lib`'s clips).
     pub(crate) fn check_library(&self, lib: &AnimLibrary) -> Result<()> {
         let same = self.timeline.tracks.len() >= lib.clip_count()
-            && lib.data().clips.iter().enumerate().all(|(k, c)| {
-                let s = self.timeline.segments(TrackId(k as u32));
-                s.len() == 1 && s[0].clip == k as u32 && s[0].length == c.duration
+            && (0..lib.clip_count() as u32).all(|k| {
+                let s = self.timeline.segments(TrackId(k));
+                s.len() == 1 && s[0].clip == k && s[0].length == lib.data().clip_data(k).duration
             });
         if same {
             Ok(())
@@ -206,7 +207,7 @@ impl Crowd {
         let flags = (u32::from(agent.sync) * GROUP_SYNC)
             | (u32::from(agent.root_motion) * GROUP_ROOT_MOTION)
             | mode
-            | (lock | axes) << 8;
+            | (lock | axes) << GROUP_LOCK_SHIFT;
         if agent.transitions && (agent.players.len() != 1 || agent.sync) {
             let w = "transitions need an agent of one player, not synced (it gets a second, the \
                      outgoing, which keeps its own time)";

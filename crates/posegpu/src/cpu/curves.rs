@@ -12,11 +12,15 @@ use crate::layout::{Entry, Head};
 use crate::library::AnimLibrary;
 use crate::model::map_time;
 
-/// Curve `curve` of one clip sample.
-fn sample_value(lib: &AnimLibrary, sample: &ClipSample, curve: usize) -> f32 {
+/// Curve `curve` of one clip sample (`curve_of` in `curves.wgsl`).
+fn curve_of(lib: &AnimLibrary, sample: &ClipSample, curve: usize) -> f32 {
     let data = lib.data();
     let clip = sample.clip as usize;
-    let t = map_time(sample.time, data.clips[clip].duration, sample.looping);
+    let t = map_time(
+        sample.time,
+        data.clip_data(sample.clip).duration,
+        sample.looping,
+    );
     let ch = &data.curve_table[clip * data.curve_names.len() + curve];
     super::clip::sample_curve(lib, ch, t)
 }
@@ -28,7 +32,7 @@ fn blend(lib: &AnimLibrary, samples: &[Entry], curve: usize) -> f32 {
     samples()
         .filter(|s| s.weight > ZERO_WEIGHT)
         .fold(0.0, |acc, s| {
-            acc + sample_value(lib, &s, curve) * (s.weight / sum)
+            acc + curve_of(lib, &s, curve) * (s.weight / sum)
         })
 }
 
@@ -51,8 +55,7 @@ fn instance_value(lib: &AnimLibrary, entries: &[Entry], head: &Head, curve: usiz
             }
             LayerKind::Additive(_) => value += blend(lib, layer.samples, curve) * w,
             LayerKind::Dynamic(_) => {
-                let s =
-                    |k: usize| sample_value(lib, &ClipSample::from_entry(&layer.samples[k]), curve);
+                let s = |k: usize| curve_of(lib, &ClipSample::from_entry(&layer.samples[k]), curve);
                 value += (s(0) - s(1)) * w;
             }
         }

@@ -22,15 +22,20 @@ pub(super) fn run_instance(
 ) {
     sample_instance(lib, batch, instance, locals, &mut [], scratch);
     component.copy_from_slice(locals);
-    let data = lib.data();
-    for level in data.level_starts.windows(2).skip(1) {
-        for &bone in &data.level_order[level[0] as usize..level[1] as usize] {
-            let (b, p) = (bone as usize, data.parents[bone as usize] as usize);
+    // The skeleton as the fused pass reads it: its section of the retarget table.
+    let (data, s) = (lib.data(), lib.data().skeleton_section);
+    for d in 1..s.levels {
+        let lo = data.table_u32(s.level_starts, d);
+        for k in lo..data.table_u32(s.level_starts, d + 1) {
+            let bone = data.table_u32(s.order, k);
+            let (b, p) = (bone as usize, data.table_u32(s.parents, bone) as usize);
             component[b] = Transform::compose(&component[b].into(), &component[p].into()).into();
         }
     }
-    for (bone, (cs, m)) in component.iter().zip(skinning).enumerate() {
-        *m = skinning_matrix(lib, bone, &(*cs).into());
+    let bones = data.table_bones();
+    for (bone, (cs, m)) in (0..).zip(component.iter().zip(skinning)) {
+        let rows = [0, 1, 2].map(|r| data.retarget_f32(s.inverse_bind_word(bones, bone, r)));
+        *m = skinning_matrix(bytemuck::cast_ref(&rows), &(*cs).into());
     }
 }
 

@@ -23,13 +23,14 @@ pub(super) fn run_instance(
             Err(_) => local,
         };
         component[i] = cs.into();
-        skinning[i] = skinning_matrix(lib, i, &cs);
+        skinning[i] = skinning_matrix(&lib.data().inverse_bind[i], &cs);
     }
 }
 
-/// Bone `bone`'s skinning matrix from its component-space transform `cs`.
-pub(super) fn skinning_matrix(lib: &AnimLibrary, bone: usize, cs: &Transform) -> Mat3x4 {
-    let bind: Mat4 = rows_to_mat4(&lib.data().inverse_bind[bone]);
+/// A bone's skinning matrix from its inverse bind matrix's rows and its component-space
+/// transform `cs`.
+pub(super) fn skinning_matrix(inverse_bind: &Mat3x4, cs: &Transform) -> Mat3x4 {
+    let bind: Mat4 = rows_to_mat4(inverse_bind);
     affine_rows(&(cs.to_matrix() * bind))
 }
 

@@ -12,10 +12,7 @@ use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, ClipSample, LayerKind, PoseBatch};
 use crate::drive::ik::{chain_count, solve};
 use crate::drive::plan::apply_bone;
-use crate::layout::{
-    BonePlan, ClipData, Entry, Head, Xform, CLIP_GOALS, CLIP_PLAN, IK_HAND, PLAN_NO_GOAL,
-    PLAN_WORDS,
-};
+use crate::layout::{ClipData, Entry, Head, Xform, CLIP_GOALS, CLIP_PLAN, IK_HAND, PLAN_NO_GOAL};
 use crate::library::AnimLibrary;
 use crate::model::map_time;
 use crate::Transform;
@@ -59,7 +56,7 @@ pub(super) fn run_instance(
         sample_weights,
         |i, chain, k, toe| {
             let s = ClipSample::from_entry(&base.samples[k]);
-            let c = &data.clips[s.clip as usize];
+            let c = &data.clip_data(s.clip);
             // Toe goals follow the chains' goals.
             let toes = if toe { chain_count(&data.ik) as u32 } else { 0 };
             let record = bones + i as u32 + toes;
@@ -92,10 +89,9 @@ pub(super) fn run_instance(
 fn has_goal(lib: &AnimLibrary, c: &ClipData, record: u32) -> bool {
     let data = lib.data();
     if c.flags & CLIP_PLAN != 0 {
-        let r: &BonePlan = data.record(c.retarget_base + record * PLAN_WORDS);
-        return r.modes & PLAN_NO_GOAL == 0;
+        return data.bone_plan(c.retarget_base, record).modes & PLAN_NO_GOAL == 0;
     }
-    c.flags & CLIP_GOALS != 0 && data.channels[(c.channel_base + record * 3) as usize].count > 0
+    c.flags & CLIP_GOALS != 0 && data.clip_channel(c, record, 0).count > 0
 }
 
 /// Record `record` of clip `c` at the mapped time `t` as the IK stage reads it: a bone's
@@ -106,10 +102,10 @@ fn clip_goal(lib: &AnimLibrary, c: &ClipData, t: f32, record: u32) -> Transform 
     let data = lib.data();
     let mut search = super::KeySearch::default();
     if c.flags & CLIP_PLAN != 0 {
-        let r: &BonePlan = data.record(c.retarget_base + record * PLAN_WORDS);
+        let r = &data.bone_plan(c.retarget_base, record);
         return apply_bone(
             r,
-            |i| data.path_entry(i),
+            |i| data.table_u32(0, i as u32),
             |source, full| super::clip::source_local(lib, c, r, source, t, full, &mut search),
         );
     }
@@ -118,8 +114,8 @@ fn clip_goal(lib: &AnimLibrary, c: &ClipData, t: f32, record: u32) -> Transform 
     } else {
         Transform::IDENTITY
     };
-    let base = (c.channel_base + record * 3) as usize;
-    super::clip::sample_channels(lib, &data.channels[base..base + 3], t, fill, &mut search)
+    let channels = super::clip::clip_channels(lib, c, record);
+    super::clip::sample_channels(lib, &channels, t, fill, &mut search)
 }
 
 /// The stage for every instance of `batch` (instance-major `locals`).

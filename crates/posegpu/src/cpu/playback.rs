@@ -8,7 +8,9 @@ use super::crowd::TransitionState;
 use crate::batch::{RootLock, RootMotionAxes};
 use crate::drive::IkWeights;
 use crate::error::{Error, Result};
-use crate::layout::{SegmentData, TrackData, GROUP_MONTAGES_ONLY, TRACK_MONTAGE};
+use crate::layout::{
+    SegmentData, TrackData, GROUP_LOCK_SHIFT, GROUP_MONTAGES_ONLY, ROOT_LOCK_MASK, TRACK_MONTAGE,
+};
 use crate::library::AnimLibrary;
 use crate::playback::{Montage, TrackId};
 
@@ -19,7 +21,7 @@ use crate::playback::{Montage, TrackId};
 pub(crate) struct Group {
     pub first: u32,
     pub count: u32,
-    /// `GROUP_*` | root-lock code (with its axis mask) << 8.
+    /// `GROUP_*` | root-lock code (with its axis mask) << [`GROUP_LOCK_SHIFT`].
     pub flags: u32,
     /// The instance's IK weights, when it has them.
     pub ik: Option<IkWeights>,
@@ -29,11 +31,12 @@ pub(crate) struct Group {
 
 impl Group {
     pub(crate) fn lock(&self) -> Option<RootLock> {
-        RootLock::from_code(self.flags >> 8 & 0xff).flatten()
+        RootLock::from_code(self.flags >> GROUP_LOCK_SHIFT & ROOT_LOCK_MASK).flatten()
     }
 
     pub(crate) fn axes(&self) -> RootMotionAxes {
-        RootMotionAxes::from_code(self.flags >> 8 & !0xff).unwrap_or_default()
+        RootMotionAxes::from_code(self.flags >> GROUP_LOCK_SHIFT & !ROOT_LOCK_MASK)
+            .unwrap_or_default()
     }
 
     /// Whether a player on `track` is locked and gives root motion (in montages-only mode,
@@ -70,12 +73,12 @@ impl Timeline {
     /// One track per clip of `lib`, the clip whole.
     pub(crate) fn new(lib: &AnimLibrary) -> Self {
         let mut timeline = Self::default();
-        for (c, clip) in lib.data().clips.iter().enumerate() {
+        for c in 0..lib.clip_count() as u32 {
             let whole = SegmentData {
-                clip: c as u32,
+                clip: c,
                 track_start: 0.0,
                 clip_start: 0.0,
-                length: clip.duration,
+                length: lib.data().clip_data(c).duration,
             };
             timeline.push(&[whole], 0);
         }
@@ -106,7 +109,7 @@ impl Timeline {
         let mut at = 0.0;
         for (k, s) in montage.segments.iter().enumerate() {
             let c = s.clip as usize;
-            let Some(clip) = lib.data().clips.get(c) else {
+            let Some(clip) = (c < lib.clip_count()).then(|| lib.data().clip_data(s.clip)) else {
                 let n = lib.clip_count();
                 return Err(bad(format!(
                     "segment {k}: clip {c} does not exist (the library has {n})"

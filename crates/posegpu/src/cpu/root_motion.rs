@@ -24,7 +24,11 @@ pub(crate) fn root_at(
     axes: RootMotionAxes,
 ) -> Transform {
     let (clip, data) = (segment.clip as usize, lib.data());
-    let t = map_time(segment.clip_time(pos), data.clips[clip].duration, false);
+    let t = map_time(
+        segment.clip_time(pos),
+        data.clip_data(segment.clip).duration,
+        false,
+    );
     let x = sample_bone(
         lib,
         clip,

@@ -58,7 +58,8 @@ pub(crate) fn chain_count(table: &[Entry]) -> usize {
     Chains(table).count()
 }
 
-/// An IK table (layout: [`IkChain`]) read word by word.
+/// The IK table (layout: [`IkChain`]) as the IK stage binds it, read through the readers of
+/// `ik.wgsl` (`ik_header`, `ik_chain`, `ik_entry`).
 #[derive(Clone, Copy)]
 struct Chains<'a>(&'a [Entry]);
 
@@ -75,22 +76,27 @@ struct ChainPose {
 }
 
 impl Chains<'_> {
+    /// `ik_header().chain_count`; 0 for a library without chains (an empty table).
     fn count(&self) -> usize {
-        self.0.first().map_or(0, |w| w[0] as usize)
+        if self.0.is_empty() {
+            0
+        } else {
+            self.ik_header().chain_count as usize
+        }
     }
 
-    fn header(&self) -> IkHeader {
+    fn ik_header(&self) -> IkHeader {
         *bytemuck::from_bytes(bytemuck::cast_slice(&self.0[..IK_HEADER_WORDS as usize]))
     }
 
-    fn chain(&self, i: usize) -> IkChain {
+    fn ik_chain(&self, i: usize) -> IkChain {
         let at = (IK_HEADER_WORDS + i as u32 * IK_CHAIN_WORDS) as usize;
         *bytemuck::from_bytes(bytemuck::cast_slice(
             &self.0[at..at + IK_CHAIN_WORDS as usize],
         ))
     }
 
-    fn entry(&self, i: u32) -> usize {
+    fn ik_entry(&self, i: u32) -> usize {
         self.0[i as usize / 4][i as usize % 4] as usize
     }
 
@@ -108,7 +114,7 @@ impl Chains<'_> {
         };
         let mut x = id;
         for k in 0..c.path_len {
-            let b = self.entry(c.path_start + k);
+            let b = self.ik_entry(c.path_start + k);
             let cur = if k == 0 {
                 locals[b]
             } else {
@@ -148,7 +154,7 @@ impl Chains<'_> {
     /// (`walk_to` in `ik.wgsl`).
     fn walk_to(&self, locals: &[Transform], start: u32, len: u32) -> Transform {
         (0..len).fold(Transform::IDENTITY, |x, k| {
-            let l = locals[self.entry(start + k)];
+            let l = locals[self.ik_entry(start + k)];
             if k == 0 {
                 l
             } else {
@@ -197,12 +203,12 @@ pub(crate) fn solve(
     };
     // The legs' goals, blended once before any chain runs: the pelvis drop needs them all.
     let mut leg_goals = [None; IK_MAX_CHAINS as usize];
-    let head = chains.header();
+    let head = chains.ik_header();
     if head.pelvis != IK_NO_BONE {
         let mut drop = 0.0f32;
         let mut up = Vec3::ZERO;
         for (i, cached) in leg_goals.iter_mut().enumerate().take(chains.count()) {
-            let c = chains.chain(i);
+            let c = chains.ik_chain(i);
             let Some(w) = weight(&c).filter(|_| lowers_pelvis(&c)) else {
                 continue;
             };
@@ -229,7 +235,7 @@ pub(crate) fn solve(
         }
     }
     for i in 0..chains.count() {
-        let c = chains.chain(i);
+        let c = chains.ik_chain(i);
         let hand = c.flags & IK_HAND != 0;
         let carried = c.flags & IK_CARRIED != 0;
         let Some(w) = weight(&c) else {

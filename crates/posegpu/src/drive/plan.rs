@@ -9,8 +9,9 @@ use glam::{Quat, Vec3};
 
 use crate::error::{Error, Result};
 use crate::layout::{
-    BonePlan, Entry, PATH_BONE, PATH_INVERSE, PATH_MIRROR_SHIFT, PLAN_CHAIN, PLAN_DRIVEN,
-    PLAN_MAPPED, PLAN_MIRROR_SHIFT, PLAN_REFERENCE, PLAN_ROTATION,
+    BonePlan, Entry, MIRROR_PATTERN, MIRROR_PATTERN_BITS, PATH_BONE, PATH_INVERSE, PATH_MIRRORED,
+    PATH_MIRROR_SHIFT, PLAN_CHAIN, PLAN_DRIVEN, PLAN_MAPPED, PLAN_MIRROR_SHIFT, PLAN_REFERENCE,
+    PLAN_ROTATION,
 };
 use crate::math::{find_between_normals, quat_pow, twist};
 use crate::model::Clip;
@@ -210,7 +211,7 @@ pub(crate) fn apply_bone(
         translation += Vec3::from_array(r.t_inv_scale) * moved;
     }
     let mut rotation = rotation.normalize();
-    let mirror = (r.modes >> PLAN_MIRROR_SHIFT) & 7;
+    let mirror = (r.modes >> PLAN_MIRROR_SHIFT) & MIRROR_PATTERN;
     if mirror != 0 {
         // The unmirrored twin's local, under the target's reflected parent frame.
         rotation = reflect_rotation(rotation, mirror);
@@ -223,14 +224,14 @@ pub(crate) fn apply_bone(
     }
 }
 
-/// A path entry's mirror bits (both patterns).
-const PATH_MIRRORED: u32 = 0x3f << PATH_MIRROR_SHIFT;
-
 /// Source local `l` as the unmirrored twin's, `bits` the path entry's mirror bits shifted
 /// down: its rotation reflected by its parent frame's pattern `D` (`D · R · D`), its
 /// translation `D ∘ T`, its scale's signs undone by its own pattern.
 fn unmirror(l: Transform, bits: u32) -> Transform {
-    let (parent, own) = (bits & 7, (bits >> 3) & 7);
+    let (parent, own) = (
+        bits & MIRROR_PATTERN,
+        (bits >> MIRROR_PATTERN_BITS) & MIRROR_PATTERN,
+    );
     Transform {
         rotation: reflect_rotation(l.rotation, parent),
         translation: l.translation * pattern_signs(parent),

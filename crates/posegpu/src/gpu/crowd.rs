@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::frame_plan::{Binding, FrameShape, Pass, PassTimes, Stage};
 use crate::layout::{
     CrowdParams, Entry, GroupData, PlayerData, RootMotionData, Xform, GROUP_ROOT_MOTION,
-    LAYER_INERTIALIZE, PLAYER_LOOP,
+    LAYER_INERTIALIZE, LAYER_SAMPLES_SHIFT, PLAYER_LOOP,
 };
 use crate::library::AnimLibrary;
 use crate::playback::{Event, EventKind, PlayRate, Player, TrackId, Transition};
@@ -521,7 +521,7 @@ impl GpuCrowd {
         let g = &self.host.groups[instance];
         let [blend_time, elapsed, dt] = TransitionState::layer_words(g.transition);
         let header: Entry = [
-            LAYER_INERTIALIZE | 2 << 8,
+            LAYER_INERTIALIZE | 2 << LAYER_SAMPLES_SHIFT,
             blend_time.to_bits(),
             elapsed.to_bits(),
             dt.to_bits(),

@@ -6,7 +6,6 @@ mod evaluator;
 mod outputs;
 mod replay;
 pub(crate) mod shaders;
-mod tables;
 mod util;
 
 pub use context::GpuContext;

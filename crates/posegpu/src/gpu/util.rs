@@ -4,8 +4,6 @@
 use super::shaders::{self, Stage};
 use crate::error::{Error, Result};
 
-pub(crate) const WORKGROUP_SIZE: u64 = crate::layout::WORKGROUP_SIZE as u64;
-
 /// A compute stage's pipeline with the explicit bind group layout its [`Stage`] declares. The
 /// layout is made at once (bind groups need it); the pipeline is compiled the first time it is
 /// asked for, so that an evaluator compiles only the variants its batches use (half a second

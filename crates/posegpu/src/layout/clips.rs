@@ -2,18 +2,20 @@
 
 use bytemuck::{Pod, Zeroable};
 
-/// Per clip: its duration, where its channels start (`channel_base + source_bone * 3 + {0: T,
-/// 1: R, 2: S}`, indexed by the bones of the skeleton it was authored on) and the word where its
-/// source's table starts in the retarget table: [`BoneRetarget`](super::BoneRetarget)s
-/// (`RETARGET_WORDS` words per target bone), or with [`CLIP_PLAN`] a character source's
-/// [`BonePlan`](super::BonePlan)s.
+/// Per clip: its duration, where its channels start in the clip table (kind-major: channel
+/// `channel_base + kind * sources + source_bone`, kind 0: T, 1: R, 2: S, over the bones of the
+/// skeleton it was authored on, then any goals; `sources` from [`CLIP_SOURCES_SHIFT`]) and the
+/// word where its source's table starts in the retarget table:
+/// [`BoneRetarget`](super::BoneRetarget)s (`RETARGET_WORDS` words per target bone), or with
+/// [`CLIP_PLAN`] a character source's [`BonePlan`](super::BonePlan)s.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub(crate) struct ClipData {
     pub duration: f32,
     pub channel_base: u32,
     pub retarget_base: u32,
-    /// [`CLIP_ADDITIVE`], [`CLIP_MESH_SPACE`], [`CLIP_PLAN`], [`CLIP_GOALS`].
+    /// [`CLIP_ADDITIVE`], [`CLIP_MESH_SPACE`], [`CLIP_PLAN`], [`CLIP_GOALS`], and the source
+    /// bone count from [`CLIP_SOURCES_SHIFT`] up.
     pub flags: u32,
 }
 
@@ -22,8 +24,8 @@ pub(crate) const CLIP_ADDITIVE: u32 = 1;
 /// [`ClipData::flags`], with [`CLIP_ADDITIVE`]: the rotation deltas are between mesh-space
 /// rotations.
 pub(crate) const CLIP_MESH_SPACE: u32 = 2;
-/// [`ClipData::flags`] on the GPU from this bit up: the clip's source bone count, the stride of
-/// its kind-major channels (`src/gpu/tables.rs`).
+/// [`ClipData::flags`] from this bit up: the clip's source bone count (goals included), the
+/// stride of its kind-major channels (`clip_channel`).
 pub(crate) const CLIP_SOURCES_SHIFT: u32 = 8;
 
 /// One channel's place in the key arrays; `count == 0` means the channel is absent.

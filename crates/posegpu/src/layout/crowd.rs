@@ -57,7 +57,8 @@ pub(crate) struct PlayerData {
 pub(crate) const PLAYER_LOOP: u32 = 1;
 
 /// One instance's players in the structure buffer: the first, how many, `GROUP_*` flags |
-/// root-lock code (with its axis mask) << 8, and the instance's index in the crowd.
+/// root-lock code (with its axis mask) << [`GROUP_LOCK_SHIFT`], and the instance's index in the
+/// crowd.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub(crate) struct GroupData {
@@ -67,6 +68,9 @@ pub(crate) struct GroupData {
     pub instance: u32,
 }
 
+/// [`GroupData::flags`] from this bit up: the instance's root-lock code, with its axis mask
+/// (a [`SampleEntry::root_lock`](super::SampleEntry::root_lock)).
+pub(crate) const GROUP_LOCK_SHIFT: u32 = 8;
 /// [`GroupData::flags`]: the players follow the leader's phase.
 pub(crate) const GROUP_SYNC: u32 = 1;
 /// [`GroupData::flags`]: the instance extracts root motion.

@@ -40,6 +40,10 @@ pub(crate) struct SampleEntry {
     pub root_lock: u32,
 }
 
+/// [`LayerEntry::kind_and_samples`]: the kind's bits; the sample count is above them, from
+/// [`LAYER_SAMPLES_SHIFT`] up.
+pub(crate) const LAYER_KIND_MASK: u32 = (1 << LAYER_SAMPLES_SHIFT) - 1;
+pub(crate) const LAYER_SAMPLES_SHIFT: u32 = 8;
 pub(crate) const LAYER_BASE: u32 = 0;
 pub(crate) const LAYER_LOCAL: u32 = 1;
 pub(crate) const LAYER_MESH: u32 = 2;
@@ -60,6 +64,8 @@ pub(crate) const LAYER_BLEND_MESH: u32 = 7;
 pub(crate) const LAYER_INERTIALIZE: u32 = 8;
 /// [`SampleEntry::clip_and_flags`]: the clip loops.
 pub(crate) const INSTANCE_LOOP: u32 = 1 << 31;
+/// [`SampleEntry::root_lock`]: the lock's bits (`ROOT_LOCK_*`); its axis mask is above them.
+pub(crate) const ROOT_LOCK_MASK: u32 = 0xff;
 pub(crate) const ROOT_LOCK_REF_POSE: u32 = 1;
 pub(crate) const ROOT_LOCK_FIRST_FRAME: u32 = 2;
 pub(crate) const ROOT_LOCK_ZERO: u32 = 3;

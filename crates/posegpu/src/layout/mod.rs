@@ -100,7 +100,7 @@ pub(crate) struct Params {
     /// The root-motion bone's parent at the reference pose, in component space.
     pub root_parent: Xform,
     /// The fused pass's: the skeleton's depth levels, instances per workgroup, and where the
-    /// skeleton section's parts start in the retarget table (`src/gpu/tables.rs`).
+    /// skeleton section's parts start in the retarget table (`src/library/tables.rs`).
     pub levels: u32,
     pub group_instances: u32,
     pub parents_word: u32,

@@ -125,6 +125,12 @@ pub(crate) const PATH_BONE: u32 = (1 << PATH_MIRROR_SHIFT) - 1;
 /// scale, then (3 bits up) that of the bone's own local scale. The local is read as the
 /// unmirrored twin's (`docs/pose-math.md`, "Mirrored characters in retarget plans").
 pub(crate) const PATH_MIRROR_SHIFT: u32 = 24;
+/// A path entry's mirror bits, both patterns: set where the local is read as its twin's.
+pub(crate) const PATH_MIRRORED: u32 = 0x3f << PATH_MIRROR_SHIFT;
+/// The bits of one mirror sign pattern (`math::mirror::sign_pattern`, an axis a bit) in a path
+/// entry or a plan record's `modes`, and its mask.
+pub(crate) const MIRROR_PATTERN_BITS: u32 = 3;
+pub(crate) const MIRROR_PATTERN: u32 = (1 << MIRROR_PATTERN_BITS) - 1;
 /// [`BonePlan::modes`]: the sign pattern of the target bone's parent frame (of an IK goal
 /// record: of its goal frame) starts here, 3 bits (0: unmirrored); the record's rotation and
 /// translation are reflected by it last.

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::drive::BoneCache;
 use crate::error::Result;
-use crate::layout::{BoneRetarget, CLIP_ADDITIVE, CLIP_MESH_SPACE, RETARGET_WORDS};
+use crate::layout::{Entry, CLIP_ADDITIVE, CLIP_MESH_SPACE};
 use crate::model::{find_named, AdditiveSpace, Skeleton};
 
 impl AnimLibrary {
@@ -29,7 +29,7 @@ impl AnimLibrary {
 
     /// The number of clips, over all sources.
     pub fn clip_count(&self) -> usize {
-        self.data.clips.len()
+        self.data.clip_count()
     }
 
     /// Each clip's name, by clip index.
@@ -39,7 +39,7 @@ impl AnimLibrary {
 
     /// The duration of `clip` in seconds (its last key time).
     pub fn clip_duration(&self, clip: usize) -> f32 {
-        self.data.clips[clip].duration
+        self.data.clip_data(clip as u32).duration
     }
 
     /// The retarget source a clip plays through.
@@ -66,7 +66,7 @@ impl AnimLibrary {
         }
         let base = self.data.source_tables[source.0];
         (0..self.bone_count() as u32)
-            .map(|b| BoneCache::from(self.data.record::<BoneRetarget>(base + b * RETARGET_WORDS)))
+            .map(|b| BoneCache::from(&self.data.bone_retarget(base, b)))
             .collect()
     }
 
@@ -132,7 +132,7 @@ impl AnimLibrary {
 
     /// The space of an additive clip's deltas; `None` for an ordinary clip.
     pub fn clip_additive_space(&self, clip: usize) -> Option<AdditiveSpace> {
-        let flags = self.data.clips[clip].flags;
+        let flags = self.data.clip_data(clip as u32).flags;
         match (flags & CLIP_ADDITIVE != 0, flags & CLIP_MESH_SPACE != 0) {
             (false, _) => None,
             (true, false) => Some(AdditiveSpace::Local),
@@ -141,16 +141,18 @@ impl AnimLibrary {
     }
 
     /// Bytes of the asset buffers the pose stages read (uploaded once): the curve table and a
-    /// crowd's notify table are left out.
+    /// crowd's notify table are left out, and so is the retarget table's skeleton section (it
+    /// repeats the parents and inverse binds counted here).
     pub fn asset_bytes(&self) -> u64 {
-        (std::mem::size_of_val(self.data.parents.as_slice())
-            + std::mem::size_of_val(self.data.retarget.as_slice())
-            + std::mem::size_of_val(self.data.ik.as_slice())
-            + std::mem::size_of_val(self.data.inverse_bind.as_slice())
-            + std::mem::size_of_val(self.data.clips.as_slice())
-            + std::mem::size_of_val(self.data.channels.as_slice())
-            + std::mem::size_of_val(self.data.times.as_slice())
-            + std::mem::size_of_val(self.data.values.as_slice())) as u64
+        let d = &self.data;
+        let retarget = d.skeleton_section.parents as usize * size_of::<Entry>();
+        (std::mem::size_of_val(d.parents.as_slice())
+            + retarget
+            + std::mem::size_of_val(d.ik.as_slice())
+            + std::mem::size_of_val(d.inverse_bind.as_slice())
+            + std::mem::size_of_val(d.clip_table.as_slice())
+            + std::mem::size_of_val(d.times.as_slice())
+            + std::mem::size_of_val(d.values.as_slice())) as u64
     }
 
     pub(crate) fn value3(&self, i: u32) -> Vec3 {

@@ -13,12 +13,11 @@ pub(crate) use resources::PerPass;
 
 use super::context::GpuContext;
 use super::outputs::{Outputs, SkinningLayout};
-use super::tables::SkeletonSection;
-use super::util::{fits_binding, ErrorScope, PassTimer, StagePipeline, WORKGROUP_SIZE};
+use super::util::{fits_binding, ErrorScope, PassTimer, StagePipeline};
 use crate::error::Result;
 use crate::frame_plan::{FrameOptions, FramePlan, FrameShape};
-use crate::layout::{Entry, Xform};
-use crate::library::AnimLibrary;
+use crate::layout::{Entry, Xform, WORKGROUP_SIZE};
+use crate::library::{AnimLibrary, SkeletonSection};
 use resources::Assets;
 
 const XFORM_BYTES: u64 = std::mem::size_of::<Xform>() as u64;
@@ -122,16 +121,16 @@ impl GpuEvaluator {
         let what = || format!("one instance's output ({bones} bones)");
         fits_binding(what, per_instance, max_binding)?;
         // The sampling pass runs `instances * bones` invocations over a 2D grid of workgroups.
-        let max_invocations = u64::from(max_workgroups).pow(2) * WORKGROUP_SIZE;
+        let max_invocations = u64::from(max_workgroups).pow(2) * u64::from(WORKGROUP_SIZE);
         let instances_per_chunk = (max_binding / per_instance)
             .min(max_invocations / bones)
             .min(u64::from(u32::MAX) / bones)
             .max(1) as usize;
 
-        // The fused pass reads the skeleton from the end of the retarget table.
-        let skeleton = SkeletonSection::new(lib.data(), lib.data().retarget.len() as u32);
+        // Where the fused pass finds the skeleton in the retarget table (its Params).
+        let skeleton = lib.data().skeleton_section;
         let scope = ErrorScope::push(&device);
-        let assets = Assets::upload(&device, lib, &skeleton, max_binding)?;
+        let assets = Assets::upload(&device, lib, max_binding)?;
         let pipelines = resources::pipelines(&device, outputs);
         let timer = device
             .features()
@@ -188,12 +187,11 @@ impl GpuEvaluator {
         let data = lib.data();
         let bones = lib.bone_count() as u64;
         let tables = [
-            std::mem::size_of_val(&data.clips[..]) + std::mem::size_of_val(&data.channels[..]),
+            std::mem::size_of_val(&data.clip_table[..]),
             std::mem::size_of_val(&data.times[..]),
             std::mem::size_of_val(&data.values[..]),
-            // The retarget table, the skeleton section after it.
-            std::mem::size_of_val(&data.retarget[..])
-                + std::mem::size_of_val(&SkeletonSection::new(data, 0).words[..]),
+            // The skeleton section included.
+            std::mem::size_of_val(&data.retarget[..]),
             std::mem::size_of_val(&data.parents[..]),
             std::mem::size_of_val(&data.inverse_bind[..]),
         ];

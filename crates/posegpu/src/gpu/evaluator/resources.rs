@@ -5,7 +5,6 @@
 use wgpu::util::DeviceExt;
 
 use super::super::outputs::{Outputs, SkinningLayout};
-use super::super::tables::{clip_table, retarget_table, SkeletonSection};
 use super::super::util::{fits_binding, StagePipeline};
 use super::{GpuEvaluator, XFORM_BYTES};
 use crate::error::Result;
@@ -105,7 +104,7 @@ pub(super) fn pipelines(device: &wgpu::Device, outputs: Outputs) -> PerPass<Stag
 
 /// The library's tables on the device.
 pub(crate) struct Assets {
-    /// The clips, then their channels ([`clip_table`]).
+    /// The clips, then their channels (`LibraryData::clip_table`).
     pub clip_table: wgpu::Buffer,
     pub times: wgpu::Buffer,
     pub values: wgpu::Buffer,
@@ -121,11 +120,10 @@ pub(crate) struct Assets {
 }
 
 impl Assets {
-    /// Uploads `lib`'s tables, each checked against the binding limit first.
+    /// Uploads `lib`'s tables as they are, each checked against the binding limit first.
     pub(super) fn upload(
         device: &wgpu::Device,
         lib: &AnimLibrary,
-        skeleton: &SkeletonSection,
         max_binding: u64,
     ) -> Result<Self> {
         let storage = |label: &str, bytes: &[u8]| -> Result<wgpu::Buffer> {
@@ -143,12 +141,11 @@ impl Assets {
             )
         };
         let data = lib.data();
-        let retarget = [&retarget_table(data)[..], &skeleton.words].concat();
         Ok(Self {
-            clip_table: storage("clip table", bytemuck::cast_slice(&clip_table(data)))?,
+            clip_table: storage("clip table", bytemuck::cast_slice(&data.clip_table))?,
             times: storage("key times", bytemuck::cast_slice(&data.times))?,
             values: storage("key values", bytemuck::cast_slice(&data.values))?,
-            retarget: storage("retarget caches", bytemuck::cast_slice(&retarget))?,
+            retarget: storage("retarget caches", bytemuck::cast_slice(&data.retarget))?,
             parents: storage("parents", bytemuck::cast_slice(&data.parents))?,
             inverse_bind: storage("inverse bind", bytemuck::cast_slice(&data.inverse_bind))?,
             ik: storage("IK chains", bytemuck::cast_slice(&data.ik))?,

@@ -29,12 +29,11 @@ mod warp;
 
 use super::evaluator::PassPlan;
 use super::outputs::Outputs;
-use super::tables::{clip_sources, SkeletonSection};
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, LayerKind, PoseBatch};
 use crate::frame_plan::{Dispatch, FrameOptions, FramePlan, Pass};
-use crate::layout::{Entry, SHARED_SEARCHES, WORKGROUP_SIZE};
-use crate::library::AnimLibrary;
+use crate::layout::{Entry, LAYER_SAMPLES_SHIFT, SHARED_SEARCHES, WORKGROUP_SIZE};
+use crate::library::{table_u32_at, AnimLibrary};
 use crate::model::AdditiveSpace;
 use warp::{read, read_xform, replay, write, write_xform};
 
@@ -136,35 +135,20 @@ pub fn replay_traffic(
     Some(traffic.collect())
 }
 
-/// What the lanes of every pass read: the library, the batch, and where the skeleton section
-/// lies in the retarget table (as the evaluator uploads them).
+/// What the lanes of every pass read: the library's tables (as the evaluator uploads them,
+/// addressed through the library's readers) and the batch.
 struct Replay<'a> {
     lib: &'a AnimLibrary,
     batch: &'a PoseBatch,
     outputs: Outputs,
-    /// The word the skeleton section (parents, inverse binds, level order, level starts)
-    /// starts at in the retarget table, each part's first word.
-    parents_word: u64,
-    inverse_bind_word: u64,
-    order_word: u64,
-    starts_word: u64,
-    /// Each clip's source bone count (the stride of its kind-major channels).
-    sources: Vec<u32>,
 }
 
 impl<'a> Replay<'a> {
     fn new(lib: &'a AnimLibrary, batch: &'a PoseBatch, outputs: Outputs) -> Self {
-        let data = lib.data();
-        let section = SkeletonSection::new(data, data.retarget.len() as u32);
         Self {
             lib,
             batch,
             outputs,
-            sources: clip_sources(data),
-            parents_word: section.parents.into(),
-            inverse_bind_word: section.inverse_bind.into(),
-            order_word: section.order.into(),
-            starts_word: section.level_starts.into(),
         }
     }
 
@@ -312,7 +296,7 @@ impl<'a> Replay<'a> {
                 let mut e = head.first;
                 for _ in 0..head.layers {
                     read(out, 961, Buffer::Frame, u64::from(e) * 16, 16);
-                    let n = self.entry(e)[0] >> 8;
+                    let n = self.entry(e)[0] >> LAYER_SAMPLES_SHIFT;
                     for k in 1..=n {
                         if e + k - block_entry < SHARED_SEARCHES {
                             read(out, 962, Buffer::Frame, u64::from(e + k) * 16, 16);
@@ -330,24 +314,17 @@ impl<'a> Replay<'a> {
                     write(out, 900, Buffer::Locals, base * 48 + w as u64 * 16, 16);
                 }
             }
-            let starts = &data.level_starts;
-            for d in 1..starts.len() - 1 {
+            let s = data.skeleton_section;
+            for d in 1..s.levels {
                 for j in [d, d + 1] {
-                    let at = self.starts_word * 16 + j as u64 * 4;
-                    read(out, 910 + (j - d) as u32, Buffer::Retarget, at, 4);
+                    read_table_u32(out, 910 + j - d, s.level_starts, j);
                 }
-                let (lo, level) = (starts[d] as usize, (starts[d + 1] - starts[d]) as usize);
+                let lo = data.table_u32(s.level_starts, d);
+                let level = (data.table_u32(s.level_starts, d + 1) - lo) as usize;
                 for k in strided.clone().take_while(|&k| k < count * level) {
-                    let bone = data.level_order[lo + k % level] as u64;
-                    let order = self.order_word * 16 + (lo + k % level) as u64 * 4;
-                    read(out, 912, Buffer::Retarget, order, 4);
-                    read(
-                        out,
-                        913,
-                        Buffer::Retarget,
-                        self.parents_word * 16 + bone * 4,
-                        4,
-                    );
+                    let at = lo + (k % level) as u32;
+                    read_table_u32(out, 912, s.order, at);
+                    read_table_u32(out, 913, s.parents, data.table_u32(s.order, at));
                 }
             }
             if self.outputs.component {
@@ -356,11 +333,10 @@ impl<'a> Replay<'a> {
                 }
             }
             for k in strided.clone().take_while(|&k| k < total) {
-                // Row-major: row r of bone b at inverse_bind_word + r * bones + b.
-                let first = self.inverse_bind_word + (k % bones) as u64;
+                let bone = (k % bones) as u32;
                 for r in 0..3 {
-                    let word = first + r * bones as u64;
-                    read(out, 930 + r as u32, Buffer::Retarget, word * 16, 16);
+                    let word = s.inverse_bind_word(bones as u32, bone, r);
+                    read(out, 930 + r, Buffer::Retarget, u64::from(word) * 16, 16);
                 }
             }
             let words = self.words() as usize;
@@ -379,4 +355,16 @@ impl<'a> Replay<'a> {
     fn entry(&self, e: u32) -> Entry {
         self.batch.entries[e as usize]
     }
+}
+
+/// The 4-byte load of `table_u32(w, k)` from the retarget table.
+fn read_table_u32(out: &mut Vec<Access>, site: u32, w: u32, k: u32) {
+    let (word, lane) = table_u32_at(w, k);
+    read(
+        out,
+        site,
+        Buffer::Retarget,
+        u64::from(word) * 16 + lane as u64 * 4,
+        4,
+    );
 }

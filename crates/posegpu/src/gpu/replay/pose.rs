@@ -2,15 +2,16 @@
 //! `bone_pose` in `local_pose.wgsl`, and the clip sampling of `clip.wgsl` beneath it.
 
 use super::warp::{read, write_xform};
-use super::{Access, Buffer, Replay, Search};
+use super::{read_table_u32, Access, Buffer, Replay, Search};
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, LayerKind};
 use crate::drive::TranslationMode;
 use crate::layout::{
-    BonePlan, Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, INSTANCE_LOOP, PATH_BONE,
-    PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION, PLAN_WORDS, RETARGET_ORIENT, RETARGET_WORDS,
-    ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_REF_POSE, SHARED_SEARCHES,
+    ChannelData, Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, CLIP_SOURCES_SHIFT,
+    INSTANCE_LOOP, PATH_BONE, PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION, PLAN_WORDS,
+    RETARGET_ORIENT, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_MASK, ROOT_LOCK_REF_POSE, SHARED_SEARCHES,
 };
+use crate::library::clip_channel_word;
 use crate::model::{map_time, AdditiveSpace};
 
 impl Replay<'_> {
@@ -73,8 +74,8 @@ impl Replay<'_> {
                 continue;
             }
             if let Some(mask) = layer.mask() {
-                let w = u64::from(mask.0) + bone as u64 / 4;
-                read(out, 9, Buffer::Retarget, w * 16 + (bone as u64 % 4) * 4, 4);
+                // `mask_weight`: `table_u32(mask, bone)`.
+                read_table_u32(out, 9, mask.0, bone as u32);
             }
             if layer.deferred {
                 write_xform(deltas, 950, Buffer::Deltas, at);
@@ -91,21 +92,20 @@ impl Replay<'_> {
     ) -> Option<Search> {
         let data = self.lib.data();
         let c = sample[0] & !INSTANCE_LOOP;
-        let clip = data.clips[c as usize];
+        let clip = data.clip_data(c);
         let t = map_time(
             f32::from_bits(sample[1]),
             clip.duration,
             sample[0] & INSTANCE_LOOP != 0,
         );
-        let rotation = clip.channel_base as usize + 1;
-        let ch = data.channels.get(rotation).filter(|c| c.count > 0).copied();
         let mut scratch = Vec::new();
         let out = out.unwrap_or(&mut scratch);
         read(out, 963, Buffer::ClipTable, u64::from(c) * 16, 16);
-        let sources = u64::from(self.sources[c as usize]);
-        let word = (data.clips.len() as u32 + clip.channel_base) as u64 + sources;
-        read(out, 964, Buffer::ClipTable, word * 16, 16);
-        let ch = ch.filter(|_| sources > 0)?;
+        let word = clip_channel_word(&clip, 0, 1);
+        read(out, 964, Buffer::ClipTable, u64::from(word) * 16, 16);
+        // A clip of no source bones has no such channel (the word is another clip's).
+        let sources = clip.flags >> CLIP_SOURCES_SHIFT;
+        let ch = Some(data.channel_data(word)).filter(|c| c.count > 0 && sources > 0)?;
         let mut search = None;
         self.search_keys(&mut search, &ch, t, out);
         search
@@ -115,8 +115,8 @@ impl Replay<'_> {
     /// from the key search `seed`.
     fn sample_clip(&self, sample: Entry, bone: usize, seed: Option<Search>, out: &mut Vec<Access>) {
         let data = self.lib.data();
-        let lock = sample[3] & 0xff;
-        let axes = sample[3] & !0xff;
+        let lock = sample[3] & ROOT_LOCK_MASK;
+        let axes = sample[3] & !ROOT_LOCK_MASK;
         let locked = bone as u32 == data.root_bone && lock != 0;
         if locked && lock == ROOT_LOCK_REF_POSE {
             self.record_words(out, 20, (0, bone), 4, 3);
@@ -126,7 +126,7 @@ impl Replay<'_> {
         if locked && lock != ROOT_LOCK_FIRST_FRAME && axes == 0 {
             return;
         }
-        let clip = data.clips[clip_index as usize];
+        let clip = data.clip_data(clip_index);
         let looping = sample[0] & INSTANCE_LOOP != 0;
         let t = map_time(f32::from_bits(sample[1]), clip.duration, looping);
         let first_frame = locked && lock == ROOT_LOCK_FIRST_FRAME;
@@ -143,19 +143,15 @@ impl Replay<'_> {
                 self.plan_bone(clip_index, t, bone, seed.filter(|_| !locked), out);
                 continue;
             }
-            let w = clip.retarget_base + bone as u32 * RETARGET_WORDS;
-            let record = data.record::<crate::layout::BoneRetarget>(w);
+            let record = data.bone_retarget(clip.retarget_base, bone as u32);
             let at = (clip.retarget_base, bone);
             self.record_words(out, 24, at, 0, 1);
-            let mut channels = [crate::layout::ChannelData::default(); 3];
+            let mut channels = [ChannelData::default(); 3];
             if let Ok(source) = u32::try_from(record.source) {
-                // In the clip table the channels follow the clips, kind-major per clip.
-                let sources = u64::from(self.sources[clip_index as usize]);
-                let base = (data.clips.len() as u32 + clip.channel_base) as u64;
-                for (k, ch) in channels.iter_mut().enumerate() {
-                    *ch = data.channels[(clip.channel_base + source * 3) as usize + k];
-                    let word = base + k as u64 * sources + u64::from(source);
-                    read(out, 25 + k as u32, Buffer::ClipTable, word * 16, 16);
+                for (k, ch) in (0..).zip(channels.iter_mut()) {
+                    let word = clip_channel_word(&clip, source, k);
+                    *ch = data.channel_data(word);
+                    read(out, 25 + k, Buffer::ClipTable, u64::from(word) * 16, 16);
                 }
             }
             if channels.iter().all(|c| c.count == 0) {
@@ -191,22 +187,19 @@ impl Replay<'_> {
     /// is absent, and its keys.
     fn plan_bone(&self, c: u32, t: f32, bone: usize, seed: Option<Search>, out: &mut Vec<Access>) {
         let data = self.lib.data();
-        let clip = data.clips[c as usize];
-        let bones = self.bones() as u64;
-        let base = u64::from(clip.retarget_base);
-        for k in 0..u64::from(PLAN_WORDS) {
-            let word = base + k * bones + bone as u64;
-            read(out, 70 + k as u32, Buffer::Retarget, word * 16, 16);
+        let clip = data.clip_data(c);
+        let (base, bone) = (clip.retarget_base, bone as u32);
+        for k in 0..PLAN_WORDS {
+            let word = data.plan_word(base, bone, k);
+            read(out, 70 + k, Buffer::Retarget, u64::from(word) * 16, 16);
         }
-        let r: &BonePlan = data.record(clip.retarget_base + bone as u32 * PLAN_WORDS);
+        let r = data.bone_plan(base, bone);
         let driven = r.modes & PLAN_DRIVEN != 0;
         if r.modes & PLAN_ROTATION == PLAN_REFERENCE && !driven {
             return;
         }
         let parent_swing = r.parent_swing != [0.0; 3];
         let main_full = driven || (parent_swing && r.parent_chord_len == 0);
-        let sources = u64::from(self.sources[c as usize]);
-        let channels = (data.clips.len() as u32 + clip.channel_base) as u64;
         let mut search = seed;
         let mut first = r.path_start;
         let paths = [
@@ -218,28 +211,26 @@ impl Replay<'_> {
             // The channels sampled: T, R, S, or R alone.
             let kinds = if full { 0..3 } else { 1..2 };
             for i in first..first + len {
-                read(
-                    out,
-                    90,
-                    Buffer::Retarget,
-                    u64::from(i / 4) * 16 + u64::from(i % 4) * 4,
-                    4,
-                );
-                let source = data.path_entry(i as usize) & PATH_BONE;
-                let own = (clip.channel_base + source * 3) as usize;
-                let chs = &data.channels[own + kinds.start..own + kinds.end];
-                for k in kinds.clone() {
-                    let word = channels + k as u64 * sources + u64::from(source);
-                    read(out, 91 + k as u32, Buffer::ClipTable, word * 16, 16);
-                }
+                // A path entry: `table_u32(0, i)`.
+                read_table_u32(out, 90, 0, i);
+                let source = data.table_u32(0, i) & PATH_BONE;
+                let chs: Vec<ChannelData> = kinds
+                    .clone()
+                    .map(|k| {
+                        let word = clip_channel_word(&clip, source, k);
+                        read(out, 91 + k, Buffer::ClipTable, u64::from(word) * 16, 16);
+                        data.channel_data(word)
+                    })
+                    .collect();
                 if chs.iter().any(|c| c.count == 0) {
+                    // `retarget_xform(source_rest + source * 3)`.
                     let rest = u64::from(r.source_rest + source * 3);
                     for k in 0..3 {
                         read(out, 94 + k as u32, Buffer::Retarget, (rest + k) * 16, 16);
                     }
                 }
-                let site = 97 + 2 * kinds.start as u32;
-                self.sample_channels(&mut search, chs, t, site, out);
+                let site = 97 + 2 * kinds.start;
+                self.sample_channels(&mut search, &chs, t, site, out);
             }
             first += len;
         }
@@ -250,7 +241,7 @@ impl Replay<'_> {
     fn sample_channels(
         &self,
         search: &mut Option<Search>,
-        channels: &[crate::layout::ChannelData],
+        channels: &[ChannelData],
         t: f32,
         site: u32,
         out: &mut Vec<Access>,
@@ -276,7 +267,7 @@ impl Replay<'_> {
     fn search_keys(
         &self,
         last: &mut Option<Search>,
-        ch: &crate::layout::ChannelData,
+        ch: &ChannelData,
         t: f32,
         out: &mut Vec<Access>,
     ) -> (u32, u32) {
@@ -326,9 +317,9 @@ impl Replay<'_> {
         first: u64,
         count: u64,
     ) {
-        let bones = self.bones() as u64;
+        let data = self.lib.data();
         for k in first..first + count {
-            let word = u64::from(base) + k * bones + bone as u64;
+            let word = u64::from(data.bone_retarget_word(base, bone as u32, k as u32));
             read(
                 out,
                 site + (k - first) as u32,

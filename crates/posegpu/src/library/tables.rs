@@ -1,0 +1,418 @@
+//! The library's tables as the shaders bind them, byte for byte, and the readers of their words.
+//! Each reader is named, and addresses the words, as the WGSL function that reads the same
+//! table (`clip.wgsl`, `fused.wgsl`), so that the CPU twins read what the GPU reads: an
+//! addressing bug fails on the CPU first.
+//!
+//! - The clip table (`clip_table` in `clip.wgsl`): the clips, then their channels. Each clip's
+//!   channels are kind-major (its source bones' translations, then rotations, then scales), so
+//!   that lanes sampling neighbouring bones read neighbouring words; its `channel_base` counts
+//!   from the table's start and its flags carry its source bone count from
+//!   [`CLIP_SOURCES_SHIFT`] up.
+//! - The retarget table (`retarget`): per source its target bones' records field-major (word
+//!   `k` of bone `b` at `base + k * bones + b`, so that lanes of neighbouring bones read
+//!   neighbouring words; a character source's IK goal records after them as they are), the
+//!   bone masks, then the [`SkeletonSection`] the fused pass reads.
+
+use super::{packed, LibraryData};
+use crate::layout::{
+    BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CLIP_SOURCES_SHIFT,
+    PLAN_WORDS, RETARGET_WORDS,
+};
+use crate::Transform;
+
+/// Where the skeleton section lies in the retarget table, read by the fused pass (`fused.wgsl`;
+/// the words' offsets go to its `Params`). It repeats the `parents` and `inverse_bind` tables the
+/// other passes bind, so that the fused pass reads everything it needs through at most 8
+/// storage buffers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SkeletonSection {
+    /// Parents (`-1` for a root, as `i32` bits), four per word (`table_u32`).
+    pub parents: u32,
+    /// Inverse bind matrices' rows, row-major: row `r` of bone `b` at word `r * bones + b`
+    /// ([`Self::inverse_bind_word`]).
+    pub inverse_bind: u32,
+    /// Bones ordered by depth, then index, four per word ([`crate::Skeleton::depth_levels`]):
+    /// level `d` (bones `d` steps below a root) is `order[level_starts[d] .. level_starts[d +
+    /// 1]]`.
+    pub order: u32,
+    /// Where each level starts in `order`, four per word; `levels + 1` of them.
+    pub level_starts: u32,
+    /// The skeleton's depth levels (1 for a skeleton of roots alone).
+    pub levels: u32,
+}
+
+impl SkeletonSection {
+    /// The section of a skeleton (its `parents`, `inverse_bind` rows and `depth_levels`) from
+    /// word `first` of the retarget table, and its words.
+    pub(super) fn new(
+        parents: &[i32],
+        inverse_bind: &[Mat3x4],
+        (order, starts): (Vec<u32>, Vec<u32>),
+        first: u32,
+    ) -> (Self, Vec<Entry>) {
+        let parent_bits: Vec<u32> = parents.iter().map(|&p| p as u32).collect();
+        let mut words: Vec<Entry> = packed(&parent_bits).collect();
+        let inverse_bind_at = first + words.len() as u32;
+        for row in 0..3 {
+            words.extend(
+                inverse_bind
+                    .iter()
+                    .map(|m| std::array::from_fn(|k| m[row * 4 + k].to_bits())),
+            );
+        }
+        let order_at = first + words.len() as u32;
+        words.extend(packed(&order));
+        let starts_at = first + words.len() as u32;
+        words.extend(packed(&starts));
+        let section = Self {
+            parents: first,
+            inverse_bind: inverse_bind_at,
+            order: order_at,
+            level_starts: starts_at,
+            levels: starts.len() as u32 - 1,
+        };
+        (section, words)
+    }
+
+    /// The word of row `row` of bone `bone`'s inverse bind matrix, in a skeleton of `bones`.
+    pub(crate) fn inverse_bind_word(&self, bones: u32, bone: u32, row: u32) -> u32 {
+        self.inverse_bind + row * bones + bone
+    }
+}
+
+/// `records`, `words` 16-byte words each, laid out field-major: word `k` of record `b` at
+/// `k * records + b`.
+pub(super) fn field_major(records: &[Entry], words: usize) -> Vec<Entry> {
+    let n = records.len() / words;
+    (0..words)
+        .flat_map(|k| (0..n).map(move |b| records[b * words + k]))
+        .collect()
+}
+
+/// The clip table of `clips` (their `channel_base` counting from the first of `channels`),
+/// then `channels`.
+pub(super) fn clip_table(clips: &[ClipData], channels: &[ChannelData]) -> Vec<Entry> {
+    let rebase = clips.len() as u32;
+    let clips = clips.iter().map(|c| ClipData {
+        channel_base: c.channel_base + rebase,
+        ..*c
+    });
+    clips
+        .map(bytemuck::cast)
+        .chain(channels.iter().map(|&c| bytemuck::cast(c)))
+        .collect()
+}
+
+/// The word of the clip table that `clip_channel` reads: channel `k` (0 translation, 1
+/// rotation, 2 scale) of source bone `source` in `clip`.
+pub(crate) fn clip_channel_word(clip: &ClipData, source: u32, k: u32) -> u32 {
+    clip.channel_base + k * (clip.flags >> CLIP_SOURCES_SHIFT) + source
+}
+
+/// Where `table_u32(w, k)` reads: entry `k` of the `u32`s packed four per word from word `w`
+/// (the word and the lane).
+pub(crate) fn table_u32_at(w: u32, k: u32) -> (u32, usize) {
+    (w + k / 4, (k % 4) as usize)
+}
+
+impl LibraryData {
+    /// The clips in the clip table.
+    pub(crate) fn clip_count(&self) -> usize {
+        self.clip_names.len()
+    }
+
+    /// The target's bone count: the stride of the retarget records' fields (`table_bones`).
+    pub(crate) fn table_bones(&self) -> u32 {
+        self.parents.len() as u32
+    }
+
+    /// `clip_data` in `clip.wgsl`.
+    pub(crate) fn clip_data(&self, clip: u32) -> ClipData {
+        bytemuck::cast(self.clip_table[clip as usize])
+    }
+
+    /// `channel_data` in `clip.wgsl`: word `channel` of the clip table.
+    pub(crate) fn channel_data(&self, channel: u32) -> ChannelData {
+        bytemuck::cast(self.clip_table[channel as usize])
+    }
+
+    /// `clip_channel` in `clip.wgsl`: channel `k` (0 translation, 1 rotation, 2 scale) of
+    /// source bone `source` in `clip`.
+    pub(crate) fn clip_channel(&self, clip: &ClipData, source: u32, k: u32) -> ChannelData {
+        self.channel_data(clip_channel_word(clip, source, k))
+    }
+
+    /// `retarget_f32` in `clip.wgsl`.
+    pub(crate) fn retarget_f32(&self, w: u32) -> [f32; 4] {
+        bytemuck::cast(self.retarget[w as usize])
+    }
+
+    /// `retarget_xform` in `clip.wgsl`: an [`Xform`] whole from word `w`.
+    pub(crate) fn retarget_xform(&self, w: u32) -> Xform {
+        Xform {
+            rotation: self.retarget_f32(w),
+            translation: self.retarget_f32(w + 1),
+            scale: self.retarget_f32(w + 2),
+        }
+    }
+
+    /// The word of the retarget table that `bone_retarget(base, bone)` reads its word `k` from.
+    pub(crate) fn bone_retarget_word(&self, base: u32, bone: u32, k: u32) -> u32 {
+        base + k * self.table_bones() + bone
+    }
+
+    /// `bone_retarget` in `clip.wgsl`: target bone `bone`'s record of the retarget section at
+    /// word `base`.
+    pub(crate) fn bone_retarget(&self, base: u32, bone: u32) -> BoneRetarget {
+        let words: [Entry; RETARGET_WORDS as usize] = std::array::from_fn(|k| {
+            self.retarget[self.bone_retarget_word(base, bone, k as u32) as usize]
+        });
+        bytemuck::cast(words)
+    }
+
+    /// `plan_word` in `clip.wgsl`: the word `k` of plan record `record` in the plan section at
+    /// word `base` lies at; the target bones' records are field-major, the IK goal records
+    /// after them as they are.
+    pub(crate) fn plan_word(&self, base: u32, record: u32, k: u32) -> u32 {
+        let bones = self.table_bones();
+        if record < bones {
+            base + k * bones + record
+        } else {
+            base + record * PLAN_WORDS + k
+        }
+    }
+
+    /// `bone_plan` in `clip.wgsl`.
+    pub(crate) fn bone_plan(&self, base: u32, record: u32) -> BonePlan {
+        let words: [Entry; PLAN_WORDS as usize] =
+            std::array::from_fn(|k| self.retarget[self.plan_word(base, record, k as u32) as usize]);
+        bytemuck::cast(words)
+    }
+
+    /// `table_u32` in `fused.wgsl`: entry `k` of the `u32`s packed four per word from word `w`
+    /// (`fold_path` in `clip.wgsl` reads a path entry `i` as `table_u32(0, i)`).
+    pub(crate) fn table_u32(&self, w: u32, k: u32) -> u32 {
+        let (word, lane) = table_u32_at(w, k);
+        self.retarget[word as usize][lane]
+    }
+
+    /// `mask_weight` in `clip.wgsl`: the weight of `bone` in the mask at word `mask` of the
+    /// retarget table (a layer's mask word); 1 for 0, no mask.
+    pub(crate) fn mask_weight(&self, mask: u32, bone: usize) -> f32 {
+        if mask == 0 {
+            return 1.0;
+        }
+        f32::from_bits(self.table_u32(mask, bone as u32))
+    }
+
+    /// `target_reference` in `clip.wgsl`: the target's reference local of `bone` (from its own
+    /// table, the first).
+    pub(crate) fn target_reference(&self, bone: usize) -> Transform {
+        self.bone_retarget(0, bone as u32).target_ref.into()
+    }
+}
+
+#[cfg(test)]
+impl super::AnimLibrary {
+    /// The tables of a library no evaluator shares yet, for tests that damage them.
+    pub(crate) fn data_mut(&mut self) -> &mut LibraryData {
+        std::sync::Arc::get_mut(&mut self.data).expect("a library nothing else holds")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::library::AnimLibrary;
+    use crate::procedural::random_asset;
+    use crate::{CpuEvaluator, PoseBatch, Poses};
+
+    type Vec3Channel<'a> = Option<&'a crate::model::Channel<glam::Vec3>>;
+
+    /// Damage done to a library's tables (of its target's bone count).
+    type Damage = fn(&mut LibraryData, usize);
+
+    /// A word that says where it was put.
+    fn tag(k: usize, b: usize, what: u32) -> Entry {
+        [k as u32, b as u32, what, 0]
+    }
+
+    /// The readers on tables written out by hand, laid out as the shaders' comments say.
+    #[test]
+    fn the_readers_find_kind_major_channels_and_field_major_records() {
+        let bones = 5;
+        let asset = random_asset(3, bones, 0);
+        let mut lib = AnimLibrary::new(&asset.skeleton, &[]).unwrap();
+        let data = lib.data_mut();
+        // Two clips of 2 and 3 source bones, each one's channels every translation, then every
+        // rotation, then every scale.
+        let sources = [2u32, 3];
+        let (mut clips, mut channels) = (Vec::new(), Vec::new());
+        for (c, &n) in (0..).zip(&sources) {
+            clips.push(ClipData {
+                duration: 1.0,
+                channel_base: sources.len() as u32 + channels.len() as u32,
+                retarget_base: 0,
+                flags: n << CLIP_SOURCES_SHIFT,
+            });
+            for kind in 0..3 {
+                channels.extend((0..n).map(|s| ChannelData {
+                    time_offset: c,
+                    value_offset: s,
+                    count: kind,
+                    flags: 0,
+                }));
+            }
+        }
+        let clip_words = clips.iter().map(|&c| bytemuck::cast::<_, Entry>(c));
+        data.clip_table = clip_words
+            .chain(channels.iter().map(|&c| bytemuck::cast(c)))
+            .collect();
+        for (c, &n) in (0..).zip(&sources) {
+            let clip = data.clip_data(c);
+            for (s, k) in (0..n).flat_map(|s| (0..3).map(move |k| (s, k))) {
+                let ch = data.clip_channel(&clip, s, k);
+                assert_eq!((ch.time_offset, ch.value_offset, ch.count), (c, s, k));
+            }
+        }
+        // The retarget table: 3 words of padding, a section of BoneRetargets field-major, a
+        // plan section (the bones' records field-major, two goal records after them as they
+        // are), then u32s four to a word.
+        let mut retarget = vec![[0; 4]; 3];
+        for k in 0..RETARGET_WORDS as usize {
+            retarget.extend((0..bones).map(|b| tag(k, b, 1)));
+        }
+        let plan = retarget.len() as u32;
+        for k in 0..PLAN_WORDS as usize {
+            retarget.extend((0..bones).map(|b| tag(k, b, 2)));
+        }
+        for g in bones..bones + 2 {
+            retarget.extend((0..PLAN_WORDS as usize).map(|k| tag(k, g, 2)));
+        }
+        let packed_at = retarget.len() as u32;
+        retarget.extend(packed(&(100..110).collect::<Vec<u32>>()));
+        data.retarget = retarget;
+        for b in 0..bones {
+            let words: [Entry; RETARGET_WORDS as usize] =
+                bytemuck::cast(data.bone_retarget(3, b as u32));
+            for (k, w) in words.iter().enumerate() {
+                assert_eq!(*w, tag(k, b, 1), "word {k} of bone {b}");
+            }
+        }
+        for r in 0..bones + 2 {
+            let words: [Entry; PLAN_WORDS as usize] =
+                bytemuck::cast(data.bone_plan(plan, r as u32));
+            for (k, w) in words.iter().enumerate() {
+                assert_eq!(*w, tag(k, r, 2), "word {k} of plan record {r}");
+            }
+        }
+        for i in 0..10 {
+            assert_eq!(data.table_u32(packed_at, i), 100 + i);
+        }
+        assert_eq!(data.mask_weight(0, 3), 1.0);
+        assert_eq!(data.mask_weight(packed_at, 3).to_bits(), 103);
+    }
+
+    /// A built library's tables, read back through the readers, hold the clips' keys, the
+    /// target's references and the skeleton where the typed model has them.
+    #[test]
+    fn the_built_tables_hold_what_the_model_has() {
+        let asset = random_asset(5, 23, 3);
+        let (skeleton, bones) = (&asset.skeleton, asset.skeleton.len());
+        let lib = AnimLibrary::new(skeleton, &asset.clips).unwrap();
+        let data = lib.data();
+        for (c, clip) in (0..).zip(&asset.clips) {
+            let cd = data.clip_data(c);
+            assert_eq!(cd.duration, clip.duration());
+            for (s, track) in (0..).zip(clip.tracks()) {
+                let first = |k| {
+                    let ch = data.clip_channel(&cd, s, k);
+                    (ch.count > 0)
+                        .then(|| (ch.count as usize, data.values[ch.value_offset as usize]))
+                };
+                let v3 = |v: Vec3Channel| v.map(|c| (c.len(), c.values[0].extend(0.0).to_array()));
+                assert_eq!(
+                    first(0),
+                    v3(track.translation.as_ref()),
+                    "clip {c}, bone {s}"
+                );
+                let r = track.rotation.as_ref();
+                assert_eq!(first(1), r.map(|c| (c.len(), c.values[0].to_array())));
+                assert_eq!(first(2), v3(track.scale.as_ref()), "clip {c}, bone {s}");
+            }
+        }
+        let s = data.skeleton_section;
+        let (order, starts) = skeleton.depth_levels();
+        assert_eq!(s.levels as usize, starts.len() - 1);
+        for (i, &o) in (0..).zip(&order) {
+            assert_eq!(data.table_u32(s.order, i), o);
+        }
+        for (i, &start) in (0..).zip(&starts) {
+            assert_eq!(data.table_u32(s.level_starts, i), start);
+        }
+        for b in 0..bones {
+            let own = data.bone_retarget(0, b as u32);
+            assert_eq!(
+                (own.source, own.target_ref),
+                (b as i32, skeleton.rest()[b].into())
+            );
+            assert_eq!(data.table_u32(s.parents, b as u32) as i32, data.parents[b]);
+            for r in 0..3 {
+                let row = data.retarget_f32(s.inverse_bind_word(bones as u32, b as u32, r));
+                assert_eq!(row[..], data.inverse_bind[b][r as usize * 4..][..4]);
+            }
+        }
+    }
+
+    /// The CPU twin reads the GPU's tables: the addressing bugs the layouts invite (a clip's
+    /// channels bone-major, a section's bones in the wrong places, the fused pass's inverse
+    /// binds bone-major) change the CPU's poses, with no GPU. Undamaged, a rebuilt library
+    /// gives the same poses bit for bit.
+    #[test]
+    fn an_addressing_bug_in_the_tables_fails_on_the_cpu() {
+        let asset = random_asset(7, 29, 3);
+        let build = || AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+        let mut batch = PoseBatch::new();
+        for i in 0..6 {
+            batch.push_clip(i % 3, 0.13 * i as f32, true);
+        }
+        let poses = |lib: &AnimLibrary| {
+            let mut out = Poses::default();
+            CpuEvaluator::new(lib).evaluate(&batch, &mut out).unwrap();
+            (out.locals, out.component, out.skinning)
+        };
+        let good = poses(&build());
+        assert_eq!(poses(&build()), good);
+        let bones = asset.skeleton.len();
+        let damages: [(&str, Damage); 3] = [
+            ("each clip's channels bone-major", |d, _| {
+                for c in 0..d.clip_count() as u32 {
+                    let clip = d.clip_data(c);
+                    let n = (clip.flags >> CLIP_SOURCES_SHIFT) as usize;
+                    let at = clip.channel_base as usize;
+                    let kind_major = d.clip_table[at..at + 3 * n].to_vec();
+                    for (s, k) in (0..n).flat_map(|s| (0..3).map(move |k| (s, k))) {
+                        d.clip_table[at + s * 3 + k] = kind_major[k * n + s];
+                    }
+                }
+            }),
+            ("the target's records in reverse bone order", |d, bones| {
+                for k in 0..RETARGET_WORDS as usize {
+                    d.retarget[k * bones..(k + 1) * bones].reverse();
+                }
+            }),
+            ("the inverse binds' rows bone-major", |d, bones| {
+                let at = d.skeleton_section.inverse_bind as usize;
+                let row_major = d.retarget[at..at + 3 * bones].to_vec();
+                for (b, r) in (0..bones).flat_map(|b| (0..3).map(move |r| (b, r))) {
+                    d.retarget[at + b * 3 + r] = row_major[r * bones + b];
+                }
+            }),
+        ];
+        for (what, damage) in damages {
+            let mut lib = build();
+            damage(lib.data_mut(), bones);
+            assert_ne!(poses(&lib), good, "{what}");
+        }
+    }
+}
