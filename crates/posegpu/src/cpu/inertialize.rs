@@ -3,7 +3,7 @@
 //! (sampled now and one step earlier) is stored in the instance's state; on every frame of the
 //! blend it is added to the new pose as the quintic has it then ([`crate::blend::inertia`]).
 
-use super::clip::{KeySearch, Prepared};
+use super::clip::{KeySearch, Prepared, Records};
 use crate::batch::{self, LayerKind};
 use crate::blend::inertia::{apply, start};
 use crate::layout::{Entry, Head, Xform};
@@ -34,8 +34,8 @@ pub(super) fn run_instance(
         let interrupted = now.weight;
         let (mut a, mut b) = (KeySearch::default(), KeySearch::default());
         for (bone, (x, s)) in locals.iter().zip(state.iter_mut()).enumerate() {
-            let mut old = now.bone(lib, bone, &mut a);
-            let mut earlier = before.bone(lib, bone, &mut b);
+            let mut old = now.bone(lib, bone, &mut a, &Records::default());
+            let mut earlier = before.bone(lib, bone, &mut b, &Records::default());
             if interrupted >= 0.0 {
                 old = apply(s, &old, interrupted);
                 earlier = apply(s, &earlier, (interrupted - dt).max(0.0));

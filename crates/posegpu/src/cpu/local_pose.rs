@@ -4,7 +4,7 @@
 //! bone by bone; from its first mesh-space layer on, each layer's delta goes to its slot for
 //! the layer stage.
 
-use super::clip::{KeySearch, Prepared};
+use super::clip::{KeySearch, Prepared, Records};
 use crate::additive::delta::{
     apply_delta, make_delta, weighted_delta, IDENTITY_DELTA, ZERO_WEIGHT,
 };
@@ -22,6 +22,8 @@ use crate::Transform;
 pub(crate) struct Scratch {
     samples: Vec<Prepared>,
     searches: Vec<KeySearch>,
+    /// The records of the sections sampled so far (kept over the instances a scratch serves).
+    records: Records,
 }
 
 impl Scratch {
@@ -32,19 +34,22 @@ impl Scratch {
             .extend(samples.iter().map(|e| Prepared::from_entry(lib, e)));
         self.searches.clear();
         self.searches.resize(samples.len(), KeySearch::default());
+        for s in &self.samples {
+            self.records.gather(lib, s.clip);
+        }
     }
 
     /// `bone` of sample `k`.
     fn sample(&mut self, lib: &AnimLibrary, k: usize, bone: usize) -> Transform {
-        self.samples[k].bone(lib, bone, &mut self.searches[k])
+        self.samples[k].bone(lib, bone, &mut self.searches[k], &self.records)
     }
 
     /// The blend of the prepared samples at `bone` (sampling only the kept ones); `empty`
     /// where no weight is kept.
     fn blend(&mut self, lib: &AnimLibrary, bone: usize, empty: Transform) -> Transform {
-        let (samples, searches) = (&self.samples, &mut self.searches);
+        let (samples, searches, records) = (&self.samples, &mut self.searches, &self.records);
         blend_with(samples.iter().map(|s| s.weight), empty, |k| {
-            samples[k].bone(lib, bone, &mut searches[k])
+            samples[k].bone(lib, bone, &mut searches[k], records)
         })
     }
 }

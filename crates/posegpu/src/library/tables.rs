@@ -14,11 +14,16 @@
 //!   bone masks, then the [`SkeletonSection`] the fused pass reads.
 
 use super::{packed, LibraryData};
+use crate::drive::TranslationMode;
 use crate::layout::{
     BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CLIP_SOURCES_SHIFT,
     PLAN_WORDS, RETARGET_WORDS,
 };
 use crate::Transform;
+
+// The records the readers gather word by word are whole 16-byte words.
+const _: () = assert!(std::mem::size_of::<BoneRetarget>() == RETARGET_WORDS as usize * 16);
+const _: () = assert!(std::mem::size_of::<BonePlan>() == PLAN_WORDS as usize * 16);
 
 /// Where the skeleton section lies in the retarget table, read by the fused pass (`fused.wgsl`;
 /// the words' offsets go to its `Params`). It repeats the `parents` and `inverse_bind` tables the
@@ -75,6 +80,7 @@ impl SkeletonSection {
     }
 
     /// The word of row `row` of bone `bone`'s inverse bind matrix, in a skeleton of `bones`.
+    #[inline]
     pub(crate) fn inverse_bind_word(&self, bones: u32, bone: u32, row: u32) -> u32 {
         self.inverse_bind + row * bones + bone
     }
@@ -105,49 +111,58 @@ pub(super) fn clip_table(clips: &[ClipData], channels: &[ChannelData]) -> Vec<En
 
 /// The word of the clip table that `clip_channel` reads: channel `k` (0 translation, 1
 /// rotation, 2 scale) of source bone `source` in `clip`.
+#[inline]
 pub(crate) fn clip_channel_word(clip: &ClipData, source: u32, k: u32) -> u32 {
     clip.channel_base + k * (clip.flags >> CLIP_SOURCES_SHIFT) + source
 }
 
 /// Where `table_u32(w, k)` reads: entry `k` of the `u32`s packed four per word from word `w`
 /// (the word and the lane).
+#[inline]
 pub(crate) fn table_u32_at(w: u32, k: u32) -> (u32, usize) {
     (w + k / 4, (k % 4) as usize)
 }
 
 impl LibraryData {
     /// The clips in the clip table.
+    #[inline]
     pub(crate) fn clip_count(&self) -> usize {
         self.clip_names.len()
     }
 
     /// The target's bone count: the stride of the retarget records' fields (`table_bones`).
+    #[inline]
     pub(crate) fn table_bones(&self) -> u32 {
         self.parents.len() as u32
     }
 
     /// `clip_data` in `clip.wgsl`.
+    #[inline]
     pub(crate) fn clip_data(&self, clip: u32) -> ClipData {
         bytemuck::cast(self.clip_table[clip as usize])
     }
 
     /// `channel_data` in `clip.wgsl`: word `channel` of the clip table.
+    #[inline]
     pub(crate) fn channel_data(&self, channel: u32) -> ChannelData {
         bytemuck::cast(self.clip_table[channel as usize])
     }
 
     /// `clip_channel` in `clip.wgsl`: channel `k` (0 translation, 1 rotation, 2 scale) of
     /// source bone `source` in `clip`.
+    #[inline]
     pub(crate) fn clip_channel(&self, clip: &ClipData, source: u32, k: u32) -> ChannelData {
         self.channel_data(clip_channel_word(clip, source, k))
     }
 
     /// `retarget_f32` in `clip.wgsl`.
+    #[inline]
     pub(crate) fn retarget_f32(&self, w: u32) -> [f32; 4] {
         bytemuck::cast(self.retarget[w as usize])
     }
 
     /// `retarget_xform` in `clip.wgsl`: an [`Xform`] whole from word `w`.
+    #[inline]
     pub(crate) fn retarget_xform(&self, w: u32) -> Xform {
         Xform {
             rotation: self.retarget_f32(w),
@@ -157,22 +172,56 @@ impl LibraryData {
     }
 
     /// The word of the retarget table that `bone_retarget(base, bone)` reads its word `k` from.
+    #[inline]
     pub(crate) fn bone_retarget_word(&self, base: u32, bone: u32, k: u32) -> u32 {
         base + k * self.table_bones() + bone
     }
 
     /// `bone_retarget` in `clip.wgsl`: target bone `bone`'s record of the retarget section at
     /// word `base`.
+    #[inline(always)]
     pub(crate) fn bone_retarget(&self, base: u32, bone: u32) -> BoneRetarget {
-        let words: [Entry; RETARGET_WORDS as usize] = std::array::from_fn(|k| {
-            self.retarget[self.bone_retarget_word(base, bone, k as u32) as usize]
-        });
-        bytemuck::cast(words)
+        let mut record = BoneRetarget::default();
+        // Gathered straight into the record: it is read for every bone of every sample.
+        let words: &mut [Entry] = bytemuck::cast_slice_mut(std::slice::from_mut(&mut record));
+        let (stride, first) = (self.table_bones() as usize, (base + bone) as usize);
+        for (k, word) in words.iter_mut().enumerate() {
+            *word = self.retarget[first + k * stride];
+        }
+        record
+    }
+
+    /// [`Self::bone_retarget`] for sampling: only the words the record's translation mode reads
+    /// (the head, both references, and the relative or orient words for those modes), as a
+    /// shader compiler drops the other loads; the rest stay zero. Half the gather for the
+    /// common modes, on every bone of every sample.
+    #[inline(always)]
+    pub(crate) fn bone_retarget_sampled(&self, base: u32, bone: u32) -> BoneRetarget {
+        use std::mem::offset_of;
+        const RELATIVE: usize = offset_of!(BoneRetarget, relative) / 16;
+        const ORIENT: usize = offset_of!(BoneRetarget, orient_rotation) / 16;
+        let mut record = BoneRetarget::default();
+        let words: &mut [Entry] = bytemuck::cast_slice_mut(std::slice::from_mut(&mut record));
+        let (stride, first) = (self.table_bones() as usize, (base + bone) as usize);
+        let word = |k: usize| self.retarget[first + k * stride];
+        for (k, w) in words[..RELATIVE].iter_mut().enumerate() {
+            *w = word(k);
+        }
+        let more = match TranslationMode::from_code(words[0][1]) {
+            TranslationMode::AnimationRelative => RELATIVE..ORIENT,
+            TranslationMode::OrientAndScale => ORIENT..words.len(),
+            _ => 0..0,
+        };
+        for k in more {
+            words[k] = word(k);
+        }
+        record
     }
 
     /// `plan_word` in `clip.wgsl`: the word `k` of plan record `record` in the plan section at
     /// word `base` lies at; the target bones' records are field-major, the IK goal records
     /// after them as they are.
+    #[inline]
     pub(crate) fn plan_word(&self, base: u32, record: u32, k: u32) -> u32 {
         let bones = self.table_bones();
         if record < bones {
@@ -183,14 +232,19 @@ impl LibraryData {
     }
 
     /// `bone_plan` in `clip.wgsl`.
+    #[inline(always)]
     pub(crate) fn bone_plan(&self, base: u32, record: u32) -> BonePlan {
-        let words: [Entry; PLAN_WORDS as usize] =
-            std::array::from_fn(|k| self.retarget[self.plan_word(base, record, k as u32) as usize]);
-        bytemuck::cast(words)
+        let mut plan = BonePlan::default();
+        let words: &mut [Entry] = bytemuck::cast_slice_mut(std::slice::from_mut(&mut plan));
+        for (k, word) in (0..).zip(words.iter_mut()) {
+            *word = self.retarget[self.plan_word(base, record, k) as usize];
+        }
+        plan
     }
 
     /// `table_u32` in `fused.wgsl`: entry `k` of the `u32`s packed four per word from word `w`
     /// (`fold_path` in `clip.wgsl` reads a path entry `i` as `table_u32(0, i)`).
+    #[inline]
     pub(crate) fn table_u32(&self, w: u32, k: u32) -> u32 {
         let (word, lane) = table_u32_at(w, k);
         self.retarget[word as usize][lane]
@@ -198,6 +252,7 @@ impl LibraryData {
 
     /// `mask_weight` in `clip.wgsl`: the weight of `bone` in the mask at word `mask` of the
     /// retarget table (a layer's mask word); 1 for 0, no mask.
+    #[inline]
     pub(crate) fn mask_weight(&self, mask: u32, bone: usize) -> f32 {
         if mask == 0 {
             return 1.0;
@@ -207,8 +262,18 @@ impl LibraryData {
 
     /// `target_reference` in `clip.wgsl`: the target's reference local of `bone` (from its own
     /// table, the first).
+    #[inline]
     pub(crate) fn target_reference(&self, bone: usize) -> Transform {
-        self.bone_retarget(0, bone as u32).target_ref.into()
+        // Only the field's three words (a shader compiler drops the record's other loads).
+        const FIRST: usize = std::mem::offset_of!(BoneRetarget, target_ref) / 16;
+        let n = self.table_bones() as usize;
+        let word = |k: usize| bytemuck::cast(self.retarget[k * n + bone]);
+        Xform {
+            rotation: word(FIRST),
+            translation: word(FIRST + 1),
+            scale: word(FIRST + 2),
+        }
+        .into()
     }
 }
 
