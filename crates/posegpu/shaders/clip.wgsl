@@ -380,13 +380,13 @@ fn source_local(clip: ClipData, bone: u32, rest: u32, t: f32, full: bool,
         retarget_xform(rest + bone * 3u), search);
 }
 
-// The diagonal D of a mirror sign pattern (pattern_signs in src/math/mirror.rs).
+// The diagonal D of a mirror sign pattern (pattern_signs in src/transform/mirror.rs).
 fn pattern_signs(pattern: u32) -> vec3<f32> {
     return select(vec3<f32>(1.0), vec3<f32>(-1.0),
         (vec3<u32>(pattern) & vec3<u32>(1u, 2u, 4u)) != vec3<u32>(0u));
 }
 
-// D · q · D (reflect_rotation in src/math/mirror.rs).
+// D · q · D (reflect_rotation in src/transform/mirror.rs).
 fn reflect_rotation(q: vec4<f32>, pattern: u32) -> vec4<f32> {
     let d = pattern_signs(pattern);
     return vec4<f32>(q.xyz * vec3<f32>(d.y * d.z, d.x * d.z, d.x * d.y), q.w);

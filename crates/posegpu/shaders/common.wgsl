@@ -106,7 +106,7 @@ fn relative(a: Xform, b: Xform) -> Xform {
     return out;
 }
 
-// The columns of q's rotation matrix (quat_axes in src/math/mirror.rs).
+// The columns of q's rotation matrix (quat_axes in src/transform/mirror.rs).
 fn quat_axes(q: vec4<f32>) -> mat3x3<f32> {
     let x2 = q.x + q.x;
     let y2 = q.y + q.y;
@@ -128,7 +128,7 @@ fn quat_axes(q: vec4<f32>) -> mat3x3<f32> {
 }
 
 // The normalized quaternion of the matrix with columns c0, c1, c2: Shepperd's method, the same
-// branches as quat_from_axes in src/math/mirror.rs.
+// branches as quat_from_axes in src/transform/mirror.rs.
 fn quat_from_axes(c0: vec3<f32>, c1: vec3<f32>, c2: vec3<f32>) -> vec4<f32> {
     let m00 = c0.x;
     let m10 = c0.y;
@@ -162,7 +162,7 @@ fn quat_from_axes(c0: vec3<f32>, c1: vec3<f32>, c2: vec3<f32>) -> vec4<f32> {
 }
 
 // Axis v of a product with its scaling removed (an axis under sqrt(TINY) kept) and the desired
-// scale's sign s put back (signed_unit in src/math/mirror.rs).
+// scale's sign s put back (signed_unit in src/transform/mirror.rs).
 fn signed_unit(v: vec3<f32>, s: f32) -> vec3<f32> {
     let sq = dot(v, v);
     var unit = v;
@@ -173,7 +173,7 @@ fn signed_unit(v: vec3<f32>, s: f32) -> vec3<f32> {
 }
 
 // The matrix path's rotation of compose(child, parent) (compose_rotation in
-// src/math/mirror.rs): axis i of M_parent · M_child, desired scale Sc ∘ Sp.
+// src/transform/mirror.rs): axis i of M_parent · M_child, desired scale Sc ∘ Sp.
 fn compose_rotation_mirrored(child: Xform, parent: Xform) -> vec4<f32> {
     let a = quat_axes(child.r);
     let sc = child.s.xyz;
@@ -185,7 +185,7 @@ fn compose_rotation_mirrored(child: Xform, parent: Xform) -> vec4<f32> {
     return quat_from_axes(v0, v1, v2);
 }
 
-// The matrix path's rotation of relative(a, b) (relative_rotation in src/math/mirror.rs): axis
+// The matrix path's rotation of relative(a, b) (relative_rotation in src/transform/mirror.rs): axis
 // i of M_b⁻¹ · M_a, desired scale Sa ∘ safeRecip(Sb).
 fn relative_rotation_mirrored(a: Xform, b: Xform) -> vec4<f32> {
     let axes = quat_axes(a.r);

@@ -400,7 +400,7 @@ fn blend_goal(base: u32, first: u32, count: u32, sum: f32, record: u32, c: IkCha
 
 // The local rotation putting a bone at component-space rotation cs under a parent at
 // component-space transform parent: normalize(Rp⁻¹ ⊗ cs), reflected as the matrix path reflects
-// a child's where the parent is mirrored (local_rotation in src/math/mirror.rs).
+// a child's where the parent is mirrored (local_rotation in src/transform/mirror.rs).
 fn local_rotation(parent: Xform, cs: vec4<f32>) -> vec4<f32> {
     let q = normalize_quat(quat_mul(quat_conj(parent.r), cs));
     if (all(parent.s.xyz >= vec3<f32>(0.0))) {
