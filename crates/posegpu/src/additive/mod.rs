@@ -1,8 +1,9 @@
 //! Additive poses: deltas built from a pose and a base pose, in local space or as mesh-space
 //! rotations, and applied onto other poses with a weight.
 //!
-//! [`delta`] holds the per-bone math (the reference both evaluators follow); [`build`] turns
-//! whole clips into additive clips on the host, once, before they are uploaded.
+//! The per-bone math ([`make_delta`], [`apply_delta`]: the reference both evaluators follow),
+//! and [`make_additive`], which turns whole clips into additive clips on the host, once, before
+//! they are uploaded.
 
 pub(crate) mod build;
 pub(crate) mod delta;

@@ -8,7 +8,7 @@ use crate::additive::delta::ZERO_WEIGHT;
 use crate::math::normalize_quat;
 use crate::Transform;
 
-/// Weights at or below [`ZERO_WEIGHT`] are dropped and the rest renormalized to sum to 1.
+/// Weights at or below `ZERO_WEIGHT` (1e-5) are dropped and the rest renormalized to sum to 1.
 /// Returns the kept weights' sum and count.
 pub fn kept_weights(weights: impl Iterator<Item = f32>) -> (f32, usize) {
     weights
@@ -87,7 +87,7 @@ pub fn blend_with(
 }
 
 /// `a` blended toward `b` by `w` (a layered blend per bone at one bone): `a` at or below
-/// [`ZERO_WEIGHT`], `b` at or above `1 − ZERO_WEIGHT`, else the blend rule over `(a, 1 − w)`
+/// `ZERO_WEIGHT`, `b` at or above `1 − ZERO_WEIGHT`, else the blend rule over `(a, 1 − w)`
 /// and `(b, w)`.
 pub fn blend_two(a: &Transform, b: &Transform, w: f32) -> Transform {
     if w <= ZERO_WEIGHT {

@@ -25,7 +25,7 @@ use super::sources::{mime_type, Sources};
 
 /// Where a skeleton came from: the glTF file and the node index of each bone.
 ///
-/// `nodes` is in the skeleton's bone order, as [`crate::import::Asset::nodes`] gives it.
+/// `nodes` is in the skeleton's bone order, as [`crate::Asset::nodes`] gives it.
 #[derive(Clone, Copy, Debug)]
 pub struct Template<'a> {
     /// The glTF file the skeleton was imported from.

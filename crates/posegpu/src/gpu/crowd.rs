@@ -417,7 +417,7 @@ impl GpuCrowd {
         Ok(())
     }
 
-    /// Switches `instance` (added [`crate::Agent::with_transitions`]) to `player` over
+    /// Switches `instance` (added [`crate::playback::Agent::with_transitions`]) to `player` over
     /// `blend_time` seconds, as [`Crowd::transition_to`] does: its player (as the GPU has it)
     /// becomes the outgoing one, on the GPU; the transition begins with the next step.
     pub fn transition_to(

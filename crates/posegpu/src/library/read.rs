@@ -52,7 +52,7 @@ impl AnimLibrary {
         &self.data.sources
     }
 
-    /// One retarget source (from [`LibraryBuilder::add_source`] of this library).
+    /// One retarget source (from [`crate::LibraryBuilder::add_source`] of this library).
     pub fn source(&self, source: SourceId) -> &RetargetSource {
         &self.data.sources[source.0]
     }
@@ -70,7 +70,7 @@ impl AnimLibrary {
             .collect()
     }
 
-    /// The bone root motion is taken from ([`LibraryBuilder::set_root_motion_bone`]).
+    /// The bone root motion is taken from ([`crate::LibraryBuilder::set_root_motion_bone`]).
     pub fn root_motion_bone(&self) -> usize {
         self.data.root_bone as usize
     }
@@ -107,7 +107,7 @@ impl AnimLibrary {
         self.data.curve_names.iter().position(|n| n == name)
     }
 
-    /// The bone mask named `name` ([`LibraryBuilder::add_mask`]).
+    /// The bone mask named `name` ([`crate::LibraryBuilder::add_mask`]).
     pub fn mask(&self, name: &str) -> Option<MaskId> {
         self.data
             .masks

@@ -58,7 +58,7 @@ pub enum BindOrigin {
     Singular,
 }
 
-/// The space a file's inverse bind matrices map from, as [`rebuild`] found it.
+/// The space a file's inverse bind matrices map from, as the rebuild from the matrices found it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BindSpace {
     /// The scene's (what glTF specifies: the skinned mesh node's transform is ignored).

@@ -148,7 +148,7 @@ impl Skeleton {
         Ok(skeleton)
     }
 
-    /// Sets the bind pose (locals one per bone, as [`bind::rebuild`] makes them from a skin's
+    /// Sets the bind pose (locals one per bone, as the importer rebuilds them from a skin's
     /// inverse bind matrices). A bone whose bind local is not a valid transform keeps its node
     /// transform and is marked [`BindOrigin::Singular`].
     pub fn with_bind_pose(mut self, pose: BindPose) -> Result<Self> {

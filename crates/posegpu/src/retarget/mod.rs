@@ -1,7 +1,7 @@
 //! Retargeting: playing clips on skeletons other than the one they were authored on.
 //!
 //! Between characters from different tools (the default): [`recognise`] finds a canonical
-//! humanoid on each skeleton (names, then structure), [`frame`] measures each one's body frame
+//! humanoid on each skeleton (names, then structure), [`BodyFrame`] measures each one's body frame
 //! in its file's world, and a [`RetargetPlan`] built once per (source, target) pair drives every
 //! target bone from the source's rotations from rest, per bone, in the sampling stage
 //! ([`crate::LibraryBuilder::add_character_source`]) and offline ([`bake_clip`]); [`quality`]

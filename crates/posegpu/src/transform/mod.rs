@@ -46,7 +46,7 @@ impl Transform {
     /// shear a rotated child, unlike a chain of 4x4 matrices.
     ///
     /// Where either scale has a negative component (a mirrored bone), the rotation comes from
-    /// UE's matrix path instead ([`mirror::compose_rotation`]); scale and translation are the
+    /// UE's matrix path instead (`mirror::compose_rotation`); scale and translation are the
     /// same formulas. Spec: `docs/pose-math.md`, "Transforms".
     pub fn compose(child: &Self, parent: &Self) -> Self {
         let mut out = Self {
@@ -62,7 +62,7 @@ impl Transform {
 
     /// `relative(a, b)`: `a` expressed in `b`'s space (UE's `A.GetRelativeTransform(B)`).
     /// Where either scale has a negative component, the rotation comes from UE's matrix path
-    /// ([`mirror::relative_rotation`]).
+    /// (`mirror::relative_rotation`).
     pub fn relative(a: &Self, b: &Self) -> Self {
         let inv_r = b.rotation.conjugate();
         let inv_s = safe_recip(b.scale);
