@@ -1,0 +1,192 @@
+//! The rate optimizer: the lowest rate per track whose error at the virtual vertices stays
+//! within the threshold, in component space, so that a parent's error counts at its children.
+
+use glam::Vec3;
+
+use super::pack::{dequantize, key_value, quantize, set_field, Rate, LEVELS};
+use crate::{component_space, Transform};
+
+/// One clip resampled at its key times, with each track's range.
+pub(super) struct Problem<'a> {
+    pub(super) parents: &'a [i32],
+    /// `[key][bone]` local transforms of the clip.
+    pub(super) raw: Vec<Vec<Transform>>,
+    /// The value a [`Rate::Reference`] track plays, per bone.
+    pub(super) reference: &'a [Transform],
+    /// `[track]` per-component minimum and extent (track = bone * 3 + kind).
+    pub(super) ranges: Vec<([f32; 4], [f32; 4])>,
+    /// Distance of the virtual vertices from each bone.
+    pub(super) distance: f32,
+}
+
+impl Problem<'_> {
+    fn bones(&self) -> usize {
+        self.parents.len()
+    }
+
+    /// Track `track`'s value at `key` as stored at `rate`, written into `out`.
+    pub(super) fn decode_into(&self, out: &mut Transform, track: usize, rate: Rate, key: usize) {
+        let (bone, kind) = (track / 3, track % 3);
+        let (min, extent) = self.ranges[track];
+        let v = key_value(&self.raw[key][bone], kind);
+        let mut d = [0.0; 4];
+        match rate {
+            Rate::Reference => {
+                let r = key_value(&self.reference[bone], kind);
+                return set_field(out, kind, r, false);
+            }
+            Rate::Raw => return set_field(out, kind, v, false),
+            Rate::Constant => {
+                for c in 0..3 {
+                    d[c] = min[c] + extent[c] * 0.5;
+                }
+            }
+            Rate::Bits(n) => {
+                for c in 0..3 {
+                    d[c] = dequantize(quantize(v[c], min[c], extent[c], n), min[c], extent[c], n);
+                }
+            }
+        }
+        set_field(out, kind, d, true);
+    }
+
+    /// The rates: each track alone first (the others exact), then, while the worst error of
+    /// the whole pose exceeds `threshold`, one level more for the track on the worst bone's
+    /// chain whose raise lowers that error most. Raw is exact, so this ends within threshold.
+    /// Returns the rates and the worst error (skeleton units).
+    pub(super) fn solve(&self, threshold: f32) -> (Vec<Rate>, f32) {
+        let bones = self.bones();
+        let keys = self.raw.len();
+        let raw_cs: Vec<Vec<Transform>> = self
+            .raw
+            .iter()
+            .map(|l| component_space(self.parents, l))
+            .collect();
+        let subtree = self.subtrees();
+        let mut levels = vec![LEVELS - 1; bones * 3];
+        let mut scratch = vec![Transform::IDENTITY; bones];
+        for (track, level) in levels.iter_mut().enumerate() {
+            let bone = track / 3;
+            *level = (0..LEVELS - 1)
+                .find(|&l| {
+                    (0..keys).all(|k| {
+                        let mut local = self.raw[k][bone];
+                        self.decode_into(&mut local, track, Rate::from_level(l), k);
+                        self.subtree_error(&subtree[bone], &raw_cs[k], k, local, &mut scratch)
+                            <= threshold
+                    })
+                })
+                .unwrap_or(LEVELS - 1);
+        }
+        let mut locals = self.raw.clone();
+        for (track, &level) in levels.iter().enumerate() {
+            for (k, l) in locals.iter_mut().enumerate() {
+                self.decode_into(&mut l[track / 3], track, Rate::from_level(level), k);
+            }
+        }
+        loop {
+            let (worst, key, bone) = self.worst(&locals, &raw_cs);
+            if worst <= threshold {
+                return (levels.into_iter().map(Rate::from_level).collect(), worst);
+            }
+            let mut chain = vec![bone];
+            while let Ok(p) = usize::try_from(self.parents[*chain.last().unwrap_or(&0)]) {
+                chain.push(p);
+            }
+            let mut best: Option<(f32, usize)> = None;
+            for track in chain.iter().flat_map(|&b| b * 3..b * 3 + 3) {
+                if levels[track] == LEVELS - 1 {
+                    continue;
+                }
+                let mut trial = locals[key].clone();
+                let rate = Rate::from_level(levels[track] + 1);
+                self.decode_into(&mut trial[track / 3], track, rate, key);
+                let e = vertex_error(
+                    &component_space(self.parents, &trial)[bone],
+                    &raw_cs[key][bone],
+                    self.distance,
+                );
+                if best.is_none_or(|(b, _)| e < b) {
+                    best = Some((e, track));
+                }
+            }
+            // The worst bone's chain holds an inexact track, or its error would be zero.
+            let Some((_, track)) = best else {
+                return (levels.into_iter().map(Rate::from_level).collect(), worst);
+            };
+            levels[track] += 1;
+            for (k, l) in locals.iter_mut().enumerate() {
+                self.decode_into(&mut l[track / 3], track, Rate::from_level(levels[track]), k);
+            }
+        }
+    }
+
+    /// Each bone's descendants and itself, ascending (so parents first).
+    fn subtrees(&self) -> Vec<Vec<usize>> {
+        let mut sub: Vec<Vec<usize>> = (0..self.bones()).map(|b| vec![b]).collect();
+        for c in 0..self.bones() {
+            let mut p = self.parents[c];
+            while let Ok(a) = usize::try_from(p) {
+                sub[a].push(c);
+                p = self.parents[a];
+            }
+        }
+        sub.iter_mut().for_each(|s| s.sort_unstable());
+        sub
+    }
+
+    /// The worst error over `subtree` at key `k` when its root bone's local is `local`.
+    fn subtree_error(
+        &self,
+        subtree: &[usize],
+        raw_cs: &[Transform],
+        k: usize,
+        local: Transform,
+        scratch: &mut [Transform],
+    ) -> f32 {
+        let mut worst = 0.0f32;
+        for (i, &c) in subtree.iter().enumerate() {
+            let l = if i == 0 { local } else { self.raw[k][c] };
+            let parent = usize::try_from(self.parents[c]).ok();
+            scratch[c] = match parent {
+                Some(p) if i > 0 => Transform::compose(&l, &scratch[p]),
+                Some(p) => Transform::compose(&l, &raw_cs[p]),
+                None => l,
+            };
+            worst = worst.max(vertex_error(&scratch[c], &raw_cs[c], self.distance));
+        }
+        worst
+    }
+
+    /// The worst error of `locals` against the clip: (error, key, bone).
+    pub(super) fn worst(
+        &self,
+        locals: &[Vec<Transform>],
+        raw_cs: &[Vec<Transform>],
+    ) -> (f32, usize, usize) {
+        let mut worst = (0.0, 0, 0);
+        for (k, l) in locals.iter().enumerate() {
+            let cs = component_space(self.parents, l);
+            for (b, t) in cs.iter().enumerate() {
+                let e = vertex_error(t, &raw_cs[k][b], self.distance);
+                if e > worst.0 {
+                    worst = (e, k, b);
+                }
+            }
+        }
+        worst
+    }
+}
+
+/// The largest distance between where `a` and `b` put the bone's origin and its three virtual
+/// vertices at `d` along its axes.
+pub(super) fn vertex_error(a: &Transform, b: &Transform, d: f32) -> f32 {
+    [Vec3::ZERO, Vec3::X * d, Vec3::Y * d, Vec3::Z * d]
+        .iter()
+        .map(|p| {
+            let pa = a.rotation * (a.scale * *p) + a.translation;
+            let pb = b.rotation * (b.scale * *p) + b.translation;
+            pa.distance(pb)
+        })
+        .fold(0.0, f32::max)
+}
