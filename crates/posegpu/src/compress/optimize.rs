@@ -62,17 +62,20 @@ impl Problem<'_> {
             .iter()
             .map(|l| component_space(self.parents, l))
             .collect();
-        let subtree = self.subtrees();
         let mut levels = vec![LEVELS - 1; bones * 3];
         let mut scratch = vec![Transform::IDENTITY; bones];
+        let mut subtree = Vec::new();
         for (track, level) in levels.iter_mut().enumerate() {
             let bone = track / 3;
+            if track % 3 == 0 {
+                subtree = self.subtree(bone);
+            }
             *level = (0..LEVELS - 1)
                 .find(|&l| {
                     (0..keys).all(|k| {
                         let mut local = self.raw[k][bone];
                         self.decode_into(&mut local, track, Rate::from_level(l), k);
-                        self.subtree_error(&subtree[bone], &raw_cs[k], k, local, &mut scratch)
+                        self.subtree_error(&subtree, &raw_cs[k], k, local, &mut scratch)
                             <= threshold
                     })
                 })
@@ -121,18 +124,19 @@ impl Problem<'_> {
         }
     }
 
-    /// Each bone's descendants and itself, ascending (so parents first).
-    fn subtrees(&self) -> Vec<Vec<usize>> {
-        let mut sub: Vec<Vec<usize>> = (0..self.bones()).map(|b| vec![b]).collect();
-        for c in 0..self.bones() {
-            let mut p = self.parents[c];
-            while let Ok(a) = usize::try_from(p) {
-                sub[a].push(c);
-                p = self.parents[a];
+    /// `bone` and its descendants, ascending (so parents first); O(bones) memory, so that a
+    /// deep chain does not hold every bone's subtree at once.
+    fn subtree(&self, bone: usize) -> Vec<usize> {
+        let mut inside = vec![false; self.bones()];
+        inside[bone] = true;
+        let mut out = vec![bone];
+        for c in bone + 1..self.bones() {
+            if usize::try_from(self.parents[c]).is_ok_and(|p| inside[p]) {
+                inside[c] = true;
+                out.push(c);
             }
         }
-        sub.iter_mut().for_each(|s| s.sort_unstable());
-        sub
+        out
     }
 
     /// The worst error over `subtree` at key `k` when its root bone's local is `local`.
