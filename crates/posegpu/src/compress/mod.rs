@@ -38,7 +38,9 @@ use crate::error::{Error, Result};
 use crate::math::{lerp3, nlerp};
 use crate::{find_keys, Asset, Clip, Skeleton, Transform};
 use optimize::Problem;
-use pack::{dequantize, quantize, set_field, BitWriter, ROTATION, SCALE, TRANSLATION};
+use pack::{
+    dequantize_in, quantize_in, set_field, BitWriter, SegmentRange, ROTATION, SCALE, TRANSLATION,
+};
 pub use pack::{Rate, SEGMENT_KEYS};
 
 /// The default threshold: the worst error as a fraction of the skeleton's height.
@@ -54,10 +56,13 @@ pub struct CompressedClip {
     name: String,
     times: Vec<f32>,
     uniform: bool,
+    /// Whether quantized tracks are range-reduced per segment too (a header flag).
+    segmented: bool,
     reference: Vec<Transform>,
     tracks: Vec<Track>,
     key_bits: usize,
     segments: Vec<u32>,
+    segment_ranges: Vec<SegmentRange>,
     words: Vec<u32>,
     worst_error: f32,
     height: f32,
@@ -100,6 +105,18 @@ impl CompressedClip {
                 value: tolerance,
             });
         }
+        // Segment ranges pay on dense keys (motion capture) and cost on short, sparse clips:
+        // the smaller of the two forms is kept.
+        let whole = Self::build(skeleton, clip, tolerance, false);
+        let segmented = Self::build(skeleton, clip, tolerance, true);
+        Ok(if segmented.packed_bytes() < whole.packed_bytes() {
+            segmented
+        } else {
+            whole
+        })
+    }
+
+    fn build(skeleton: &Skeleton, clip: &Clip, tolerance: f32, segmented: bool) -> Self {
         let height = skeleton_height(skeleton);
         let reference: Vec<Transform> = if clip.is_additive() {
             vec![Transform::IDENTITY; skeleton.len()]
@@ -123,12 +140,33 @@ impl CompressedClip {
                 }
                 (lo, std::array::from_fn(|c| hi[c] - lo[c]))
             })
+            .collect::<Vec<([f32; 4], [f32; 4])>>();
+        let tracks_len = skeleton.len() * 3;
+        let segments: Vec<SegmentRange> = raw
+            .chunks(SEGMENT_KEYS)
+            .flat_map(|keys| {
+                let ranges = &ranges;
+                (0..tracks_len).map(move |track| {
+                    let (min, extent) = ranges[track];
+                    std::array::from_fn(|c| {
+                        let v = keys
+                            .iter()
+                            .map(|p| pack::key_value(&p[track / 3], track % 3)[c]);
+                        if segmented {
+                            pack::segment_range(v, min[c], extent[c])
+                        } else {
+                            [0, 255]
+                        }
+                    })
+                })
+            })
             .collect();
         let problem = Problem {
             parents: skeleton.parents(),
             raw,
             reference: &reference,
             ranges,
+            segments,
             distance: height / 60.0,
         };
         let (rates, worst_error) = problem.solve(tolerance * height);
@@ -160,9 +198,11 @@ impl CompressedClip {
             }
             for (i, t) in tracks.iter().enumerate() {
                 let v = pack::key_value(&pose[i / 3], i % 3);
+                let seg = problem.segments[k / SEGMENT_KEYS * tracks.len() + i];
                 match t.rate {
                     Rate::Bits(n) => (0..3).for_each(|c| {
-                        stream.push(quantize(v[c], t.min[c], t.extent[c], n), u32::from(n))
+                        let q = quantize_in(v[c], t.min[c], t.extent[c], seg[c], n);
+                        stream.push(q, u32::from(n))
                     }),
                     Rate::Raw => {
                         let comps = if i % 3 == ROTATION { 4 } else { 3 };
@@ -182,18 +222,20 @@ impl CompressedClip {
                 .map(|k| times[0] + k as f32 * step)
                 .collect();
         }
-        Ok(Self {
+        Self {
             name: clip.name().to_string(),
             times,
             uniform,
-            reference,
+            segmented,
+            reference: reference.clone(),
             tracks,
             key_bits,
             segments,
+            segment_ranges: problem.segments,
             words: stream.words,
             worst_error,
             height,
-        })
+        }
     }
 
     /// The clip's name.
@@ -234,7 +276,13 @@ impl CompressedClip {
                 Rate::Bits(_) => 24,
             })
             .sum();
-        16 + times + rates + ranges + 4 * self.segments.len() + 4 * self.words.len()
+        let quantized = self.rates().filter(|r| matches!(r, Rate::Bits(_))).count();
+        // Each segment: its word offset and six bytes of range per quantized track, padded to 4.
+        let segment = match self.segmented {
+            true => 4 + (6 * quantized).div_ceil(4) * 4,
+            false => 4,
+        };
+        16 + times + rates + ranges + segment * self.segments.len() + 4 * self.words.len()
     }
 
     /// The worst error the optimizer measured, as a fraction of the skeleton's height.
@@ -283,10 +331,13 @@ impl CompressedClip {
                 return set_field(out, kind, r, false);
             }
             Rate::Constant => (0..3).for_each(|c| v[c] = t.min[c] + t.extent[c] * 0.5),
-            Rate::Bits(n) => (0..3).for_each(|c| {
-                let q = pack::read_bits(&self.words, at + c * n as usize, u32::from(n));
-                v[c] = dequantize(q, t.min[c], t.extent[c], n);
-            }),
+            Rate::Bits(n) => {
+                let seg = self.segment_ranges[key / SEGMENT_KEYS * self.tracks.len() + i];
+                (0..3).for_each(|c| {
+                    let q = pack::read_bits(&self.words, at + c * n as usize, u32::from(n));
+                    v[c] = dequantize_in(q, t.min[c], t.extent[c], seg[c], n);
+                })
+            }
             Rate::Raw => {
                 let comps = if kind == ROTATION { 4 } else { 3 };
                 (0..comps).for_each(|c| {

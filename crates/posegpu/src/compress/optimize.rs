@@ -3,7 +3,9 @@
 
 use glam::Vec3;
 
-use super::pack::{dequantize, key_value, quantize, set_field, Rate, LEVELS};
+use super::pack::{
+    dequantize_in, key_value, quantize_in, set_field, Rate, SegmentRange, LEVELS, SEGMENT_KEYS,
+};
 use crate::{component_space, Transform};
 
 /// One clip resampled at its key times, with each track's range.
@@ -15,6 +17,8 @@ pub(super) struct Problem<'a> {
     pub(super) reference: &'a [Transform],
     /// `[track]` per-component minimum and extent (track = bone * 3 + kind).
     pub(super) ranges: Vec<([f32; 4], [f32; 4])>,
+    /// `[segment * tracks + track]` each track's range within each segment.
+    pub(super) segments: Vec<SegmentRange>,
     /// Distance of the virtual vertices from each bone.
     pub(super) distance: f32,
 }
@@ -42,8 +46,10 @@ impl Problem<'_> {
                 }
             }
             Rate::Bits(n) => {
+                let seg = self.segments[key / SEGMENT_KEYS * self.bones() * 3 + track];
                 for c in 0..3 {
-                    d[c] = dequantize(quantize(v[c], min[c], extent[c], n), min[c], extent[c], n);
+                    let q = quantize_in(v[c], min[c], extent[c], seg[c], n);
+                    d[c] = dequantize_in(q, min[c], extent[c], seg[c], n);
                 }
             }
         }

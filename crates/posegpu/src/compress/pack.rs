@@ -91,7 +91,7 @@ fn steps(bits: u8) -> u32 {
 }
 
 /// `v` quantized to `bits` bits within `[min, min + extent]`.
-pub(super) fn quantize(v: f32, min: f32, extent: f32, bits: u8) -> u32 {
+fn quantize(v: f32, min: f32, extent: f32, bits: u8) -> u32 {
     if extent <= 0.0 {
         return 0;
     }
@@ -101,10 +101,52 @@ pub(super) fn quantize(v: f32, min: f32, extent: f32, bits: u8) -> u32 {
         .clamp(0.0, s as f32) as u32
 }
 
-/// The value `q` stands for; the decoder and the optimizer share this expression, so the error
-/// the optimizer measures is the error the decoder gives.
-pub(super) fn dequantize(q: u32, min: f32, extent: f32, bits: u8) -> f32 {
+/// The value `q` stands for.
+fn dequantize(q: u32, min: f32, extent: f32, bits: u8) -> f32 {
     min + extent * (q as f32 / steps(bits) as f32)
+}
+
+/// A quantized track's range within one segment, per component: the low and high ends of its
+/// keys, in 1/255ths of the clip's range (ACL's segment range reduction).
+pub(super) type SegmentRange = [[u8; 2]; 3];
+
+/// `v`'s place in the clip's range `[min, min + extent]`, 0 to 1.
+fn normalized(v: f32, min: f32, extent: f32) -> f32 {
+    if extent > 0.0 {
+        (v - min) / extent
+    } else {
+        0.0
+    }
+}
+
+/// The 8-bit range around the values `v` of one component within one segment.
+pub(super) fn segment_range(v: impl Iterator<Item = f32>, min: f32, extent: f32) -> [u8; 2] {
+    let (lo, hi) = v
+        .map(|v| normalized(v, min, extent))
+        .fold((f32::MAX, f32::MIN), |(lo, hi), n| (lo.min(n), hi.max(n)));
+    let a = (lo * 255.0).floor().clamp(0.0, 255.0);
+    let b = (hi * 255.0).ceil().clamp(a, 255.0);
+    [a as u8, b as u8]
+}
+
+fn segment_bounds(seg: [u8; 2]) -> (f32, f32) {
+    (
+        f32::from(seg[0]) / 255.0,
+        f32::from(seg[1] - seg[0]) / 255.0,
+    )
+}
+
+/// `v` quantized to `bits` bits within its segment's range of the clip's range.
+pub(super) fn quantize_in(v: f32, min: f32, extent: f32, seg: [u8; 2], bits: u8) -> u32 {
+    let (lo, ext) = segment_bounds(seg);
+    quantize(normalized(v, min, extent), lo, ext, bits)
+}
+
+/// The value `q` of [`quantize_in`] stands for; the decoder and the optimizer share this
+/// expression, so the error the optimizer measures is the error the decoder gives.
+pub(super) fn dequantize_in(q: u32, min: f32, extent: f32, seg: [u8; 2], bits: u8) -> f32 {
+    let (lo, ext) = segment_bounds(seg);
+    min + extent * dequantize(q, lo, ext, bits)
 }
 
 /// A growing stream of bits, least significant first within little-endian u32 words.
