@@ -11,11 +11,14 @@
 //!   value), [`Rate::Bits`] 3 to 16 bits per component, or [`Rate::Raw`] (full f32, the
 //!   fallback of a track that cannot meet the threshold). The top bit of the byte marks STEP.
 //! - **Range reduction**: a quantized track stores its per-component minimum and extent
-//!   (six f32); a constant one its value (three f32).
+//!   (six f32); a constant one its value (three f32). Where it makes the clip smaller (dense
+//!   keys, as in motion capture), each segment also stores, per quantized track and component,
+//!   its keys' range within the clip's in 1/255ths (two bytes), and the bits span that
+//!   (ACL's segment range reduction); a header flag says which.
 //! - **Rotations** are made `w >= 0` and stored as x, y, z; `w` is rebuilt from the unit length
 //!   (a raw rotation keeps all four).
 //! - **Segments** of [`SEGMENT_KEYS`] keys, each starting on a 32-bit word and listed in a table
-//!   of u32 word offsets: within a segment, key after key, each quantized or raw track's
+//!   of u32 word offsets (with the segment's ranges, padded to 4 bytes, when segmented): within a segment, key after key, each quantized or raw track's
 //!   components in track order, least significant bit first.
 //!
 //! [`CompressedClip::packed_bytes`] counts all of it: a 16-byte header (key count, first time,
