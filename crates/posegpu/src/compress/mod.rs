@@ -295,6 +295,7 @@ impl CompressedClip {
 
     /// Bone `bone`'s local transform at `t` (clamped to the clip's keys), decoded from the
     /// packed form: keys interpolated as the sampling stage does (nlerp, lerp, or STEP).
+    /// Panics when `bone` is not a bone of the skeleton the clip was compressed for.
     pub fn sample(&self, bone: usize, t: f32) -> Transform {
         let (a, b, alpha) = find_keys(&self.times, t);
         let mut out = self.reference[bone];
