@@ -8,7 +8,7 @@
 //!   as a start and a step; others as one f32 each.
 //! - **Tracks**: each bone has three (rotation, translation, scale), each with a rate byte:
 //!   [`Rate::Reference`] (no data: the skeleton's reference pose), [`Rate::Constant`] (one
-//!   value), [`Rate::Bits`] 3 to 16 bits per component, or [`Rate::Raw`] (full f32, the
+//!   value), [`Rate::Bits`] 1 to 16 bits per component, or [`Rate::Raw`] (full f32, the
 //!   fallback of a track that cannot meet the threshold). The top bit of the byte marks STEP.
 //! - **Range reduction**: a quantized track stores its per-component minimum and extent
 //!   (six f32); a constant one its value (three f32). Where it makes the clip smaller (dense

@@ -10,7 +10,7 @@ use crate::Transform;
 pub const SEGMENT_KEYS: usize = 16;
 
 /// The rates the optimizer walks through, cheapest first.
-pub(super) const LEVELS: usize = 17;
+pub(super) const LEVELS: usize = 19;
 
 /// How one track (a bone's rotation, translation or scale) is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,7 +19,7 @@ pub enum Rate {
     Reference,
     /// One value (three f32) for every key.
     Constant,
-    /// Three components per key of this many bits (3 to 16), within the track's range.
+    /// Three components per key of this many bits (1 to 16), within the track's range.
     Bits(u8),
     /// Every key at full precision: three f32 (four for a rotation, so that `w` is exact).
     Raw,
@@ -31,7 +31,7 @@ impl Rate {
         match level {
             0 => Self::Reference,
             1 => Self::Constant,
-            l if l < LEVELS - 1 => Self::Bits(l as u8 + 1),
+            l if l < LEVELS - 1 => Self::Bits(l as u8 - 1),
             _ => Self::Raw,
         }
     }
