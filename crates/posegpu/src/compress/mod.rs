@@ -100,12 +100,23 @@ pub fn skeleton_height(skeleton: &Skeleton) -> f32 {
 impl CompressedClip {
     /// Compresses `clip` (made for `skeleton`) so that its worst error stays within
     /// `tolerance` × the skeleton's height. A tolerance that is not finite, not positive or
-    /// above 1 is an [`Error::CompressTolerance`].
+    /// above 1 is an [`Error::CompressTolerance`]; a clip of another skeleton's bone count an
+    /// [`Error::BadRequest`].
     pub fn new(skeleton: &Skeleton, clip: &Clip, tolerance: f32) -> Result<Self> {
         if !(tolerance.is_finite() && tolerance > 0.0 && tolerance <= 1.0) {
             return Err(Error::CompressTolerance {
                 clip: clip.name().to_string(),
                 value: tolerance,
+            });
+        }
+        if clip.tracks().len() != skeleton.len() {
+            return Err(Error::BadRequest {
+                what: format!(
+                    "compressing clip '{}': {} tracks for a skeleton of {} bones",
+                    clip.name(),
+                    clip.tracks().len(),
+                    skeleton.len()
+                ),
             });
         }
         // Segment ranges pay on dense keys (motion capture) and cost on short, sparse clips:

@@ -99,6 +99,9 @@ fn bad_thresholds_are_typed_errors_naming_the_clip() {
             other => panic!("{bad}: {other:?}"),
         }
     }
+    let other = humanoid_asset().skeleton;
+    let err = CompressedClip::new(&other, &clip, DEFAULT_TOLERANCE).unwrap_err();
+    assert!(matches!(err, Error::BadRequest { .. }), "{err}");
 }
 
 #[test]
