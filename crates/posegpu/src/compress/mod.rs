@@ -28,7 +28,9 @@
 //!
 //! The error is ACL's: virtual vertices at a distance from each bone (default: the skeleton's
 //! height / 60), compared in component space at every key; the worst over keys and bones stays
-//! within the threshold (default 3e-4 of the height).
+//! within the threshold (default 3e-4 of the height). An additive clip's deltas are measured
+//! applied (in local space) onto the skeleton's reference pose; its reference track is the
+//! identity delta.
 
 mod optimize;
 mod pack;
@@ -133,7 +135,7 @@ impl CompressedClip {
     fn build(skeleton: &Skeleton, clip: &Clip, tolerance: f32, segmented: bool) -> Self {
         let height = skeleton_height(skeleton);
         let reference: Vec<Transform> = if clip.is_additive() {
-            vec![Transform::IDENTITY; skeleton.len()]
+            vec![crate::additive::IDENTITY_DELTA; skeleton.len()]
         } else {
             skeleton.rest().to_vec()
         };
@@ -179,6 +181,7 @@ impl CompressedClip {
             parents: skeleton.parents(),
             raw,
             reference: &reference,
+            base: clip.is_additive().then(|| skeleton.rest()),
             ranges,
             segments,
             distance: height / 60.0,

@@ -15,6 +15,8 @@ pub(super) struct Problem<'a> {
     pub(super) raw: Vec<Vec<Transform>>,
     /// The value a [`Rate::Reference`] track plays, per bone.
     pub(super) reference: &'a [Transform],
+    /// For an additive clip, the pose its deltas are measured on (applied in local space).
+    pub(super) base: Option<&'a [Transform]>,
     /// `[track]` per-component minimum and extent (track = bone * 3 + kind).
     pub(super) ranges: Vec<([f32; 4], [f32; 4])>,
     /// `[segment * tracks + track]` each track's range within each segment.
@@ -26,6 +28,21 @@ pub(super) struct Problem<'a> {
 impl Problem<'_> {
     fn bones(&self) -> usize {
         self.parents.len()
+    }
+
+    /// What bone `bone`'s local `l` puts on screen: itself, or an additive delta applied onto
+    /// the base pose (a delta's own hierarchy has no lever arms to measure at).
+    fn posed(&self, bone: usize, l: Transform) -> Transform {
+        self.base
+            .map_or(l, |b| crate::additive::apply_delta(&b[bone], &l))
+    }
+
+    /// Component-space transforms of `locals` as [`Problem::posed`] shows them.
+    fn component(&self, locals: &[Transform]) -> Vec<Transform> {
+        let posed: Vec<Transform> = (0..locals.len())
+            .map(|b| self.posed(b, locals[b]))
+            .collect();
+        component_space(self.parents, &posed)
     }
 
     /// Track `track`'s value at `key` as stored at `rate`, written into `out`.
@@ -63,11 +80,7 @@ impl Problem<'_> {
     pub(super) fn solve(&self, threshold: f32) -> (Vec<Rate>, f32) {
         let bones = self.bones();
         let keys = self.raw.len();
-        let raw_cs: Vec<Vec<Transform>> = self
-            .raw
-            .iter()
-            .map(|l| component_space(self.parents, l))
-            .collect();
+        let raw_cs: Vec<Vec<Transform>> = self.raw.iter().map(|l| self.component(l)).collect();
         let mut levels = vec![LEVELS - 1; bones * 3];
         let mut scratch = vec![Transform::IDENTITY; bones];
         let mut subtree = Vec::new();
@@ -111,7 +124,7 @@ impl Problem<'_> {
                 let rate = Rate::from_level(levels[track] + 1);
                 self.decode_into(&mut trial[track / 3], track, rate, key);
                 let e = vertex_error(
-                    &component_space(self.parents, &trial)[bone],
+                    &self.component(&trial)[bone],
                     &raw_cs[key][bone],
                     self.distance,
                 );
@@ -156,7 +169,7 @@ impl Problem<'_> {
     ) -> f32 {
         let mut worst = 0.0f32;
         for (i, &c) in subtree.iter().enumerate() {
-            let l = if i == 0 { local } else { self.raw[k][c] };
+            let l = self.posed(c, if i == 0 { local } else { self.raw[k][c] });
             let parent = usize::try_from(self.parents[c]).ok();
             scratch[c] = match parent {
                 Some(p) if i > 0 => Transform::compose(&l, &scratch[p]),
@@ -176,7 +189,7 @@ impl Problem<'_> {
     ) -> (f32, usize, usize) {
         let mut worst = (0.0, 0, 0);
         for (k, l) in locals.iter().enumerate() {
-            let cs = component_space(self.parents, l);
+            let cs = self.component(l);
             for (b, t) in cs.iter().enumerate() {
                 let e = vertex_error(t, &raw_cs[k][b], self.distance);
                 if e > worst.0 {

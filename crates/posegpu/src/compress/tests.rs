@@ -153,3 +153,40 @@ fn bit_stream_reads_back_what_was_written() {
         at += n as usize;
     }
 }
+
+#[test]
+fn additive_clips_keep_the_identity_delta_and_meet_the_threshold_on_the_reference_pose() {
+    let (skeleton, plain) = two_bones(None);
+    let clip = Clip::new_additive(
+        "turn_delta",
+        &skeleton,
+        plain.tracks().to_vec(),
+        crate::AdditiveSpace::Local,
+    )
+    .unwrap();
+    let c = CompressedClip::new(&skeleton, &clip, DEFAULT_TOLERANCE).unwrap();
+    let rates: Vec<Rate> = c.rates().collect();
+    assert!(matches!(rates[0], Rate::Bits(_)), "{rates:?}");
+    assert!(
+        rates[1..].iter().all(|r| *r == Rate::Reference),
+        "{rates:?}"
+    );
+    let height = skeleton_height(&skeleton);
+    for &t in c.times() {
+        // The missing channels decode to the identity delta (scale delta 0).
+        assert_eq!(c.sample(1, t), crate::additive::IDENTITY_DELTA);
+        let on_rest = |locals: Vec<Transform>| {
+            let posed: Vec<Transform> = locals
+                .iter()
+                .zip(skeleton.rest())
+                .map(|(d, r)| crate::additive::apply_delta(r, d))
+                .collect();
+            component_space(skeleton.parents(), &posed)
+        };
+        let want = on_rest(clip.pose_at(&[crate::additive::IDENTITY_DELTA; 2], t));
+        let got = on_rest(c.pose_at(t));
+        for (a, b) in want.iter().zip(&got) {
+            assert!(vertex_error(a, b, height / 60.0) <= DEFAULT_TOLERANCE * height);
+        }
+    }
+}
