@@ -22,6 +22,12 @@ pub struct InfoArgs {
     /// translation modes, `humanoid` or a mode name: UE's per-bone modes and their caches).
     #[arg(long, requires = "against")]
     rig: Option<String>,
+    /// Compress each clip's keys (per-track bit rates, the worst error at virtual vertices
+    /// within TOL of the skeleton's height; default 3e-4) and print per clip its bytes raw (as
+    /// ACL counts them), packed, the ratio and the largest error.
+    #[arg(long, value_name = "TOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "3e-4", conflicts_with = "against")]
+    compress: Option<f32>,
     #[command(flatten)]
     rest: RestArg,
 }
@@ -32,8 +38,28 @@ pub fn run(args: &InfoArgs) -> Result<ExitCode, Error> {
             Runtime::Character(rig) => characters(&args.file, source, &rig),
             Runtime::Modes(rig) => against(&args.file, source, &rig),
         },
-        None => tree(&args.file),
+        None => match args.compress {
+            Some(tolerance) => compress(&args.file, tolerance),
+            None => tree(&args.file),
+        },
     }
+}
+
+/// One line per clip: `  NAME: keys: RAW bytes raw, PACKED bytes compressed (R:1), largest
+/// error E of the skeleton's height`.
+fn compress(file: &Path, tolerance: f32) -> Result<ExitCode, Error> {
+    let asset = posegpu::import::load(file)?;
+    for r in posegpu::compress::compression_report(&asset, tolerance)? {
+        println!(
+            "  {}: keys: {} bytes raw, {} bytes compressed ({:.1}:1), largest error {:.1e} of the skeleton's height",
+            r.name,
+            r.raw_bytes,
+            r.packed_bytes,
+            r.ratio(),
+            r.worst_error
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn tree(file: &Path) -> Result<ExitCode, Error> {

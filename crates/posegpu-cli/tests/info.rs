@@ -45,3 +45,48 @@ fn info_prints_a_100000_deep_chain_in_linear_output() {
     let widest = text.lines().map(str::len).max().unwrap();
     assert!(widest < 200, "a line of {widest} bytes");
 }
+
+#[test]
+fn info_compress_prints_one_line_per_clip_within_the_threshold() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|d| d.join("shared/anim-data/bvh/cmu_walk_delfem2.bvh"))
+        .find(|p| p.is_file())
+        .expect("shared/anim-data is missing (see ../shared/anim-data/README.md)");
+    let out = Command::new(env!("CARGO_BIN_EXE_posegpu"))
+        .args(["info", file.to_str().unwrap(), "--compress=3e-4"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    // "  NAME: keys: RAW bytes raw, PACKED bytes compressed (R:1), largest error E of the
+    // skeleton's height"
+    let rest = lines[0]
+        .strip_prefix("  cmu_walk_delfem2: keys: ")
+        .unwrap_or_else(|| panic!("{text}"));
+    let (raw, rest) = rest.split_once(" bytes raw, ").unwrap();
+    let (packed, rest) = rest.split_once(" bytes compressed (").unwrap();
+    let (ratio, rest) = rest.split_once(":1), largest error ").unwrap();
+    let error = rest.strip_suffix(" of the skeleton's height").unwrap();
+    let (raw, packed): (u64, u64) = (raw.parse().unwrap(), packed.parse().unwrap());
+    assert_eq!(
+        ratio.split_once('.').map(|(_, d)| d.len()),
+        Some(1),
+        "{text}"
+    );
+    let ratio: f64 = ratio.parse().unwrap();
+    assert!(raw > packed && ratio > 1.0, "{text}");
+    assert!((ratio - raw as f64 / packed as f64).abs() < 0.051, "{text}");
+    assert!(error.contains('e'), "{text}");
+    assert!(error.parse::<f64>().unwrap() <= 3e-4, "{text}");
+    // The default is the same threshold; a bad one is a typed error, not a panic.
+    let bad = Command::new(env!("CARGO_BIN_EXE_posegpu"))
+        .args(["info", file.to_str().unwrap(), "--compress=-1"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("tolerance -1"));
+}

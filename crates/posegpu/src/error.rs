@@ -235,6 +235,15 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
+    /// A compression threshold that is not a fraction of the skeleton's height in (0, 1]
+    /// (zero, negative, NaN, infinite, or larger than the skeleton).
+    #[error("compressing clip '{clip}': tolerance {value} is not a fraction of the skeleton's height in (0, 1]")]
+    CompressTolerance {
+        /// The clip being compressed.
+        clip: String,
+        /// The tolerance asked for.
+        value: f32,
+    },
     /// A call whose arguments do not fit the library as a whole (a clip or bone out of range,
     /// a batch a stage-level entry point cannot run), not any one instance.
     #[error("{what}")]

@@ -33,6 +33,7 @@ pub mod additive;
 pub mod analysis;
 mod batch;
 pub mod blend;
+pub mod compress;
 mod cpu;
 mod drive;
 mod error;

@@ -150,7 +150,14 @@ const RUNTIME: &[&str] = &[
 ];
 /// The authoring side: what builds a library's inputs (retargeting, importing, exporting,
 /// procedural assets) and what draws its output.
-const AUTHORING: &[&str] = &["retarget", "import", "export", "procedural", "render"];
+const AUTHORING: &[&str] = &[
+    "retarget",
+    "import",
+    "export",
+    "procedural",
+    "render",
+    "compress",
+];
 
 #[test]
 fn the_runtime_names_none_of_the_authoring_modules() {
