@@ -38,9 +38,9 @@ fn procedural_clips_round_trip_within_the_threshold_and_shrink() {
     }
 }
 
-/// A two-bone skeleton and a clip of 40 keys: bone 0 turns about Y, bone 1 holds `hold`.
-fn two_bones(hold: Option<Transform>) -> (Skeleton, Clip) {
-    let skeleton = Skeleton::new(vec![
+/// A root and a tip one unit above it.
+fn root_and_tip() -> Skeleton {
+    Skeleton::new(vec![
         crate::Bone::new("root", None, Transform::IDENTITY),
         crate::Bone::new(
             "tip",
@@ -48,7 +48,12 @@ fn two_bones(hold: Option<Transform>) -> (Skeleton, Clip) {
             Transform::new(Vec3::Y, Quat::IDENTITY, Vec3::ONE),
         ),
     ])
-    .unwrap();
+    .unwrap()
+}
+
+/// A two-bone skeleton and a clip of 40 keys: bone 0 turns about Y, bone 1 holds `hold`.
+fn two_bones(hold: Option<Transform>) -> (Skeleton, Clip) {
+    let skeleton = root_and_tip();
     let times: Vec<f32> = (0..40).map(|k| k as f32 / 30.0).collect();
     let turn = times
         .iter()
@@ -108,15 +113,7 @@ fn bad_thresholds_are_typed_errors_naming_the_clip() {
 fn a_track_that_cannot_meet_the_threshold_keeps_full_precision() {
     // A root that jumps across a huge range: 16 bits of a 1e6 extent cannot keep 1e-9 of the
     // height, so the track is raw and decodes exactly.
-    let skeleton = Skeleton::new(vec![
-        crate::Bone::new("root", None, Transform::IDENTITY),
-        crate::Bone::new(
-            "tip",
-            Some(0),
-            Transform::new(Vec3::Y, Quat::IDENTITY, Vec3::ONE),
-        ),
-    ])
-    .unwrap();
+    let skeleton = root_and_tip();
     let times: Vec<f32> = (0..20).map(|k| k as f32).collect();
     let values = times
         .iter()

@@ -121,17 +121,19 @@ pub fn replay_traffic(
     };
     let r = Replay::new(lib, batch, outputs);
     let plan = FramePlan::of_batch(lib, batch, &options);
-    let traffic = plan.passes().iter().filter_map(|p| match p.pass {
-        Pass::Fused { .. } => match p.dispatch {
-            Dispatch::InstanceGroups { instances } => Some(r.fused(instances as usize)),
+    let traffic = plan
+        .passes()
+        .iter()
+        .filter_map(|p| match (p.pass, p.dispatch) {
+            (Pass::Fused { .. }, Dispatch::InstanceGroups { instances }) => {
+                Some(r.fused(instances as usize))
+            }
+            (Pass::Sample { .. }, _) => Some(r.sample()),
+            (Pass::Layers, _) => Some(r.layers()),
+            (Pass::Hierarchy, _) => Some(r.hierarchy()),
+            // The curve pass is not replayed; the others are refused above.
             _ => None,
-        },
-        Pass::Sample { .. } => Some(r.sample()),
-        Pass::Layers => Some(r.layers()),
-        Pass::Hierarchy => Some(r.hierarchy()),
-        // The curve pass is not replayed; the others are refused above.
-        _ => None,
-    });
+        });
     Some(traffic.collect())
 }
 
