@@ -134,6 +134,7 @@ pub fn check(c: &Checker, stage: &str, passes: PassPlan) -> Result<Measured, Err
         instances: n,
         bones: lib.bone_count(),
         deviation,
+        tolerance: super::tolerance(lib.skeleton()),
         note,
     })
 }

@@ -143,6 +143,7 @@ pub(super) fn inertialized(c: &Checker) -> Result<Measured, Error> {
             instances: batch.len(),
             bones: lib.bone_count(),
             deviation: c.compare("inertialized", &lib, got, &want),
+            tolerance: super::tolerance(lib.skeleton()),
             note: None,
         };
         out = Some(worst(out, m));

@@ -156,6 +156,7 @@ pub(super) fn both(
         instances: batch.len(),
         bones: lib.bone_count(),
         deviation: c.compare(stage, lib, got, &want),
+        tolerance: super::tolerance(lib.skeleton()),
         note: None,
     })
 }
@@ -167,6 +168,7 @@ pub(super) fn worst(a: Option<Measured>, b: Measured) -> Measured {
     Measured {
         instances: a.instances.max(b.instances),
         bones: a.bones.max(b.bones),
+        tolerance: a.tolerance.min(b.tolerance),
         deviation: if a.deviation.is_nan() || b.deviation.is_nan() {
             f32::NAN
         } else {
@@ -311,6 +313,7 @@ fn partial_workgroups(c: &Checker) -> Result<Measured, Error> {
                 instances: n,
                 bones: lib.bone_count(),
                 deviation: c.compare(stage, &lib, got, &want),
+                tolerance: super::tolerance(lib.skeleton()),
                 note: None,
             };
             out = Some(worst(out, m));

@@ -19,16 +19,16 @@ pub struct Row {
 }
 
 impl Row {
-    pub(crate) fn new(stage: &str, measured: Result<Measured, Error>, tolerance: f32) -> Self {
+    pub(crate) fn new(stage: &str, measured: Result<Measured, Error>) -> Self {
         match measured {
             Ok(m) => Self {
                 stage: stage.to_string(),
                 instances: m.instances,
                 bones: m.bones,
                 deviation: m.deviation,
-                tolerance,
+                tolerance: m.tolerance,
                 // NaN fails too.
-                ok: m.deviation <= tolerance && m.note.is_none(),
+                ok: m.deviation <= m.tolerance && m.note.is_none(),
                 note: m.note,
             },
             Err(e) => Self {
@@ -36,7 +36,7 @@ impl Row {
                 instances: 0,
                 bones: 0,
                 deviation: f32::NAN,
-                tolerance,
+                tolerance: super::TOLERANCE,
                 ok: false,
                 note: Some(format!("error: {e}")),
             },
@@ -45,7 +45,7 @@ impl Row {
 
     pub fn line(&self) -> String {
         let mut line = format!(
-            "{:<58} {:>9} {:>6} {:>10.2e} {:>9.0e}  {}",
+            "{:<58} {:>9} {:>6} {:>10.2e} {:>9.1e}  {}",
             self.stage,
             self.instances,
             self.bones,
