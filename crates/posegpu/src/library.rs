@@ -10,8 +10,13 @@ use glam::{Mat4, Vec3};
 
 use bytemuck::Pod;
 
+mod compressed;
 mod read;
 mod tables;
+
+pub(crate) use compressed::{dequantize, key_bits, PackedHeader};
+#[cfg(test)]
+pub(crate) use compressed::read_bits;
 
 pub(crate) use tables::{clip_channel_word, table_u32_at, SkeletonSection};
 use tables::{clip_table, field_major};

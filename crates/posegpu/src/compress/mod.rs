@@ -32,6 +32,7 @@
 //! applied (in local space) onto the skeleton's reference pose; its reference track is the
 //! identity delta.
 
+mod block;
 mod optimize;
 mod pack;
 #[cfg(test)]
@@ -40,12 +41,10 @@ mod tests;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::math::{lerp3, nlerp};
-use crate::{find_keys, Asset, Clip, Skeleton, Transform};
+use crate::library::PackedHeader;
+use crate::{Asset, BoneTrack, Clip, Skeleton, Transform};
 use optimize::Problem;
-use pack::{
-    dequantize_in, quantize_in, set_field, BitWriter, SegmentRange, ROTATION, SCALE, TRANSLATION,
-};
+use pack::SegmentRange;
 pub use pack::{Rate, SEGMENT_KEYS};
 
 /// The default threshold: the worst error as a fraction of the skeleton's height.
@@ -61,26 +60,27 @@ pub struct CompressedClip {
     name: String,
     times: Vec<f32>,
     uniform: bool,
-    /// Whether quantized tracks are range-reduced per segment too (a header flag).
-    segmented: bool,
+    /// The value a reference track plays, per bone (what a library fills absent channels with).
     reference: Vec<Transform>,
-    tracks: Vec<Track>,
-    key_bits: usize,
-    segments: Vec<u32>,
-    segment_ranges: Vec<SegmentRange>,
-    words: Vec<u32>,
+    rates: Vec<Rate>,
+    /// The packed block, word for word as the GPU reads it (`src/library/compressed.rs`).
+    block: Vec<u32>,
     worst_error: f32,
     height: f32,
 }
 
-/// One track's header: its rate, STEP flag, range, and bit offset within a key.
-#[derive(Clone, Copy, Debug)]
-struct Track {
-    rate: Rate,
-    step: bool,
-    min: [f32; 4],
-    extent: [f32; 4],
-    offset: usize,
+/// What one clip is compressed from: its tracks on a hierarchy, the values its absent and
+/// reference tracks play, and the measure of its error.
+pub(crate) struct Input<'a> {
+    pub name: &'a str,
+    pub parents: &'a [i32],
+    pub tracks: Vec<&'a BoneTrack>,
+    /// Per track bone, what the sampler plays where the clip has no key: the source's
+    /// reference local, or the identity delta of an additive clip.
+    pub reference: Vec<Transform>,
+    /// For an additive clip, the pose its deltas are measured on.
+    pub base: Option<&'a [Transform]>,
+    pub height: f32,
 }
 
 /// The height of `skeleton`: the largest side of the box around its reference pose's bone
@@ -99,18 +99,25 @@ pub fn skeleton_height(skeleton: &Skeleton) -> f32 {
     }
 }
 
+/// A tolerance that is finite, positive and at most 1, or [`Error::CompressTolerance`].
+pub(crate) fn check_tolerance(clip: &str, tolerance: f32) -> Result<()> {
+    if tolerance.is_finite() && tolerance > 0.0 && tolerance <= 1.0 {
+        Ok(())
+    } else {
+        Err(Error::CompressTolerance {
+            clip: clip.to_string(),
+            value: tolerance,
+        })
+    }
+}
+
 impl CompressedClip {
     /// Compresses `clip` (made for `skeleton`) so that its worst error stays within
     /// `tolerance` × the skeleton's height. A tolerance that is not finite, not positive or
     /// above 1 is an [`Error::CompressTolerance`]; a clip of another skeleton's bone count an
     /// [`Error::BadRequest`].
     pub fn new(skeleton: &Skeleton, clip: &Clip, tolerance: f32) -> Result<Self> {
-        if !(tolerance.is_finite() && tolerance > 0.0 && tolerance <= 1.0) {
-            return Err(Error::CompressTolerance {
-                clip: clip.name().to_string(),
-                value: tolerance,
-            });
-        }
+        check_tolerance(clip.name(), tolerance)?;
         if clip.tracks().len() != skeleton.len() {
             return Err(Error::BadRequest {
                 what: format!(
@@ -121,30 +128,53 @@ impl CompressedClip {
                 ),
             });
         }
-        // Segment ranges pay on dense keys (motion capture) and cost on short, sparse clips:
-        // the smaller of the two forms is kept.
-        let whole = Self::build(skeleton, clip, tolerance, false);
-        let segmented = Self::build(skeleton, clip, tolerance, true);
-        Ok(if segmented.packed_bytes() < whole.packed_bytes() {
-            segmented
-        } else {
-            whole
-        })
-    }
-
-    fn build(skeleton: &Skeleton, clip: &Clip, tolerance: f32, segmented: bool) -> Self {
-        let height = skeleton_height(skeleton);
-        let reference: Vec<Transform> = if clip.is_additive() {
+        let reference = if clip.is_additive() {
             vec![crate::additive::IDENTITY_DELTA; skeleton.len()]
         } else {
             skeleton.rest().to_vec()
         };
-        let mut times = clip.key_times();
+        Ok(Self::compress(
+            &Input {
+                name: clip.name(),
+                parents: skeleton.parents(),
+                tracks: clip.tracks().iter().collect(),
+                reference,
+                base: clip.is_additive().then(|| skeleton.rest()),
+                height: skeleton_height(skeleton),
+            },
+            tolerance,
+        ))
+    }
+
+    /// Compresses `input` within `tolerance` × its height (checked by the caller).
+    pub(crate) fn compress(input: &Input, tolerance: f32) -> Self {
+        // Segment ranges pay on dense keys (motion capture) and cost on short, sparse clips:
+        // the smaller of the two forms is kept.
+        let whole = Self::build(input, tolerance, false);
+        let segmented = Self::build(input, tolerance, true);
+        if segmented.packed_bytes() < whole.packed_bytes() {
+            segmented
+        } else {
+            whole
+        }
+    }
+
+    fn build(input: &Input, tolerance: f32, segmented: bool) -> Self {
+        let bones = input.tracks.len();
+        let mut times: Vec<f32> = input.tracks.iter().flat_map(|t| t.times()).copied().collect();
+        times.sort_by(f32::total_cmp);
+        times.dedup();
         if times.is_empty() {
             times.push(0.0);
         }
-        let raw: Vec<Vec<Transform>> = times.iter().map(|&t| clip.pose_at(&reference, t)).collect();
-        let ranges = (0..skeleton.len() * 3)
+        let raw: Vec<Vec<Transform>> = times
+            .iter()
+            .map(|&t| {
+                let tracks = input.tracks.iter().zip(&input.reference);
+                tracks.map(|(track, r)| track.sample(t, r)).collect()
+            })
+            .collect();
+        let ranges = (0..bones * 3)
             .map(|track| {
                 let (mut lo, mut hi) = ([f32::MAX; 4], [f32::MIN; 4]);
                 for pose in &raw {
@@ -157,12 +187,11 @@ impl CompressedClip {
                 (lo, std::array::from_fn(|c| hi[c] - lo[c]))
             })
             .collect::<Vec<([f32; 4], [f32; 4])>>();
-        let tracks_len = skeleton.len() * 3;
         let segments: Vec<SegmentRange> = raw
             .chunks(SEGMENT_KEYS)
             .flat_map(|keys| {
                 let ranges = &ranges;
-                (0..tracks_len).map(move |track| {
+                (0..bones * 3).map(move |track| {
                     let (min, extent) = ranges[track];
                     std::array::from_fn(|c| {
                         let v = keys
@@ -178,61 +207,27 @@ impl CompressedClip {
             })
             .collect();
         let problem = Problem {
-            parents: skeleton.parents(),
+            parents: input.parents,
             raw,
-            reference: &reference,
-            base: clip.is_additive().then(|| skeleton.rest()),
+            reference: &input.reference,
+            base: input.base,
             ranges,
             segments,
-            distance: height / 60.0,
+            distance: input.height / 60.0,
         };
-        let (rates, worst_error) = problem.solve(tolerance * height);
-        let mut tracks = Vec::with_capacity(rates.len());
-        let mut key_bits = 0;
-        for (i, &rate) in rates.iter().enumerate() {
-            let bone = &clip.tracks()[i / 3];
-            let step = match i % 3 {
-                ROTATION => bone.rotation.as_ref().map(|c| c.interpolation),
-                TRANSLATION => bone.translation.as_ref().map(|c| c.interpolation),
-                _ => bone.scale.as_ref().map(|c| c.interpolation),
-            } == Some(crate::Interpolation::Step);
-            let (min, extent) = problem.ranges[i];
-            tracks.push(Track {
-                rate,
-                step,
-                min,
-                extent,
-                offset: key_bits,
-            });
-            key_bits += rate.key_bits(i % 3) as usize;
-        }
-        let mut stream = BitWriter::default();
-        let mut segments = Vec::new();
-        for (k, pose) in problem.raw.iter().enumerate() {
-            if k % SEGMENT_KEYS == 0 {
-                stream.align();
-                segments.push(stream.words.len() as u32);
-            }
-            for (i, t) in tracks.iter().enumerate() {
-                let v = pack::key_value(&pose[i / 3], i % 3);
-                let seg = problem.segments[k / SEGMENT_KEYS * tracks.len() + i];
-                match t.rate {
-                    Rate::Bits(n) => (0..3).for_each(|c| {
-                        let q = quantize_in(v[c], t.min[c], t.extent[c], seg[c], n);
-                        stream.push(q, u32::from(n))
-                    }),
-                    Rate::Raw => {
-                        let comps = if i % 3 == ROTATION { 4 } else { 3 };
-                        (0..comps).for_each(|c| stream.push(v[c].to_bits(), 32));
-                    }
-                    Rate::Reference | Rate::Constant => {}
-                }
-            }
-        }
-        stream.align();
+        let (rates, worst_error) = problem.solve(tolerance * input.height);
         let step = times.get(1).map_or(0.0, |t| t - times[0]);
         let uniform = times.iter().enumerate().all(|(k, &t)| {
             (times[0] + k as f32 * step - t).abs() <= 1e-5 * times[times.len() - 1].max(1.0)
+        });
+        let block = block::write(&block::Plan {
+            problem: &problem,
+            tracks: &input.tracks,
+            rates: &rates,
+            first_time: times[0],
+            inv_step: if uniform && step > 0.0 { 1.0 / step } else { 0.0 },
+            uniform,
+            segmented,
         });
         if uniform {
             times = (0..times.len())
@@ -240,18 +235,14 @@ impl CompressedClip {
                 .collect();
         }
         Self {
-            name: clip.name().to_string(),
+            name: input.name.to_string(),
             times,
             uniform,
-            segmented,
-            reference: reference.clone(),
-            tracks,
-            key_bits,
-            segments,
-            segment_ranges: problem.segments,
-            words: stream.words,
+            reference: input.reference.clone(),
+            rates,
+            block,
             worst_error,
-            height,
+            height: input.height,
         }
     }
 
@@ -268,7 +259,7 @@ impl CompressedClip {
 
     /// Each track's rate, three per bone (rotation, translation, scale).
     pub fn rates(&self) -> impl Iterator<Item = Rate> + '_ {
-        self.tracks.iter().map(|t| t.rate)
+        self.rates.iter().copied()
     }
 
     /// ACL's uncompressed size: bones × key times × [`RAW_BYTES_PER_KEY`].
@@ -276,30 +267,26 @@ impl CompressedClip {
         self.reference.len() * self.times.len() * RAW_BYTES_PER_KEY
     }
 
-    /// Every byte of the packed form (see the module's documentation).
+    /// Every byte the GPU reads to decode the clip: the packed block (header, descriptors,
+    /// ranges, segment table, segment ranges and bits) and, for keys that are not uniform,
+    /// their times.
     pub fn packed_bytes(&self) -> usize {
         let times = if self.uniform {
             0
         } else {
             4 * self.times.len()
         };
-        let rates = self.tracks.len().div_ceil(4) * 4;
-        let ranges: usize = self
-            .tracks
-            .iter()
-            .map(|t| match t.rate {
-                Rate::Reference | Rate::Raw => 0,
-                Rate::Constant => 12,
-                Rate::Bits(_) => 24,
-            })
-            .sum();
-        let quantized = self.rates().filter(|r| matches!(r, Rate::Bits(_))).count();
-        // Each segment: its word offset and six bytes of range per quantized track, padded to 4.
-        let segment = match self.segmented {
-            true => 4 + (6 * quantized).div_ceil(4) * 4,
-            false => 4,
-        };
-        16 + times + rates + ranges + segment * self.segments.len() + 4 * self.words.len()
+        4 * self.block.len() + times
+    }
+
+    /// The packed block, word for word.
+    pub(crate) fn block(&self) -> &[u32] {
+        &self.block
+    }
+
+    /// Whether the keys are uniform (no times stored).
+    pub(crate) fn uniform(&self) -> bool {
+        self.uniform
     }
 
     /// The worst error the optimizer measured, as a fraction of the skeleton's height.
@@ -308,24 +295,13 @@ impl CompressedClip {
     }
 
     /// Bone `bone`'s local transform at `t` (clamped to the clip's keys), decoded from the
-    /// packed form: keys interpolated as the sampling stage does (nlerp, lerp, or STEP).
-    /// Panics when `bone` is not a bone of the skeleton the clip was compressed for.
+    /// packed block by the reader the CPU twin samples with: keys interpolated as the sampling
+    /// stage does (nlerp, lerp, or STEP). Panics when `bone` is not a bone of the skeleton the
+    /// clip was compressed for.
     pub fn sample(&self, bone: usize, t: f32) -> Transform {
-        let (a, b, alpha) = find_keys(&self.times, t);
-        let mut out = self.reference[bone];
-        for kind in [ROTATION, TRANSLATION, SCALE] {
-            let i = bone * 3 + kind;
-            let alpha = if self.tracks[i].step { 0.0 } else { alpha };
-            let (mut ta, mut tb) = (out, out);
-            self.decode_into(&mut ta, i, a);
-            self.decode_into(&mut tb, i, b);
-            match kind {
-                ROTATION => out.rotation = nlerp(ta.rotation, tb.rotation, alpha),
-                TRANSLATION => out.translation = lerp3(ta.translation, tb.translation, alpha),
-                _ => out.scale = lerp3(ta.scale, tb.scale, alpha),
-            }
-        }
-        out
+        let h = PackedHeader::read(&self.block[..], 0);
+        let times: &[f32] = if self.uniform { &[] } else { &self.times };
+        h.local(&self.block[..], times, bone as u32, t, self.reference[bone], true)
     }
 
     /// Every bone's local transform at `t`.
@@ -333,38 +309,6 @@ impl CompressedClip {
         (0..self.reference.len())
             .map(|b| self.sample(b, t))
             .collect()
-    }
-
-    /// Track `i`'s value at key `key`, read from the bit stream.
-    fn decode_into(&self, out: &mut Transform, i: usize, key: usize) {
-        let t = &self.tracks[i];
-        let (kind, bone) = (i % 3, i / 3);
-        let at = self.segments[key / SEGMENT_KEYS] as usize * 32
-            + (key % SEGMENT_KEYS) * self.key_bits
-            + t.offset;
-        let mut v = [0.0; 4];
-        match t.rate {
-            Rate::Reference => {
-                let r = pack::key_value(&self.reference[bone], kind);
-                return set_field(out, kind, r, false);
-            }
-            Rate::Constant => (0..3).for_each(|c| v[c] = t.min[c] + t.extent[c] * 0.5),
-            Rate::Bits(n) => {
-                let seg = self.segment_ranges[key / SEGMENT_KEYS * self.tracks.len() + i];
-                (0..3).for_each(|c| {
-                    let q = pack::read_bits(&self.words, at + c * n as usize, u32::from(n));
-                    v[c] = dequantize_in(q, t.min[c], t.extent[c], seg[c], n);
-                })
-            }
-            Rate::Raw => {
-                let comps = if kind == ROTATION { 4 } else { 3 };
-                (0..comps).for_each(|c| {
-                    v[c] = f32::from_bits(pack::read_bits(&self.words, at + c * 32, 32))
-                });
-                return set_field(out, kind, v, false);
-            }
-        }
-        set_field(out, kind, v, true);
     }
 }
 

@@ -35,16 +35,6 @@ impl Rate {
             _ => Self::Raw,
         }
     }
-
-    /// Bits one key of the track takes in the stream.
-    pub(super) fn key_bits(self, kind: usize) -> u32 {
-        match self {
-            Self::Reference | Self::Constant => 0,
-            Self::Bits(n) => 3 * u32::from(n),
-            Self::Raw if kind == ROTATION => 128,
-            Self::Raw => 96,
-        }
-    }
 }
 
 /// Track kinds, in the order each bone's three tracks are stored.
@@ -86,24 +76,14 @@ pub(super) fn set_field(out: &mut Transform, kind: usize, v: [f32; 4], rebuild_w
 }
 
 /// The largest integer of `bits` bits, as the quantization's step count.
-fn steps(bits: u8) -> u32 {
+pub(crate) fn steps(bits: u32) -> u32 {
     (1u32 << bits) - 1
 }
 
-/// `v` quantized to `bits` bits within `[min, min + extent]`.
-fn quantize(v: f32, min: f32, extent: f32, bits: u8) -> u32 {
-    if extent <= 0.0 {
-        return 0;
-    }
-    let s = steps(bits);
-    (((v - min) / extent) * s as f32)
-        .round()
-        .clamp(0.0, s as f32) as u32
-}
-
-/// The value `q` stands for.
-fn dequantize(q: u32, min: f32, extent: f32, bits: u8) -> f32 {
-    min + extent * (q as f32 / steps(bits) as f32)
+/// The value one step of the integer `N` of [`dequantize_in`] stands for, in a clip range of
+/// `extent` at `bits` bits: the encoder stores this f32, and the decoders read it.
+pub(super) fn unit(extent: f32, bits: u8) -> f32 {
+    extent / (255.0 * steps(u32::from(bits)) as f32)
 }
 
 /// A quantized track's range within one segment, per component: the low and high ends of its
@@ -129,24 +109,23 @@ pub(super) fn segment_range(v: impl Iterator<Item = f32>, min: f32, extent: f32)
     [a as u8, b as u8]
 }
 
-fn segment_bounds(seg: [u8; 2]) -> (f32, f32) {
-    (
-        f32::from(seg[0]) / 255.0,
-        f32::from(seg[1] - seg[0]) / 255.0,
-    )
-}
-
-/// `v` quantized to `bits` bits within its segment's range of the clip's range.
+/// `v` quantized to `bits` bits within its segment's range `seg` of the clip's range: the `q`
+/// whose [`dequantize_in`] is nearest.
 pub(super) fn quantize_in(v: f32, min: f32, extent: f32, seg: [u8; 2], bits: u8) -> u32 {
-    let (lo, ext) = segment_bounds(seg);
-    quantize(normalized(v, min, extent), lo, ext, bits)
+    let (s, u) = (steps(u32::from(bits)), unit(extent, bits));
+    let span = u32::from(seg[1] - seg[0]);
+    if !(u > 0.0) || span == 0 {
+        return 0;
+    }
+    let n = (v - min) / u - (u32::from(seg[0]) * s) as f32;
+    (n / span as f32).round().clamp(0.0, s as f32) as u32
 }
 
-/// The value `q` of [`quantize_in`] stands for; the decoder and the optimizer share this
-/// expression, so the error the optimizer measures is the error the decoder gives.
+/// The value `q` of [`quantize_in`] stands for: `N = lo * steps + q * (hi - lo)` is an exact
+/// integer under 2^24 and `min + N * unit` one fused multiply-add, so that the GPU and every
+/// CPU decoder (`library/compressed.rs`, the optimizer) give the same bits.
 pub(super) fn dequantize_in(q: u32, min: f32, extent: f32, seg: [u8; 2], bits: u8) -> f32 {
-    let (lo, ext) = segment_bounds(seg);
-    min + extent * dequantize(q, lo, ext, bits)
+    crate::library::dequantize(q, min, unit(extent, bits), seg, steps(u32::from(bits)))
 }
 
 /// A growing stream of bits, least significant first within little-endian u32 words.
@@ -173,18 +152,4 @@ impl BitWriter {
         self.bits = self.bits.div_ceil(32) * 32;
         self.words.resize(self.bits / 32, 0);
     }
-}
-
-/// `count` bits (at most 32) from bit `at` of `words`.
-pub(super) fn read_bits(words: &[u32], at: usize, count: u32) -> u32 {
-    let (w, b) = (at / 32, (at % 32) as u32);
-    let lo = u64::from(words[w]);
-    let hi = u64::from(words.get(w + 1).copied().unwrap_or(0));
-    let both = lo | (hi << 32);
-    let mask = if count == 32 {
-        u64::from(u32::MAX)
-    } else {
-        (1u64 << count) - 1
-    };
-    ((both >> b) & mask) as u32
 }

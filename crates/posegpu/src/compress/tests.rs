@@ -146,8 +146,8 @@ fn bit_stream_reads_back_what_was_written() {
     items.iter().for_each(|&(v, n)| w.push(v, n));
     let mut at = 0;
     for &(v, n) in &items {
-        assert_eq!(pack::read_bits(&w.words, at, n), v);
-        at += n as usize;
+        assert_eq!(crate::library::read_bits(&w.words[..], at, n), v);
+        at += n;
     }
 }
 

@@ -53,3 +53,37 @@ pub(crate) const CLIP_PLAN: u32 = 4;
 /// [`ClipData::flags`]: a clip baked from a character source's plan, its IK goals keyed after
 /// its bones (goal `g` read as source bone `bones + g`: the chains' goals, then their toe goals).
 pub(crate) const CLIP_GOALS: u32 = 8;
+
+/// [`ClipData::flags`]: the clip's keys are compressed (issue 31): `channel_base` is the
+/// first 16-byte word of its packed block in the key values (`values`), read word by word as
+/// u32 (`packed_word` in `clip.wgsl`, `src/library/compressed.rs`), not a place in the clip
+/// table. The block: [`PACKED_HEADER_WORDS`] words of header, then per source bone a
+/// 16-byte descriptor, the ranges, the segment table and the segments.
+pub(crate) const CLIP_COMPRESSED: u32 = 16;
+/// Words of a packed block's header: key count, first time, 1 / step (uniform keys), where
+/// its key times start in `times` (other keys), flags (with the quantized track count from
+/// [`PACKED_QUANTIZED_SHIFT`] up), bits per key, the segment table's word; one word spare.
+pub(crate) const PACKED_HEADER_WORDS: u32 = 8;
+/// Header flag: uniform keys (a first time and 1 / step, no times).
+pub(crate) const PACKED_UNIFORM: u32 = 1;
+/// Header flag: each segment starts with its quantized tracks' 8-bit ranges.
+pub(crate) const PACKED_SEGMENTED: u32 = 2;
+/// The header's flags word from this bit up: the clip's quantized track count.
+pub(crate) const PACKED_QUANTIZED_SHIFT: u32 = 8;
+/// Keys per segment: each segment starts on a word of its own.
+pub(crate) const PACKED_SEGMENT_KEYS: u32 = 16;
+/// A descriptor's first word: each track's rate code in 5 bits (rotation, translation, scale
+/// from bit 0, in steps of this), 0 the reference (no data), 1 a constant, 2 to 17 one to 16
+/// bits per component, [`RATE_RAW`] full f32.
+pub(crate) const RATE_SHIFT: u32 = 5;
+/// A rate code's mask.
+pub(crate) const RATE_MASK: u32 = 31;
+/// The rate code of a constant track (three f32, no bits).
+pub(crate) const RATE_CONSTANT: u32 = 1;
+/// The rate code of a track kept at full precision.
+pub(crate) const RATE_RAW: u32 = 18;
+/// A descriptor's first word from this bit: the three tracks' STEP flags.
+pub(crate) const RATE_STEP_SHIFT: u32 = 15;
+/// A descriptor's first word: the clip keys this bone at all (a bone it does not key keeps
+/// its target reference, as a plain clip's bone without channels).
+pub(crate) const BONE_PRESENT: u32 = 1 << 18;

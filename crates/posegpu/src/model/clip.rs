@@ -102,7 +102,7 @@ impl BoneTrack {
         self.translation.is_some() || self.rotation.is_some() || self.scale.is_some()
     }
 
-    fn times(&self) -> impl Iterator<Item = &f32> {
+    pub(crate) fn times(&self) -> impl Iterator<Item = &f32> {
         let t = self.translation.iter().flat_map(|c| &c.times);
         let r = self.rotation.iter().flat_map(|c| &c.times);
         let s = self.scale.iter().flat_map(|c| &c.times);

@@ -1,0 +1,261 @@
+//! The reader of compressed clips' packed blocks (issue 31): the CPU twin of the decoding in
+//! `clip.wgsl` (`packed_*`), reading the same words of the key values, and the decoder
+//! [`crate::compress::CompressedClip`] samples with. Layout: the `PACKED_*` and `RATE_*`
+//! constants in `src/layout/clips.rs`; spec: `docs/pose-math.md`, "Compressed keys".
+
+use glam::{Vec3, Vec4};
+
+use crate::layout::{
+    BONE_PRESENT, PACKED_HEADER_WORDS, PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED,
+    PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_CONSTANT, RATE_MASK, RATE_RAW, RATE_SHIFT,
+    RATE_STEP_SHIFT,
+};
+use crate::math::{lerp3, normalize_quat};
+use crate::model::find_keys;
+use crate::Transform;
+
+/// Words a packed block is read from: the library's key values (four to a 16-byte word, as
+/// the GPU binds them) or a block of its own.
+pub(crate) trait Words {
+    fn word(&self, i: u32) -> u32;
+}
+
+impl Words for [u32] {
+    #[inline]
+    fn word(&self, i: u32) -> u32 {
+        self[i as usize]
+    }
+}
+
+impl Words for [[f32; 4]] {
+    #[inline]
+    fn word(&self, i: u32) -> u32 {
+        self[(i / 4) as usize][(i % 4) as usize].to_bits()
+    }
+}
+
+/// `N * unit + min` with one rounding (`fma` in `clip.wgsl`), `N = lo * steps + q * (hi -
+/// lo)` exact: the GPU and the CPU give the same bits.
+#[inline]
+pub(crate) fn dequantize(q: u32, min: f32, unit: f32, seg: [u8; 2], steps: u32) -> f32 {
+    let n = u32::from(seg[0]) * steps + q * u32::from(seg[1] - seg[0]);
+    (n as f32).mul_add(unit, min)
+}
+
+/// Bits per component of rate code `rate` (0 where none are stored).
+#[inline]
+pub(crate) fn rate_bits(rate: u32) -> u32 {
+    match rate {
+        r if r == RATE_RAW => 32,
+        r if r > RATE_CONSTANT => r - 1,
+        _ => 0,
+    }
+}
+
+/// Bits one key of a track of kind `kind` (0 rotation) at `rate` takes.
+#[inline]
+pub(crate) fn key_bits(rate: u32, kind: u32) -> u32 {
+    match rate {
+        r if r == RATE_RAW && kind == 0 => 128,
+        _ => 3 * rate_bits(rate),
+    }
+}
+
+/// Words of the ranges a track at `rate` stores: a constant's value, a quantized track's
+/// minimum and unit.
+#[inline]
+pub(crate) fn range_words(rate: u32) -> u32 {
+    match rate {
+        r if r == RATE_CONSTANT => 3,
+        r if r > RATE_CONSTANT && r < RATE_RAW => 6,
+        _ => 0,
+    }
+}
+
+/// A packed block's header (`packed_header` in `clip.wgsl`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PackedHeader {
+    pub base: u32,
+    pub keys: u32,
+    pub first_time: f32,
+    pub inv_step: f32,
+    pub time_offset: u32,
+    pub flags: u32,
+    pub key_bits: u32,
+    pub segment_table: u32,
+}
+
+impl PackedHeader {
+    #[inline]
+    pub(crate) fn read(w: &(impl Words + ?Sized), base: u32) -> Self {
+        Self {
+            base,
+            keys: w.word(base),
+            first_time: f32::from_bits(w.word(base + 1)),
+            inv_step: f32::from_bits(w.word(base + 2)),
+            time_offset: w.word(base + 3),
+            flags: w.word(base + 4),
+            key_bits: w.word(base + 5),
+            segment_table: w.word(base + 6),
+        }
+    }
+
+    /// Bone `bone`'s descriptor: rates and flags, its first track's bit within a key, its
+    /// first range word, its first quantized track.
+    #[inline]
+    pub(crate) fn bone(&self, w: &(impl Words + ?Sized), bone: u32) -> [u32; 4] {
+        let at = self.base + PACKED_HEADER_WORDS + 4 * bone;
+        [w.word(at), w.word(at + 1), w.word(at + 2), w.word(at + 3)]
+    }
+
+    /// The two keys around `t` and the blend factor (`packed_keys`): uniform keys by one
+    /// multiply, others by a search of their times in `times`.
+    #[inline]
+    pub(crate) fn keys_at(&self, times: &[f32], t: f32) -> (u32, u32, f32) {
+        let last = self.keys.saturating_sub(1);
+        if self.flags & PACKED_UNIFORM == 0 {
+            let start = self.time_offset as usize;
+            let (a, b, alpha) = find_keys(&times[start..start + self.keys as usize], t);
+            return (a as u32, b as u32, alpha);
+        }
+        if last == 0 || t <= self.first_time {
+            return (0, 0, 0.0);
+        }
+        let u = (t - self.first_time) * self.inv_step;
+        if u >= last as f32 {
+            return (last, last, 0.0);
+        }
+        let k = u.floor();
+        (k as u32, k as u32 + 1, u - k)
+    }
+
+    /// Track `kind` (0 rotation, 1 translation, 2 scale) of the bone of descriptor `d` at key
+    /// `key` (`packed_track`): x, y, z (and a raw rotation's w); `None` for the reference.
+    pub(crate) fn track(&self, w: &(impl Words + ?Sized), d: [u32; 4], kind: u32, key: u32) -> Option<[f32; 4]> {
+        let rate = (d[0] >> (RATE_SHIFT * kind)) & RATE_MASK;
+        if rate == 0 {
+            return None;
+        }
+        let (mut bit, mut range, mut quantized) = (d[1], self.base + d[2], d[3]);
+        for j in 0..kind {
+            let r = (d[0] >> (RATE_SHIFT * j)) & RATE_MASK;
+            bit += key_bits(r, j);
+            range += range_words(r);
+            quantized += u32::from(r > RATE_CONSTANT && r < RATE_RAW);
+        }
+        if rate == RATE_CONSTANT {
+            let v = |c| f32::from_bits(w.word(range + c));
+            return Some([v(0), v(1), v(2), 0.0]);
+        }
+        let segment = self.base + w.word(self.base + self.segment_table + key / PACKED_SEGMENT_KEYS);
+        let quantized_count = self.flags >> PACKED_QUANTIZED_SHIFT;
+        let segmented = self.flags & PACKED_SEGMENTED != 0;
+        let ranges_words = if segmented { (6 * quantized_count).div_ceil(4) } else { 0 };
+        let at = (segment + ranges_words) * 32 + (key % PACKED_SEGMENT_KEYS) * self.key_bits + bit;
+        let bits = rate_bits(rate);
+        if rate == RATE_RAW {
+            let n = if kind == 0 { 4 } else { 3 };
+            let mut v = [0.0; 4];
+            for (c, x) in v.iter_mut().enumerate().take(n) {
+                *x = f32::from_bits(read_bits(w, at + 32 * c as u32, 32));
+            }
+            return Some(v);
+        }
+        let steps = (1u32 << bits) - 1;
+        let mut v = [0.0; 4];
+        for c in 0..3u32 {
+            let seg = if segmented {
+                let byte = quantized * 6 + c * 2;
+                let word = w.word(segment + byte / 4);
+                let lo = (word >> (8 * (byte % 4))) & 255;
+                let hi = (w.word(segment + (byte + 1) / 4) >> (8 * ((byte + 1) % 4))) & 255;
+                [lo as u8, hi as u8]
+            } else {
+                [0, 255]
+            };
+            let q = read_bits(w, at + c * bits, bits);
+            let min = f32::from_bits(w.word(range + c));
+            let unit = f32::from_bits(w.word(range + 3 + c));
+            v[c as usize] = dequantize(q, min, unit, seg, steps);
+        }
+        Some(v)
+    }
+
+    /// Source bone `bone`'s local at `t` (`packed_local`): each track decoded at the two keys
+    /// and interpolated as plain keys are (`sample_channels` in `src/cpu/clip.rs`); a reference
+    /// track keeps `fill`'s value (its rotation normalized). Only the rotation unless `full`.
+    pub(crate) fn local(
+        &self,
+        w: &(impl Words + ?Sized),
+        times: &[f32],
+        bone: u32,
+        t: f32,
+        fill: Transform,
+        full: bool,
+    ) -> Transform {
+        let d = self.bone(w, bone);
+        let (a, b, alpha) = self.keys_at(times, t);
+        let alpha_of = |kind: u32| {
+            if d[0] & (1 << (RATE_STEP_SHIFT + kind)) != 0 {
+                0.0
+            } else {
+                alpha
+            }
+        };
+        let mut out = fill;
+        if full {
+            if let (Some(x), Some(y)) = (self.track(w, d, 1, a), self.track(w, d, 1, b)) {
+                out.translation = lerp3(vec3(x), vec3(y), alpha_of(1));
+            }
+        }
+        out.rotation = match (self.track(w, d, 0, a), self.track(w, d, 0, b)) {
+            (Some(x), Some(y)) => {
+                let raw = (d[0] & RATE_MASK) == RATE_RAW;
+                let (qa, qb) = (rotation(x, raw), rotation(y, raw));
+                let alpha = alpha_of(0);
+                let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
+                normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign))
+            }
+            _ => normalize_quat(Vec4::from(out.rotation)),
+        };
+        if full {
+            if let (Some(x), Some(y)) = (self.track(w, d, 2, a), self.track(w, d, 2, b)) {
+                out.scale = lerp3(vec3(x), vec3(y), alpha_of(2));
+            }
+        }
+        out
+    }
+
+    /// Whether the clip keys bone `bone` at all (`packed_present`).
+    #[inline]
+    pub(crate) fn present(&self, w: &(impl Words + ?Sized), bone: u32) -> bool {
+        w.word(self.base + PACKED_HEADER_WORDS + 4 * bone) & BONE_PRESENT != 0
+    }
+}
+
+fn vec3(v: [f32; 4]) -> Vec3 {
+    Vec3::new(v[0], v[1], v[2])
+}
+
+/// A decoded rotation key: a raw one as stored, a quantized one with `w >= 0` rebuilt from
+/// the unit length (`packed_rotation`).
+#[inline]
+pub(crate) fn rotation(v: [f32; 4], raw: bool) -> Vec4 {
+    if raw {
+        return Vec4::from(v);
+    }
+    let w = (1.0 - (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])).max(0.0).sqrt();
+    Vec4::from(normalize_quat(Vec4::new(v[0], v[1], v[2], w)))
+}
+
+/// `count` bits (1 to 32) from bit `at`, least significant first within little-endian words.
+#[inline]
+pub(crate) fn read_bits(w: &(impl Words + ?Sized), at: u32, count: u32) -> u32 {
+    let (i, b) = (at / 32, at % 32);
+    let lo = w.word(i) >> b;
+    let mask = if count == 32 { u32::MAX } else { (1u32 << count) - 1 };
+    if b + count <= 32 {
+        return lo & mask;
+    }
+    (lo | (w.word(i + 1) << (32 - b))) & mask
+}
