@@ -253,8 +253,12 @@ fn sample_search(sample: SampleEntry) -> KeySearch {
     let clip = clip_data(sample.clip_and_flags & ~INSTANCE_LOOP);
     let looping = (sample.clip_and_flags & INSTANCE_LOOP) != 0u;
     let t = map_time(sample.time, clip.duration, looping);
-    let ch = clip_channel(clip, 0u, 1u);
     var search = NO_SEARCH;
+    if ((clip.flags & CLIP_COMPRESSED) != 0u) {
+        // Packed keys find their own (one multiply where uniform).
+        return search;
+    }
+    let ch = clip_channel(clip, 0u, 1u);
     if (ch.count > 0u) {
         search_keys(&search, ch, t);
     }
@@ -370,6 +374,9 @@ fn sample_channels(ct: ChannelData, cr: ChannelData, cs: ChannelData, t: f32, fi
 // translation and scale channels read as absent).
 fn source_local(clip: ClipData, bone: u32, rest: u32, t: f32, full: bool,
     search: ptr<function, KeySearch>) -> Xform {
+    if ((clip.flags & CLIP_COMPRESSED) != 0u) {
+        return packed_local(clip, bone, t, retarget_xform(rest + bone * 3u), full);
+    }
     var ct = ChannelData(0u, 0u, 0u, 0u);
     var cs = ct;
     if (full) {
@@ -616,16 +623,23 @@ fn sample_clip_at(clip: ClipData, t: f32, bone: u32) -> Xform {
     let r = bone_retarget(clip.retarget_base, bone);
 
     // A bone with no source bone, or whose source bone has no track, keeps its reference.
+    let packed = (clip.flags & CLIP_COMPRESSED) != 0u;
     var ct = ChannelData(0u, 0u, 0u, 0u);
     var cr = ct;
     var cs = ct;
+    var keyed = false;
     if (r.source >= 0) {
         let source = u32(r.source);
-        ct = clip_channel(clip, source, 0u);
-        cr = clip_channel(clip, source, 1u);
-        cs = clip_channel(clip, source, 2u);
+        if (packed) {
+            keyed = packed_present(clip, source);
+        } else {
+            ct = clip_channel(clip, source, 0u);
+            cr = clip_channel(clip, source, 1u);
+            cs = clip_channel(clip, source, 2u);
+            keyed = ct.count > 0u || cr.count > 0u || cs.count > 0u;
+        }
     }
-    if (ct.count == 0u && cr.count == 0u && cs.count == 0u) {
+    if (!keyed) {
         var out = IDENTITY_DELTA;
         if (!additive) {
             out = r.target_ref;
@@ -636,6 +650,9 @@ fn sample_clip_at(clip: ClipData, t: f32, bone: u32) -> Xform {
     var fill = IDENTITY_DELTA;
     if (!additive) {
         fill = r.source_ref;
+    }
+    if (packed) {
+        return retarget_bone(packed_local(clip, u32(r.source), t, fill, true), r, additive);
     }
     var search = seeded_search;
     return retarget_bone(sample_channels(ct, cr, cs, t, fill, &search), r, additive);

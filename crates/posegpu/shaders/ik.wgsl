@@ -326,6 +326,9 @@ fn has_goal(clip: ClipData, record: u32) -> bool {
     if ((clip.flags & CLIP_PLAN) != 0u) {
         return (retarget[plan_word(clip.retarget_base, record, 10u)].w & PLAN_NO_GOAL) == 0u;
     }
+    if ((clip.flags & CLIP_COMPRESSED) != 0u) {
+        return (clip.flags & CLIP_GOALS) != 0u && packed_present(clip, record);
+    }
     return (clip.flags & CLIP_GOALS) != 0u && clip_channel(clip, record, 0u).count > 0u;
 }
 
@@ -341,6 +344,9 @@ fn clip_goal(clip: ClipData, t: f32, record: u32) -> Xform {
     var fill = IDENTITY;
     if (record < table_bones) {
         fill = target_reference(record);
+    }
+    if ((clip.flags & CLIP_COMPRESSED) != 0u) {
+        return packed_local(clip, record, t, fill, true);
     }
     var search = NO_SEARCH;
     return sample_channels(clip_channel(clip, record, 0u), clip_channel(clip, record, 1u),

@@ -244,6 +244,16 @@ pub enum Error {
         /// The tolerance asked for.
         value: f32,
     },
+    /// A compressed clip's packed block that does not hold together (an offset past its end,
+    /// a rate that is no rate, a bone count that is not its source's), found when it enters a
+    /// library's tables.
+    #[error("compressed clip '{clip}': {what}")]
+    PackedBlock {
+        /// The clip.
+        clip: String,
+        /// What is wrong.
+        what: String,
+    },
     /// A call whose arguments do not fit the library as a whole (a clip or bone out of range,
     /// a batch a stage-level entry point cannot run), not any one instance.
     #[error("{what}")]

@@ -10,24 +10,20 @@ use glam::{Mat4, Vec3};
 
 use bytemuck::Pod;
 
-mod compressed;
 mod read;
 mod tables;
-
-pub(crate) use compressed::{dequantize, key_bits, PackedHeader};
-#[cfg(test)]
-pub(crate) use compressed::read_bits;
 
 pub(crate) use tables::{clip_channel_word, table_u32_at, SkeletonSection};
 use tables::{clip_table, field_major};
 
+use crate::compress;
 use crate::drive::modes::mode_caches;
 use crate::drive::plan::{check_clip_reflections, PlanSection};
 use crate::drive::TranslationMode;
 use crate::error::{Error, Result};
 use crate::layout::{
     BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CHANNEL_STEP,
-    CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_GOALS, CLIP_MESH_SPACE, CLIP_PLAN,
+    CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_COMPRESSED, CLIP_GOALS, CLIP_MESH_SPACE, CLIP_PLAN,
     CLIP_SOURCES_SHIFT, PLAN_WORDS, RETARGET_WORDS,
 };
 use crate::math::affine_rows;
@@ -182,6 +178,8 @@ pub struct LibraryBuilder {
     /// [`Self::build`] joins them.
     clips: Vec<ClipData>,
     channels: Vec<ChannelData>,
+    /// Which clips added from now on are compressed ([`LibraryBuilder::compress`]).
+    pub(crate) compression: Option<crate::compress::Compression>,
 }
 
 impl AnimLibrary {
@@ -235,6 +233,7 @@ impl AnimLibrary {
                 curve_table: Vec::new(),
             },
             shared_times: HashMap::new(),
+            compression: None,
             clips: Vec::new(),
             channels: Vec::new(),
         }
@@ -456,7 +455,7 @@ impl LibraryBuilder {
             lib.clip_sources.push(source);
             // Its channels' stride: one per track (the bones', then the goals').
             let sources = (clip.tracks().len() + goals.len()) as u32;
-            self.clips.push(ClipData {
+            let mut data = ClipData {
                 duration: clip.duration(),
                 channel_base: to_u32(self.channels.len(), "channel table")?,
                 retarget_base,
@@ -468,7 +467,17 @@ impl LibraryBuilder {
                         Some(AdditiveSpace::Local) => CLIP_ADDITIVE,
                         Some(AdditiveSpace::Mesh) => CLIP_ADDITIVE | CLIP_MESH_SPACE,
                     },
-            });
+            };
+            let compression = self.compression.as_ref();
+            let packed = compression.filter(|c| c.applies(clip.name()));
+            if let Some(tolerance) = packed.map(|c| c.tolerance()) {
+                let src = &lib.sources[source.0];
+                let fill = compress::fill_reference(lib, src, retarget_base, clip, goals.len());
+                let c = compress::compress_for(src, clip, goals, fill, tolerance);
+                compress::place(lib, &c, &mut data, sources as usize)?;
+                data.flags |= CLIP_COMPRESSED;
+            }
+            self.clips.push(data);
             // The clip's channels, curves first, then every track's translation (the bones',
             // then the goals'), then every rotation, then every scale (kind-major, as the clip
             // table holds them); their values are laid out once all are known (`push_values`).
@@ -492,7 +501,11 @@ impl LibraryBuilder {
                     c.values.iter().map(|v| v.extend(0.0).to_array()).collect()
                 })
             };
-            let tracks: Vec<&BoneTrack> = clip.tracks().iter().chain(goals).collect();
+            let tracks: Vec<&BoneTrack> = if packed.is_some() {
+                Vec::new()
+            } else {
+                clip.tracks().iter().chain(goals).collect()
+            };
             for kind in 0..3 {
                 for &track in &tracks {
                     let shared = &mut self.shared_times;
@@ -664,7 +677,7 @@ impl LibraryData {
     }
 }
 
-fn to_u32(n: usize, what: &str) -> Result<u32> {
+pub(crate) fn to_u32(n: usize, what: &str) -> Result<u32> {
     u32::try_from(n).map_err(|_| Error::TooLarge {
         what: what.to_string(),
         size: n as u64,

@@ -4,11 +4,11 @@
 
 use super::optimize::Problem;
 use super::pack::{key_value, quantize_in, unit, BitWriter, Rate, ROTATION, SCALE, SEGMENT_KEYS};
+use crate::cpu::packed::key_bits;
 use crate::layout::{
     BONE_PRESENT, PACKED_HEADER_WORDS, PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED,
     PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_RAW, RATE_SHIFT, RATE_STEP_SHIFT,
 };
-use crate::library::key_bits;
 use crate::{BoneTrack, Interpolation};
 
 const _: () = assert!(SEGMENT_KEYS == PACKED_SEGMENT_KEYS as usize);
@@ -76,7 +76,8 @@ pub(super) fn write(p: &Plan) -> Vec<u32> {
                 Rate::Reference | Rate::Raw => {}
             }
         }
-        let present = track.translation.is_some() || track.rotation.is_some() || track.scale.is_some();
+        let present =
+            track.translation.is_some() || track.rotation.is_some() || track.scale.is_some();
         if present {
             flags |= BONE_PRESENT;
         }

@@ -33,6 +33,7 @@
 //! identity delta.
 
 mod block;
+mod library;
 mod optimize;
 mod pack;
 #[cfg(test)]
@@ -40,9 +41,11 @@ mod tests;
 
 use std::time::Instant;
 
+use crate::cpu::packed::PackedHeader;
 use crate::error::{Error, Result};
-use crate::library::PackedHeader;
 use crate::{Asset, BoneTrack, Clip, Skeleton, Transform};
+pub use library::Compression;
+pub(crate) use library::{compress_for, fill_reference, place};
 use optimize::Problem;
 use pack::SegmentRange;
 pub use pack::{Rate, SEGMENT_KEYS};
@@ -161,7 +164,12 @@ impl CompressedClip {
 
     fn build(input: &Input, tolerance: f32, segmented: bool) -> Self {
         let bones = input.tracks.len();
-        let mut times: Vec<f32> = input.tracks.iter().flat_map(|t| t.times()).copied().collect();
+        let mut times: Vec<f32> = input
+            .tracks
+            .iter()
+            .flat_map(|t| t.times())
+            .copied()
+            .collect();
         times.sort_by(f32::total_cmp);
         times.dedup();
         if times.is_empty() {
@@ -225,7 +233,11 @@ impl CompressedClip {
             tracks: &input.tracks,
             rates: &rates,
             first_time: times[0],
-            inv_step: if uniform && step > 0.0 { 1.0 / step } else { 0.0 },
+            inv_step: if uniform && step > 0.0 {
+                1.0 / step
+            } else {
+                0.0
+            },
             uniform,
             segmented,
         });
@@ -301,7 +313,14 @@ impl CompressedClip {
     pub fn sample(&self, bone: usize, t: f32) -> Transform {
         let h = PackedHeader::read(&self.block[..], 0);
         let times: &[f32] = if self.uniform { &[] } else { &self.times };
-        h.local(&self.block[..], times, bone as u32, t, self.reference[bone], true)
+        h.local(
+            &self.block[..],
+            times,
+            bone as u32,
+            t,
+            self.reference[bone],
+            true,
+        )
     }
 
     /// Every bone's local transform at `t`.

@@ -125,7 +125,7 @@ pub(super) fn quantize_in(v: f32, min: f32, extent: f32, seg: [u8; 2], bits: u8)
 /// integer under 2^24 and `min + N * unit` one fused multiply-add, so that the GPU and every
 /// CPU decoder (`library/compressed.rs`, the optimizer) give the same bits.
 pub(super) fn dequantize_in(q: u32, min: f32, extent: f32, seg: [u8; 2], bits: u8) -> f32 {
-    crate::library::dequantize(q, min, unit(extent, bits), seg, steps(u32::from(bits)))
+    crate::cpu::packed::dequantize(q, min, unit(extent, bits), seg, steps(u32::from(bits)))
 }
 
 /// A growing stream of bits, least significant first within little-endian u32 words.

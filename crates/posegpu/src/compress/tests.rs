@@ -146,7 +146,7 @@ fn bit_stream_reads_back_what_was_written() {
     items.iter().for_each(|&(v, n)| w.push(v, n));
     let mut at = 0;
     for &(v, n) in &items {
-        assert_eq!(crate::library::read_bits(&w.words[..], at, n), v);
+        assert_eq!(crate::cpu::packed::read_bits(&w.words[..], at, n), v);
         at += n;
     }
 }

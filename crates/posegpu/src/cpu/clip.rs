@@ -5,6 +5,7 @@
 
 use glam::{Quat, Vec3, Vec4};
 
+use super::packed::PackedHeader;
 use crate::additive::delta::IDENTITY_DELTA;
 use crate::batch::RootPart;
 use crate::batch::{ClipSample, RootLock, RootMotionAxes};
@@ -12,7 +13,7 @@ use crate::drive::plan::apply_bone;
 use crate::drive::TranslationMode;
 use crate::layout::{
     BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Xform, CHANNEL_STEP,
-    CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, RETARGET_ORIENT,
+    CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_COMPRESSED, CLIP_PLAN, RETARGET_ORIENT,
 };
 use crate::library::AnimLibrary;
 use crate::math::{lerp3, normalize_quat, twist, ORIENT_PRECISION};
@@ -119,14 +120,25 @@ fn sample_mode_bone(
             (*x).into()
         }
     };
-    let channels = u32::try_from(r.source)
-        .ok()
-        .map(|source| clip_channels(lib, c, source));
-    let Some(channels) = channels.filter(|ch| ch.iter().any(|c| c.count > 0)) else {
+    let unkeyed = || {
         let mut out = reference(&r.target_ref);
         out.rotation = normalize_quat(Vec4::from(out.rotation));
-        return out;
+        out
     };
+    let Ok(source) = u32::try_from(r.source) else {
+        return unkeyed();
+    };
+    if c.flags & CLIP_COMPRESSED != 0 {
+        if !packed_header(lib, c).present(&lib.data().values[..], source) {
+            return unkeyed();
+        }
+        let out = packed_local(lib, c, source, t, reference(&r.source_ref), true);
+        return retarget_bone(out, r, additive);
+    }
+    let channels = clip_channels(lib, c, source);
+    if channels.iter().all(|c| c.count == 0) {
+        return unkeyed();
+    }
     let out = sample_channels(lib, &channels, t, reference(&r.source_ref), search);
     retarget_bone(out, r, additive)
 }
@@ -184,6 +196,26 @@ impl Records {
         }
         sample_bone(lib, clip, bone, t, search)
     }
+}
+
+/// The packed block of compressed clip `c` (`packed_header` in `packed.wgsl`).
+#[inline]
+pub(crate) fn packed_header(lib: &AnimLibrary, c: &ClipData) -> PackedHeader {
+    PackedHeader::read(&lib.data().values[..], c.channel_base * 4)
+}
+
+/// Source bone `source`'s local in compressed clip `c` at `t` (`packed_local`): tracks it
+/// does not store keep `fill`'s value; only the rotation unless `full`.
+pub(crate) fn packed_local(
+    lib: &AnimLibrary,
+    c: &ClipData,
+    source: u32,
+    t: f32,
+    fill: Transform,
+    full: bool,
+) -> Transform {
+    let data = lib.data();
+    packed_header(lib, c).local(&data.values[..], &data.times, source, t, fill, full)
 }
 
 /// Source bone `source`'s three channels in clip `c` (T, R, S: `clip_channel` for each).
@@ -263,6 +295,9 @@ pub(crate) fn source_local(
 ) -> Transform {
     let source = source as u32;
     let fill = lib.data().retarget_xform(r.source_rest + source * 3).into();
+    if c.flags & CLIP_COMPRESSED != 0 {
+        return packed_local(lib, c, source, t, fill, full);
+    }
     if full {
         sample_channels(lib, &clip_channels(lib, c, source), t, fill, search)
     } else {

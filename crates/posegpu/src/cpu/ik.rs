@@ -12,7 +12,9 @@ use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, ClipSample, LayerKind, PoseBatch};
 use crate::drive::ik::{chain_count, solve};
 use crate::drive::plan::apply_bone;
-use crate::layout::{ClipData, Entry, Head, Xform, CLIP_GOALS, CLIP_PLAN, IK_HAND, PLAN_NO_GOAL};
+use crate::layout::{
+    ClipData, Entry, Head, Xform, CLIP_COMPRESSED, CLIP_GOALS, CLIP_PLAN, IK_HAND, PLAN_NO_GOAL,
+};
 use crate::library::AnimLibrary;
 use crate::model::map_time;
 use crate::Transform;
@@ -91,6 +93,11 @@ fn has_goal(lib: &AnimLibrary, c: &ClipData, record: u32) -> bool {
     if c.flags & CLIP_PLAN != 0 {
         return data.bone_plan(c.retarget_base, record).modes & PLAN_NO_GOAL == 0;
     }
+    if c.flags & CLIP_COMPRESSED != 0 {
+        let values = &data.values[..];
+        return c.flags & CLIP_GOALS != 0
+            && super::clip::packed_header(lib, c).present(values, record);
+    }
     c.flags & CLIP_GOALS != 0 && data.clip_channel(c, record, 0).count > 0
 }
 
@@ -114,6 +121,9 @@ fn clip_goal(lib: &AnimLibrary, c: &ClipData, t: f32, record: u32) -> Transform 
     } else {
         Transform::IDENTITY
     };
+    if c.flags & CLIP_COMPRESSED != 0 {
+        return super::clip::packed_local(lib, c, record, t, fill, true);
+    }
     let channels = super::clip::clip_channels(lib, c, record);
     super::clip::sample_channels(lib, &channels, t, fill, &mut search)
 }

@@ -19,6 +19,7 @@ mod ik;
 mod inertialize;
 mod layers;
 mod local_pose;
+pub(crate) mod packed;
 mod playback;
 mod root_motion;
 mod sample;

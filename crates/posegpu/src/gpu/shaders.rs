@@ -5,6 +5,9 @@
 /// Types and math shared by every stage.
 pub(crate) const COMMON: &str = include_str!("../../shaders/common.wgsl");
 
+/// Compressed clips' packed blocks, prepended before `clip.wgsl`.
+const PACKED: &str = include_str!("../../shaders/packed.wgsl");
+
 /// Clip sampling, prepended to the stages that sample clips.
 const CLIP: &str = include_str!("../../shaders/clip.wgsl");
 
@@ -58,7 +61,7 @@ const fn tables(seventh: Binding, eighth: Binding) -> [(u32, Binding); 8] {
 pub(crate) const STAGES: &[Stage] = &[
     Stage {
         name: "sample",
-        shared: &[CLIP, LOCAL_POSE],
+        shared: &[PACKED, CLIP, LOCAL_POSE],
         body: include_str!("../../shaders/sample.wgsl"),
         // params, frame, clip table, times, values, retarget, locals, deltas
         bindings: &tables(RW, RW),
@@ -66,7 +69,7 @@ pub(crate) const STAGES: &[Stage] = &[
     },
     Stage {
         name: "fused",
-        shared: &[CLIP, LOCAL_POSE],
+        shared: &[PACKED, CLIP, LOCAL_POSE],
         body: include_str!("../../shaders/fused.wgsl"),
         // params, frame, clip table, times, values, retarget, locals, component, skinning
         bindings: &[
@@ -92,7 +95,7 @@ pub(crate) const STAGES: &[Stage] = &[
     },
     Stage {
         name: "inertialize",
-        shared: &[CLIP],
+        shared: &[PACKED, CLIP],
         body: include_str!("../../shaders/inertialize.wgsl"),
         // params, frame, clip table, times, values, retarget, locals, inertia
         bindings: &tables(RW, RW),
@@ -100,7 +103,7 @@ pub(crate) const STAGES: &[Stage] = &[
     },
     Stage {
         name: "ik",
-        shared: &[CLIP],
+        shared: &[PACKED, CLIP],
         body: include_str!("../../shaders/ik.wgsl"),
         // params, frame, clip table, times, values, retarget, locals, ik
         bindings: &tables(RW, RO),
@@ -108,7 +111,7 @@ pub(crate) const STAGES: &[Stage] = &[
     },
     Stage {
         name: "curves",
-        shared: &[CLIP],
+        shared: &[PACKED, CLIP],
         body: include_str!("../../shaders/curves.wgsl"),
         // params, frame, clip table, times, values, retarget, curve table, curves
         bindings: &tables(RO, RW),
@@ -140,7 +143,7 @@ pub(crate) const STAGES: &[Stage] = &[
     },
     Stage {
         name: "root_motion",
-        shared: &[CLIP, PLAYBACK],
+        shared: &[PACKED, CLIP, PLAYBACK],
         body: include_str!("../../shaders/root_motion.wgsl"),
         // crowd, structure, clip table, times, values, retarget, players, motion
         bindings: &tables(RO, RW),

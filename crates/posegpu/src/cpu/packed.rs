@@ -1,6 +1,6 @@
-//! The reader of compressed clips' packed blocks (issue 31): the CPU twin of the decoding in
-//! `clip.wgsl` (`packed_*`), reading the same words of the key values, and the decoder
-//! [`crate::compress::CompressedClip`] samples with. Layout: the `PACKED_*` and `RATE_*`
+//! CPU twin of `shaders/packed.wgsl`: compressed clips' packed blocks read from the same words
+//! of the key values (issue 31); also the decoder [`crate::compress::CompressedClip`] samples
+//! with. Layout: the `PACKED_*` and `RATE_*`
 //! constants in `src/layout/clips.rs`; spec: `docs/pose-math.md`, "Compressed keys".
 
 use glam::{Vec3, Vec4};
@@ -131,7 +131,13 @@ impl PackedHeader {
 
     /// Track `kind` (0 rotation, 1 translation, 2 scale) of the bone of descriptor `d` at key
     /// `key` (`packed_track`): x, y, z (and a raw rotation's w); `None` for the reference.
-    pub(crate) fn track(&self, w: &(impl Words + ?Sized), d: [u32; 4], kind: u32, key: u32) -> Option<[f32; 4]> {
+    pub(crate) fn track(
+        &self,
+        w: &(impl Words + ?Sized),
+        d: [u32; 4],
+        kind: u32,
+        key: u32,
+    ) -> Option<[f32; 4]> {
         let rate = (d[0] >> (RATE_SHIFT * kind)) & RATE_MASK;
         if rate == 0 {
             return None;
@@ -147,10 +153,15 @@ impl PackedHeader {
             let v = |c| f32::from_bits(w.word(range + c));
             return Some([v(0), v(1), v(2), 0.0]);
         }
-        let segment = self.base + w.word(self.base + self.segment_table + key / PACKED_SEGMENT_KEYS);
+        let segment =
+            self.base + w.word(self.base + self.segment_table + key / PACKED_SEGMENT_KEYS);
         let quantized_count = self.flags >> PACKED_QUANTIZED_SHIFT;
         let segmented = self.flags & PACKED_SEGMENTED != 0;
-        let ranges_words = if segmented { (6 * quantized_count).div_ceil(4) } else { 0 };
+        let ranges_words = if segmented {
+            (6 * quantized_count).div_ceil(4)
+        } else {
+            0
+        };
         let at = (segment + ranges_words) * 32 + (key % PACKED_SEGMENT_KEYS) * self.key_bits + bit;
         let bits = rate_bits(rate);
         if rate == RATE_RAW {
@@ -244,7 +255,9 @@ pub(crate) fn rotation(v: [f32; 4], raw: bool) -> Vec4 {
     if raw {
         return Vec4::from(v);
     }
-    let w = (1.0 - (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])).max(0.0).sqrt();
+    let w = (1.0 - (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]))
+        .max(0.0)
+        .sqrt();
     Vec4::from(normalize_quat(Vec4::new(v[0], v[1], v[2], w)))
 }
 
@@ -253,7 +266,11 @@ pub(crate) fn rotation(v: [f32; 4], raw: bool) -> Vec4 {
 pub(crate) fn read_bits(w: &(impl Words + ?Sized), at: u32, count: u32) -> u32 {
     let (i, b) = (at / 32, at % 32);
     let lo = w.word(i) >> b;
-    let mask = if count == 32 { u32::MAX } else { (1u32 << count) - 1 };
+    let mask = if count == 32 {
+        u32::MAX
+    } else {
+        (1u32 << count) - 1
+    };
     if b + count <= 32 {
         return lo & mask;
     }

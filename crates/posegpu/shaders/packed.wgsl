@@ -1,0 +1,215 @@
+// Compressed clips (issue 31), prepended before clip.wgsl: a clip with CLIP_COMPRESSED keeps
+// its keys as a packed block in `values` (its channel_base the block's first 16-byte word),
+// read here word by word. The layout is the PACKED_* and RATE_* constants (src/layout/clips.rs);
+// CPU twin: src/cpu/packed.rs (same words, same operations, in the same order); spec:
+// docs/pose-math.md, "Compressed keys".
+
+const CLIP_COMPRESSED: u32 = 16u;
+const PACKED_HEADER_WORDS: u32 = 8u;
+const PACKED_UNIFORM: u32 = 1u;
+const PACKED_SEGMENTED: u32 = 2u;
+const PACKED_QUANTIZED_SHIFT: u32 = 8u;
+const PACKED_SEGMENT_KEYS: u32 = 16u;
+const RATE_SHIFT: u32 = 5u;
+const RATE_MASK: u32 = 31u;
+const RATE_CONSTANT: u32 = 1u;
+const RATE_RAW: u32 = 18u;
+const RATE_STEP_SHIFT: u32 = 15u;
+const BONE_PRESENT: u32 = 262144u;
+
+struct PackedHeader {
+    base: u32,
+    keys: u32,
+    first_time: f32,
+    inv_step: f32,
+    time_offset: u32,
+    flags: u32,
+    key_bits: u32,
+    segment_table: u32,
+}
+
+// Word `w` of the key values, counted in u32s.
+fn packed_word(w: u32) -> u32 {
+    return bitcast<u32>(values[w / 4u][w % 4u]);
+}
+
+fn packed_header(clip: ClipData) -> PackedHeader {
+    let b = clip.channel_base * 4u;
+    return PackedHeader(b, packed_word(b), bitcast<f32>(packed_word(b + 1u)),
+        bitcast<f32>(packed_word(b + 2u)), packed_word(b + 3u), packed_word(b + 4u),
+        packed_word(b + 5u), packed_word(b + 6u));
+}
+
+// Bone `bone`'s descriptor: rates and flags, its first track's bit within a key, its first
+// range word, its first quantized track.
+fn packed_bone(h: PackedHeader, bone: u32) -> vec4<u32> {
+    let w = h.base + PACKED_HEADER_WORDS + 4u * bone;
+    return bitcast<vec4<u32>>(values[w / 4u]);
+}
+
+// Whether the clip keys `bone` at all.
+fn packed_present(clip: ClipData, bone: u32) -> bool {
+    return (packed_bone(packed_header(clip), bone).x & BONE_PRESENT) != 0u;
+}
+
+fn rate_bits(rate: u32) -> u32 {
+    if (rate == RATE_RAW) {
+        return 32u;
+    }
+    if (rate > RATE_CONSTANT) {
+        return rate - 1u;
+    }
+    return 0u;
+}
+
+fn packed_key_bits(rate: u32, kind: u32) -> u32 {
+    if (rate == RATE_RAW && kind == 0u) {
+        return 128u;
+    }
+    return 3u * rate_bits(rate);
+}
+
+fn range_words(rate: u32) -> u32 {
+    if (rate == RATE_CONSTANT) {
+        return 3u;
+    }
+    if (rate > RATE_CONSTANT && rate < RATE_RAW) {
+        return 6u;
+    }
+    return 0u;
+}
+
+// `count` bits (1 to 32) from bit `at`, least significant first.
+fn read_bits(at: u32, count: u32) -> u32 {
+    let i = at / 32u;
+    let b = at % 32u;
+    let lo = packed_word(i) >> b;
+    let mask = select((1u << count) - 1u, 0xffffffffu, count == 32u);
+    if (b + count <= 32u) {
+        return lo & mask;
+    }
+    return (lo | (packed_word(i + 1u) << (32u - b))) & mask;
+}
+
+// The two keys around t and the blend factor: uniform keys by one multiply, others by a search
+// of their times.
+fn packed_keys(h: PackedHeader, t: f32) -> KeyPair {
+    let last = max(h.keys, 1u) - 1u;
+    if ((h.flags & PACKED_UNIFORM) == 0u) {
+        var search = NO_SEARCH;
+        search_keys(&search, ChannelData(h.time_offset, 0u, h.keys, 0u), t);
+        return KeyPair(search.lo, search.hi, search.alpha);
+    }
+    if (last == 0u || t <= h.first_time) {
+        return KeyPair(0u, 0u, 0.0);
+    }
+    let u = (t - h.first_time) * h.inv_step;
+    if (u >= f32(last)) {
+        return KeyPair(last, last, 0.0);
+    }
+    let k = floor(u);
+    return KeyPair(u32(k), u32(k) + 1u, u - k);
+}
+
+// Track `kind` (0 rotation, 1 translation, 2 scale) of the bone of descriptor `d` at `key`
+// into `out`: x, y, z (and a raw rotation's w); false for the reference (nothing stored).
+fn packed_track(h: PackedHeader, d: vec4<u32>, kind: u32, key: u32,
+    out: ptr<function, vec4<f32>>) -> bool {
+    let rate = (d.x >> (RATE_SHIFT * kind)) & RATE_MASK;
+    if (rate == 0u) {
+        return false;
+    }
+    var bit = d.y;
+    var range = h.base + d.z;
+    var quantized = d.w;
+    for (var j = 0u; j < kind; j++) {
+        let r = (d.x >> (RATE_SHIFT * j)) & RATE_MASK;
+        bit += packed_key_bits(r, j);
+        range += range_words(r);
+        quantized += select(0u, 1u, r > RATE_CONSTANT && r < RATE_RAW);
+    }
+    if (rate == RATE_CONSTANT) {
+        *out = vec4<f32>(bitcast<f32>(packed_word(range)), bitcast<f32>(packed_word(range + 1u)),
+            bitcast<f32>(packed_word(range + 2u)), 0.0);
+        return true;
+    }
+    let segment = h.base + packed_word(h.base + h.segment_table + key / PACKED_SEGMENT_KEYS);
+    let segmented = (h.flags & PACKED_SEGMENTED) != 0u;
+    var ranges_words = 0u;
+    if (segmented) {
+        ranges_words = (6u * (h.flags >> PACKED_QUANTIZED_SHIFT) + 3u) / 4u;
+    }
+    let at = (segment + ranges_words) * 32u + (key % PACKED_SEGMENT_KEYS) * h.key_bits + bit;
+    var v = vec4<f32>(0.0);
+    if (rate == RATE_RAW) {
+        let n = select(3u, 4u, kind == 0u);
+        for (var c = 0u; c < n; c++) {
+            v[c] = bitcast<f32>(read_bits(at + 32u * c, 32u));
+        }
+        *out = v;
+        return true;
+    }
+    let bits = rate_bits(rate);
+    let steps = (1u << bits) - 1u;
+    for (var c = 0u; c < 3u; c++) {
+        var lo = 0u;
+        var hi = 255u;
+        if (segmented) {
+            let byte = quantized * 6u + c * 2u;
+            lo = (packed_word(segment + byte / 4u) >> (8u * (byte % 4u))) & 255u;
+            hi = (packed_word(segment + (byte + 1u) / 4u) >> (8u * ((byte + 1u) % 4u))) & 255u;
+        }
+        let q = read_bits(at + c * bits, bits);
+        // N is an exact integer under 2^24, and N * unit + min one rounding: the CPU twin's
+        // mul_add gives the same bits.
+        let n = lo * steps + q * (hi - lo);
+        v[c] = fma(f32(n), bitcast<f32>(packed_word(range + 3u + c)),
+            bitcast<f32>(packed_word(range + c)));
+    }
+    *out = v;
+    return true;
+}
+
+// A decoded rotation key: a raw one as stored, a quantized one with w >= 0 rebuilt from the
+// unit length.
+fn packed_rotation(v: vec4<f32>, raw: bool) -> vec4<f32> {
+    if (raw) {
+        return v;
+    }
+    let w = sqrt(max(1.0 - (v.x * v.x + v.y * v.y + v.z * v.z), 0.0));
+    return normalize_quat(vec4<f32>(v.xyz, w));
+}
+
+// Source bone `bone`'s local at t: each track decoded at the two keys and interpolated as
+// plain keys are (sample_channels); a reference track keeps fill's value (its rotation
+// normalized). Only the rotation unless `full`.
+fn packed_local(clip: ClipData, bone: u32, t: f32, fill: Xform, full: bool) -> Xform {
+    let h = packed_header(clip);
+    let d = packed_bone(h, bone);
+    let k = packed_keys(h, t);
+    var out = fill;
+    var a = vec4<f32>(0.0);
+    var b = vec4<f32>(0.0);
+    for (var kind = 1u; kind < 3u; kind++) {
+        if (full && packed_track(h, d, kind, k.a, &a) && packed_track(h, d, kind, k.b, &b)) {
+            let alpha = select(k.alpha, 0.0, (d.x & (1u << (RATE_STEP_SHIFT + kind))) != 0u);
+            let v = vec4<f32>(a.xyz * (1.0 - alpha) + b.xyz * alpha, 0.0);
+            if (kind == 1u) {
+                out.t = v;
+            } else {
+                out.s = v;
+            }
+        }
+    }
+    if (packed_track(h, d, 0u, k.a, &a) && packed_track(h, d, 0u, k.b, &b)) {
+        let raw = (d.x & RATE_MASK) == RATE_RAW;
+        let qa = packed_rotation(a, raw);
+        let qb = packed_rotation(b, raw);
+        let alpha = select(k.alpha, 0.0, (d.x & (1u << RATE_STEP_SHIFT)) != 0u);
+        let sign = select(-1.0, 1.0, dot(qa, qb) >= 0.0);
+        out.r = normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign));
+    } else {
+        out.r = normalize_quat(out.r);
+    }
+    return out;
+}
