@@ -5,11 +5,15 @@ use super::warp::{read, write_xform};
 use super::{read_table_u32, Access, Buffer, Replay, Search};
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, LayerKind};
+use crate::cpu::packed::{self, PackedHeader, Words};
 use crate::drive::TranslationMode;
 use crate::layout::{
-    ChannelData, Entry, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_PLAN, CLIP_SOURCES_SHIFT,
-    INSTANCE_LOOP, PATH_BONE, PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION, PLAN_WORDS,
-    RETARGET_ORIENT, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_MASK, ROOT_LOCK_REF_POSE, SHARED_SEARCHES,
+    ChannelData, ClipData, Entry, BONE_PRESENT, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE,
+    CLIP_COMPRESSED, CLIP_PLAN, CLIP_SOURCES_SHIFT, INSTANCE_LOOP, PACKED_HEADER_WORDS,
+    PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, PATH_BONE,
+    PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION, PLAN_WORDS, RATE_CONSTANT, RATE_MASK, RATE_RAW,
+    RATE_SHIFT, RETARGET_ORIENT, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_MASK, ROOT_LOCK_REF_POSE,
+    SHARED_SEARCHES,
 };
 use crate::library::clip_channel_word;
 use crate::model::{map_time, AdditiveSpace};
@@ -101,6 +105,10 @@ impl Replay<'_> {
         let mut scratch = Vec::new();
         let out = out.unwrap_or(&mut scratch);
         read(out, 963, Buffer::ClipTable, u64::from(c) * 16, 16);
+        if clip.flags & CLIP_COMPRESSED != 0 {
+            // Packed keys find their own (one multiply where uniform).
+            return None;
+        }
         let word = clip_channel_word(&clip, 0, 1);
         read(out, 964, Buffer::ClipTable, u64::from(word) * 16, 16);
         // A clip of no source bones has no such channel (the word is another clip's).
@@ -146,15 +154,23 @@ impl Replay<'_> {
             let record = data.bone_retarget(clip.retarget_base, bone as u32);
             let at = (clip.retarget_base, bone);
             self.record_words(out, 24, at, 0, 1);
+            let packed = clip.flags & CLIP_COMPRESSED != 0;
+            let source = u32::try_from(record.source).ok();
             let mut channels = [ChannelData::default(); 3];
-            if let Ok(source) = u32::try_from(record.source) {
-                for (k, ch) in (0..).zip(channels.iter_mut()) {
-                    let word = clip_channel_word(&clip, source, k);
-                    *ch = data.channel_data(word);
-                    read(out, 25 + k, Buffer::ClipTable, u64::from(word) * 16, 16);
+            let mut keyed = false;
+            if let Some(source) = source {
+                if packed {
+                    keyed = self.packed_present(&clip, source, out);
+                } else {
+                    for (k, ch) in (0..).zip(channels.iter_mut()) {
+                        let word = clip_channel_word(&clip, source, k);
+                        *ch = data.channel_data(word);
+                        read(out, 25 + k, Buffer::ClipTable, u64::from(word) * 16, 16);
+                    }
+                    keyed = channels.iter().any(|c| c.count > 0);
                 }
             }
-            if channels.iter().all(|c| c.count == 0) {
+            if !keyed {
                 if !additive {
                     self.record_words(out, 28, at, 4, 3);
                 }
@@ -163,9 +179,13 @@ impl Replay<'_> {
             if !additive {
                 self.record_words(out, 31, at, 1, 3);
             }
-            // A seed is a search at t; a first-frame lock samples at 0 too.
-            let mut search = seed.filter(|_| !locked);
-            self.sample_channels(&mut search, &channels, t, 40, out);
+            if let (true, Some(source)) = (packed, source) {
+                self.packed_local(&clip, source, t, true, 200, out);
+            } else {
+                // A seed is a search at t; a first-frame lock samples at 0 too.
+                let mut search = seed.filter(|_| !locked);
+                self.sample_channels(&mut search, &channels, t, 40, out);
+            }
             let mode = record.mode;
             if mode == TranslationMode::Skeleton as u32 && !additive {
                 self.record_words(out, 46, at, 5, 1);
@@ -214,6 +234,25 @@ impl Replay<'_> {
                 // A path entry: `table_u32(0, i)`.
                 read_table_u32(out, 90, 0, i);
                 let source = data.table_u32(0, i) & PATH_BONE;
+                if clip.flags & CLIP_COMPRESSED != 0 {
+                    // `source_local`: `packed_local`, its fill the source's reference local
+                    // (read where a track it decodes is the reference).
+                    let values = &data.values[..];
+                    let h = PackedHeader::read(values, clip.channel_base * 4);
+                    let d = h.bone(values, source);
+                    let rate = |k: u32| (d[0] >> (RATE_SHIFT * k)) & RATE_MASK;
+                    // Packed kinds: 0 rotation, 1 translation, 2 scale.
+                    let decoded = if full { 0..3 } else { 0..1 };
+                    if decoded.into_iter().any(|k| rate(k) == 0) {
+                        let rest = u64::from(r.source_rest + source * 3);
+                        for k in 0..3 {
+                            read(out, 94 + k as u32, Buffer::Retarget, (rest + k) * 16, 16);
+                        }
+                    }
+                    let site = if full { 300 } else { 400 };
+                    self.packed_local(&clip, source, t, full, site, out);
+                    continue;
+                }
                 let chs: Vec<ChannelData> = kinds
                     .clone()
                     .map(|k| {
@@ -305,6 +344,131 @@ impl Replay<'_> {
         };
         *last = Some((ch.time_offset, ch.count, found.0, found.1));
         found
+    }
+
+    /// `packed_present` in `packed.wgsl`: the descriptor of source bone `bone` in compressed
+    /// clip `clip` (one 16-byte load), and whether the clip keys it.
+    fn packed_present(&self, clip: &ClipData, bone: u32, out: &mut Vec<Access>) -> bool {
+        let values = &self.lib.data().values[..];
+        let h = PackedHeader::read(values, clip.channel_base * 4);
+        let w = h.base + PACKED_HEADER_WORDS + 4 * bone;
+        read(out, 190, Buffer::Values, u64::from(w) * 4, 16);
+        h.bone(values, bone)[0] & BONE_PRESENT != 0
+    }
+
+    /// `packed_local` in `packed.wgsl`: the header's words, the bone's descriptor, the key
+    /// times where the keys are not uniform (`packed_keys`), then each track decoded at the two
+    /// keys (translation and scale where `full`, then the rotation; a key's second decode only
+    /// where its first found the track). Sites from `site` on.
+    fn packed_local(
+        &self,
+        clip: &ClipData,
+        bone: u32,
+        t: f32,
+        full: bool,
+        site: u32,
+        out: &mut Vec<Access>,
+    ) {
+        let data = self.lib.data();
+        let values = &data.values[..];
+        let h = PackedHeader::read(values, clip.channel_base * 4);
+        for k in 0..7 {
+            read(out, site + k, Buffer::Values, u64::from(h.base + k) * 4, 4);
+        }
+        let d = h.bone(values, bone);
+        let w = h.base + PACKED_HEADER_WORDS + 4 * bone;
+        read(out, site + 7, Buffer::Values, u64::from(w) * 4, 16);
+        if h.flags & PACKED_UNIFORM == 0 && h.keys > 0 {
+            let ch = ChannelData {
+                time_offset: h.time_offset,
+                count: h.keys,
+                ..ChannelData::default()
+            };
+            self.search_keys(&mut None, &ch, t, out);
+        }
+        let (a, b, _) = h.keys_at(&data.times, t);
+        if full {
+            for kind in 1..3 {
+                if self.packed_track(&h, d, kind, a, site + 10, out) {
+                    self.packed_track(&h, d, kind, b, site + 30, out);
+                }
+            }
+        }
+        if self.packed_track(&h, d, 0, a, site + 50, out) {
+            self.packed_track(&h, d, 0, b, site + 70, out);
+        }
+    }
+
+    /// `packed_track` in `packed.wgsl`: track `kind` of the bone of descriptor `d` at `key`,
+    /// whether stored. A constant's three words; else the segment table's word, then each
+    /// component's segment-range bytes (two words, where segmented), its bits (`read_bits`),
+    /// and its unit and minimum. Sites `site .. site + 12`.
+    fn packed_track(
+        &self,
+        h: &PackedHeader,
+        d: [u32; 4],
+        kind: u32,
+        key: u32,
+        site: u32,
+        out: &mut Vec<Access>,
+    ) -> bool {
+        let values = &self.lib.data().values[..];
+        let word = |out: &mut Vec<Access>, site: u32, w: u32| {
+            read(out, site, Buffer::Values, u64::from(w) * 4, 4);
+        };
+        let rate = (d[0] >> (RATE_SHIFT * kind)) & RATE_MASK;
+        if rate == 0 {
+            return false;
+        }
+        let (mut bit, mut range, mut quantized) = (d[1], h.base + d[2], d[3]);
+        for j in 0..kind {
+            let r = (d[0] >> (RATE_SHIFT * j)) & RATE_MASK;
+            bit += packed::key_bits(r, j);
+            range += packed::range_words(r);
+            quantized += u32::from(r > RATE_CONSTANT && r < RATE_RAW);
+        }
+        if rate == RATE_CONSTANT {
+            for c in 0..3 {
+                word(out, site + c, range + c);
+            }
+            return true;
+        }
+        let table = h.base + h.segment_table + key / PACKED_SEGMENT_KEYS;
+        word(out, site + 3, table);
+        let segment = h.base + values.word(table);
+        let segmented = h.flags & PACKED_SEGMENTED != 0;
+        let ranges_words = if segmented {
+            (6 * (h.flags >> PACKED_QUANTIZED_SHIFT)).div_ceil(4)
+        } else {
+            0
+        };
+        let at = (segment + ranges_words) * 32 + (key % PACKED_SEGMENT_KEYS) * h.key_bits + bit;
+        // `read_bits`: the word the bits start in, and the next where they run over.
+        let read_bits = |out: &mut Vec<Access>, site: u32, at: u32, count: u32| {
+            word(out, site, at / 32);
+            if at % 32 + count > 32 {
+                word(out, site + 1, at / 32 + 1);
+            }
+        };
+        if rate == RATE_RAW {
+            let n = if kind == 0 { 4 } else { 3 };
+            for c in 0..n {
+                read_bits(out, site + 4, at + 32 * c, 32);
+            }
+            return true;
+        }
+        let bits = packed::rate_bits(rate);
+        for c in 0..3 {
+            if segmented {
+                let byte = quantized * 6 + c * 2;
+                word(out, site + 6, segment + byte / 4);
+                word(out, site + 7, segment + (byte + 1) / 4);
+            }
+            read_bits(out, site + 8, at + c * bits, bits);
+            word(out, site + 10, range + 3 + c);
+            word(out, site + 11, range + c);
+        }
+        true
     }
 
     /// Words `first .. first + count` of target bone `bone`'s record in the retarget section

@@ -157,3 +157,63 @@ fn the_fused_pass_meets_the_traffic_aims_the_separate_passes_miss() {
     assert!(ratio(&fused) <= 1.3, "{figures}");
     assert!(ratio(&fused) < ratio(&separate), "{figures}");
 }
+
+/// Compressed clips replay from their packed blocks (`packed.wgsl`), never from channel words
+/// the clip table does not hold, and move fewer key bytes per bone than the same clips plain.
+#[test]
+fn compressed_clips_replay_with_fewer_key_bytes() {
+    use crate::compress::{Compression, DEFAULT_TOLERANCE};
+    let asset = crate::procedural::humanoid_asset();
+    let build = |compress: bool| {
+        let mut b = AnimLibrary::builder(&asset.skeleton);
+        if compress {
+            b.compress(Some(Compression::all(DEFAULT_TOLERANCE).unwrap()));
+        }
+        b.add_clips(&asset.clips).unwrap();
+        b.build()
+    };
+    let (plain, packed) = (build(false), build(true));
+    let mut batch = PoseBatch::new();
+    for i in 0..320 {
+        batch.push_clip(i % asset.clips.len() as u32, i as f32 * 0.013, true);
+    }
+    let bones = (batch.len() * plain.bone_count()) as f64;
+    // The sampling pass's DRAM bytes per bone: the same records, frame words and locals'
+    // stores either way; the keys (and the clip table's channel words) differ.
+    let sample = |lib: &AnimLibrary| {
+        let r = replay_traffic(lib, &batch, PassPlan::Separate, Outputs::ALL).unwrap();
+        let sample = r.iter().find(|p| p.pass == "sample").unwrap();
+        (sample.dram_bytes as f64 / bones, sample.sector_ratio())
+    };
+    let (plain_bytes, plain_ratio) = sample(&plain);
+    let (packed_bytes, packed_ratio) = sample(&packed);
+    let figures = format!(
+        "plain {plain_bytes:.1} B/bone x{plain_ratio:.2}, \
+         compressed {packed_bytes:.1} B/bone x{packed_ratio:.2}"
+    );
+    eprintln!("sample pass: {figures}");
+    assert!(packed_bytes < plain_bytes, "{figures}");
+    // The fused pass replays too.
+    let fused = replay_traffic(&packed, &batch, PassPlan::Fused, Outputs::SKINNING).unwrap();
+    assert_eq!(fused[0].pass, "fused");
+    // And plans over compressed clips (`source_local`).
+    use crate::retarget::{PlanOptions, RetargetPlan};
+    let target = crate::model::Asset {
+        skeleton: crate::procedural::humanoid_variant(7),
+        clips: Vec::new(),
+        nodes: None,
+        frame: crate::model::AssetFrame::Y_UP,
+    };
+    let plan = RetargetPlan::new(&asset, &target, &PlanOptions::default()).unwrap();
+    let mut builder = AnimLibrary::builder(&target.skeleton);
+    builder.compress(Some(Compression::all(DEFAULT_TOLERANCE).unwrap()));
+    let id = builder
+        .add_character_source("humanoid", &asset, &plan)
+        .unwrap();
+    builder.add_clips_from(id, &asset.clips).unwrap();
+    let lib = builder.build();
+    let fused = replay_traffic(&lib, &batch, PassPlan::Fused, Outputs::SKINNING).unwrap();
+    let f = &fused[0];
+    eprintln!("compressed plan, fused: x{:.2}", f.sector_ratio());
+    assert!(f.compulsory_sectors > 0, "{f:?}");
+}
