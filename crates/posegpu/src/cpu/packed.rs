@@ -34,12 +34,13 @@ impl Words for [[f32; 4]] {
     }
 }
 
-/// `N * unit + min` with one rounding (`fma` in `clip.wgsl`), `N = lo * steps + q * (hi -
-/// lo)` exact: the GPU and the CPU give the same bits.
+/// `min + N * unit`, `N = lo * steps + q * (hi - lo)`: `N` and `N * unit` are exact (the
+/// encoder rounds `unit` so), so the add is the one rounding, fused into an `fma` by a GPU's
+/// compiler or not: the GPU and the CPU give the same bits (`packed_track` in `packed.wgsl`).
 #[inline]
 pub(crate) fn dequantize(q: u32, min: f32, unit: f32, seg: [u8; 2], steps: u32) -> f32 {
     let n = u32::from(seg[0]) * steps + q * u32::from(seg[1] - seg[0]);
-    (n as f32).mul_add(unit, min)
+    min + n as f32 * unit
 }
 
 /// Bits per component of rate code `rate` (0 where none are stored).

@@ -16,8 +16,8 @@
 use super::{packed, LibraryData};
 use crate::drive::TranslationMode;
 use crate::layout::{
-    BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CLIP_SOURCES_SHIFT,
-    PLAN_WORDS, RETARGET_WORDS,
+    BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CLIP_COMPRESSED,
+    CLIP_SOURCES_SHIFT, PLAN_WORDS, RETARGET_WORDS,
 };
 use crate::Transform;
 
@@ -99,8 +99,12 @@ pub(super) fn field_major(records: &[Entry], words: usize) -> Vec<Entry> {
 /// then `channels`.
 pub(super) fn clip_table(clips: &[ClipData], channels: &[ChannelData]) -> Vec<Entry> {
     let rebase = clips.len() as u32;
+    // A compressed clip's base is its block's place in the key values, not in this table.
     let clips = clips.iter().map(|c| ClipData {
-        channel_base: c.channel_base + rebase,
+        channel_base: match c.flags & CLIP_COMPRESSED {
+            0 => c.channel_base + rebase,
+            _ => c.channel_base,
+        },
         ..*c
     });
     clips

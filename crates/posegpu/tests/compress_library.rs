@@ -1,0 +1,224 @@
+//! Compressed clips in a library (issue 31, phase 2): the GPU decodes what the CPU twin
+//! decodes, compressed clips play within the threshold of the plain ones, compressed and plain
+//! clips mix in one library, and every way a clip is played works on compressed keys (UE's
+//! modes, a character plan, baked clips with IK goals, additive layers).
+
+mod common;
+
+use glam::{Quat, Vec3};
+use posegpu::compress::{Compression, DEFAULT_TOLERANCE};
+use posegpu::procedural::{humanoid_asset, humanoid_variant};
+use posegpu::retarget::Rig;
+use posegpu::{
+    AnimLibrary, BoneTrack, Channel, Clip, ClipSample, Deviation, IkWeights, Interpolation,
+    LibraryBuilder, PoseBatch, Poses, Skeleton,
+};
+
+fn compressed() -> Option<Compression> {
+    Some(Compression::all(DEFAULT_TOLERANCE).unwrap())
+}
+
+/// The largest component-space distance between two evaluations, over the skeleton's size.
+fn apart(lib: &AnimLibrary, a: &Poses, b: &Poses) -> f32 {
+    let mut w = 0.0f32;
+    for i in 0..a.instance_count() {
+        for bone in 0..lib.bone_count() {
+            let d = a.component(i, bone).translation - b.component(i, bone).translation;
+            w = w.max(d.length());
+        }
+    }
+    w / lib.skeleton().extent()
+}
+
+/// `build` run twice, plain and with every clip compressed.
+fn both(build: impl Fn(&mut LibraryBuilder)) -> (AnimLibrary, AnimLibrary) {
+    let skeleton = humanoid_asset().skeleton;
+    let mut plain = AnimLibrary::builder(&skeleton);
+    build(&mut plain);
+    let mut packed = AnimLibrary::builder(&skeleton);
+    packed.compress(compressed());
+    build(&mut packed);
+    (plain.build(), packed.build())
+}
+
+#[test]
+fn compressed_clips_play_within_the_threshold_and_the_gpu_decodes_as_the_twin() {
+    let asset = humanoid_asset();
+    let (plain, packed) = both(|b| {
+        b.add_clips(&asset.clips).unwrap();
+    });
+    assert!(packed.asset_bytes() < plain.asset_bytes());
+    let instances = common::spread_instances(&plain, 9);
+    let (p, c) = (
+        common::cpu_eval(&plain, &instances),
+        common::cpu_eval(&packed, &instances),
+    );
+    let d = apart(&plain, &p, &c);
+    // Keys within 3e-4 of the height at virtual vertices; between keys the same blend of them.
+    assert!(d > 0.0 && d < 1e-3, "compressed against plain: {d:e}");
+    if let Some(ctx) = common::gpu() {
+        common::assert_gpu_matches_cpu(&ctx, &packed, &instances, "compressed clips");
+    }
+}
+
+#[test]
+fn compressed_and_plain_clips_mix_in_one_library() {
+    let asset = humanoid_asset();
+    let names: Vec<&str> = asset.clips.iter().map(|c| c.name()).collect();
+    let mut b = AnimLibrary::builder(&asset.skeleton);
+    b.compress(Some(
+        Compression::named(DEFAULT_TOLERANCE, &names[..1]).unwrap(),
+    ));
+    b.add_clips(&asset.clips).unwrap();
+    let mixed = b.build();
+    let plain = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let instances = common::spread_instances(&plain, 5);
+    let (p, m) = (
+        common::cpu_eval(&plain, &instances),
+        common::cpu_eval(&mixed, &instances),
+    );
+    // Only the compressed clip's instances move.
+    let per = plain.bone_count();
+    for (i, inst) in instances.iter().enumerate() {
+        let differs = (0..per).any(|bone| p.component(i, bone) != m.component(i, bone));
+        assert_eq!(
+            differs,
+            inst.clip == 0,
+            "instance {i} of clip {}",
+            inst.clip
+        );
+    }
+    if let Some(ctx) = common::gpu() {
+        common::assert_gpu_matches_cpu(&ctx, &mixed, &instances, "mixed library");
+    }
+}
+
+/// A two-bone clip keyed every 1/32 s (a step that is a power of two: the key times map onto
+/// keys exactly), translations and scales moving.
+fn grid_clip() -> (Skeleton, Clip) {
+    let skeleton = Skeleton::new(vec![
+        posegpu::Bone::new("root", None, posegpu::Transform::IDENTITY),
+        posegpu::Bone::new(
+            "tip",
+            Some(0),
+            posegpu::Transform::new(Vec3::Y, Quat::IDENTITY, Vec3::ONE),
+        ),
+    ])
+    .unwrap();
+    let times: Vec<f32> = (0..40).map(|k| k as f32 / 32.0).collect();
+    let moving = |f: fn(f32) -> Vec3| {
+        Channel::new(
+            times.clone(),
+            times.iter().map(|&t| f(t)).collect(),
+            Interpolation::Linear,
+        )
+    };
+    let tracks = vec![
+        BoneTrack {
+            translation: Some(moving(|t| Vec3::new(t.sin(), 0.3 * t, (2.0 * t).cos()))),
+            rotation: Some(Channel::new(
+                times.clone(),
+                times.iter().map(|&t| Quat::from_rotation_y(t)).collect(),
+                Interpolation::Linear,
+            )),
+            ..BoneTrack::default()
+        },
+        BoneTrack {
+            scale: Some(moving(|t| Vec3::splat(1.0 + 0.2 * t.sin()))),
+            ..BoneTrack::default()
+        },
+    ];
+    let clip = Clip::new("grid", &skeleton, tracks).unwrap();
+    (skeleton, clip)
+}
+
+#[test]
+fn decoded_keys_are_bit_identical_on_the_gpu_and_the_twin() {
+    let (skeleton, clip) = grid_clip();
+    let mut b = AnimLibrary::builder(&skeleton);
+    b.compress(compressed());
+    b.add_clips(std::slice::from_ref(&clip)).unwrap();
+    let lib = b.build();
+    // At each key time every lane blends with weight 0: the decoded key itself.
+    let instances: Vec<posegpu::Instance> = (0..40)
+        .map(|k| posegpu::Instance::new(0, k as f32 / 32.0, false))
+        .collect();
+    let cpu = common::cpu_eval(&lib, &instances);
+    let Some(ctx) = common::gpu() else { return };
+    let gpu = common::gpu_eval(&ctx, &lib, &instances, &Default::default());
+    for (g, c) in gpu.locals.iter().zip(&cpu.locals) {
+        assert_eq!(
+            g.translation.map(f32::to_bits),
+            c.translation.map(f32::to_bits)
+        );
+        assert_eq!(g.scale.map(f32::to_bits), c.scale.map(f32::to_bits));
+    }
+    let d = Deviation::between(&gpu, &cpu);
+    assert!(d.rotation < 1e-6, "{d:?}");
+}
+
+#[test]
+fn retargeted_clips_play_compressed_through_modes_plans_and_baked_goals() {
+    let asset = humanoid_asset();
+    let target = posegpu::Asset {
+        skeleton: humanoid_variant(7),
+        clips: Vec::new(),
+        ..asset.clone()
+    };
+    let batch_of = |lib: &AnimLibrary| {
+        let mut batch = PoseBatch::new();
+        for clip in 0..lib.clip_count() {
+            for k in 0..6 {
+                let t = lib.clip_duration(clip) * k as f32 / 5.0;
+                batch
+                    .push_blend(&[ClipSample::new(clip as u32, t, k % 2 == 0)])
+                    .ik(IkWeights::FEET);
+            }
+        }
+        batch
+    };
+    let plan = posegpu::retarget::RetargetPlan::new(&asset, &target, &Default::default()).unwrap();
+    let builds: [(&str, Box<dyn Fn(&mut LibraryBuilder)>); 3] = [
+        (
+            "UE modes",
+            Box::new(|b: &mut LibraryBuilder| {
+                let id = b
+                    .add_source("src", &asset.skeleton, None, &Rig::humanoid())
+                    .unwrap();
+                b.add_clips_from(id, &asset.clips[..2]).unwrap();
+            }),
+        ),
+        (
+            "character plan",
+            Box::new(|b: &mut LibraryBuilder| {
+                let id = b.add_character_source("src", &asset, &plan).unwrap();
+                b.add_clips_from(id, &asset.clips[..2]).unwrap();
+            }),
+        ),
+        (
+            "baked with goals",
+            Box::new(|b: &mut LibraryBuilder| {
+                b.add_baked_clips(&asset, &plan, &asset.clips[..2]).unwrap();
+            }),
+        ),
+    ];
+    for (what, build) in builds {
+        let mut plain = AnimLibrary::builder(&target.skeleton);
+        build(&mut plain);
+        let mut packed = AnimLibrary::builder(&target.skeleton);
+        packed.compress(compressed());
+        build(&mut packed);
+        let (plain, packed) = (plain.build(), packed.build());
+        let batch = batch_of(&plain);
+        let (p, c) = (
+            common::cpu_eval_batch(&plain, &batch),
+            common::cpu_eval_batch(&packed, &batch),
+        );
+        let d = apart(&plain, &p, &c);
+        eprintln!("{what}: compressed against plain {d:.2e} of the size");
+        assert!(d > 0.0 && d < 2e-3, "{what}: {d:e}");
+        if let Some(ctx) = common::gpu() {
+            common::assert_batch_gpu_matches_cpu(&ctx, &packed, &batch, what);
+        }
+    }
+}
