@@ -160,11 +160,11 @@ fn packed_track(h: PackedHeader, d: vec4<u32>, kind: u32, key: u32,
             hi = (packed_word(segment + (byte + 1u) / 4u) >> (8u * ((byte + 1u) % 4u))) & 255u;
         }
         let q = read_bits(at + c * bits, bits);
-        // N is an exact integer under 2^24 and N * unit exact (the encoder rounds unit so):
-        // the add is the one rounding, fused into an fma by the compiler or not, as the twin's.
+        // N is an exact integer under 2^24 and N * unit + min one fma: the twin's mul_add gives
+        // the same bits where the GPU fuses it.
         let n = lo * steps + q * (hi - lo);
-        v[c] = bitcast<f32>(packed_word(range + c))
-            + f32(n) * bitcast<f32>(packed_word(range + 3u + c));
+        v[c] = fma(f32(n), bitcast<f32>(packed_word(range + 3u + c)),
+            bitcast<f32>(packed_word(range + c)));
     }
     *out = v;
     return true;

@@ -132,8 +132,13 @@ fn grid_clip() -> (Skeleton, Clip) {
     (skeleton, clip)
 }
 
+/// How many f32 steps apart `a` and `b` are (same sign assumed: keys here are positive).
+fn ulps(a: f32, b: f32) -> u32 {
+    a.to_bits().abs_diff(b.to_bits())
+}
+
 #[test]
-fn decoded_keys_are_bit_identical_on_the_gpu_and_the_twin() {
+fn decoded_keys_agree_to_the_bit_or_the_products_rounding_on_the_gpu_and_the_twin() {
     let (skeleton, clip) = grid_clip();
     let mut b = AnimLibrary::builder(&skeleton);
     b.compress(compressed());
@@ -146,13 +151,22 @@ fn decoded_keys_are_bit_identical_on_the_gpu_and_the_twin() {
     let cpu = common::cpu_eval(&lib, &instances);
     let Some(ctx) = common::gpu() else { return };
     let gpu = common::gpu_eval(&ctx, &lib, &instances, &Default::default());
+    // One fma per component: identical where the GPU fuses it (NVIDIA), else apart by the
+    // product's one rounding, an ulp of the track's magnitude (here about 1).
+    let (mut worst, mut apart) = (0, 0.0f32);
     for (g, c) in gpu.locals.iter().zip(&cpu.locals) {
-        assert_eq!(
-            g.translation.map(f32::to_bits),
-            c.translation.map(f32::to_bits)
-        );
-        assert_eq!(g.scale.map(f32::to_bits), c.scale.map(f32::to_bits));
+        for k in 0..3 {
+            for (x, y) in [
+                (g.translation[k], c.translation[k]),
+                (g.scale[k], c.scale[k]),
+            ] {
+                worst = worst.max(ulps(x, y));
+                apart = apart.max((x - y).abs());
+            }
+        }
     }
+    eprintln!("decoded keys: {apart:e} apart ({worst} ulp of the value) at most");
+    assert!(apart <= f32::EPSILON, "{apart:e}");
     let d = Deviation::between(&gpu, &cpu);
     assert!(d.rotation < 1e-6, "{d:?}");
 }

@@ -81,29 +81,9 @@ pub(crate) fn steps(bits: u32) -> u32 {
 }
 
 /// The value one step of the integer `N` of [`dequantize_in`] stands for, in a clip range of
-/// `extent` at `bits` bits: `extent / (255 * steps)` rounded up to as many significant bits as
-/// `N`'s largest value leaves of an f32's 24, so that `N * unit` is exact. The one rounding of
-/// `min + N * unit` is then the add, whether a GPU's compiler fuses the two into an `fma` or
-/// not: the GPU and every CPU decoder give the same bits. The grid is up to 2^-(24 - bits of
-/// `N`) coarser than the exact quotient (a power of two at 16 bits).
+/// `extent` at `bits` bits: the encoder stores this f32, and the decoders read it.
 pub(super) fn unit(extent: f32, bits: u8) -> f32 {
-    let largest = 255 * steps(u32::from(bits));
-    let significant = 24u32.saturating_sub(32 - largest.leading_zeros()).max(1);
-    round_up_to(extent / largest as f32, significant)
-}
-
-/// `x` (positive or zero) rounded up to `significant` significant bits.
-fn round_up_to(x: f32, significant: u32) -> f32 {
-    if !(x > 0.0) || !x.is_normal() {
-        return x.max(0.0);
-    }
-    let mask = (1u32 << (24 - significant)) - 1;
-    let bits = x.to_bits();
-    if bits & mask == 0 {
-        x
-    } else {
-        f32::from_bits((bits | mask) + 1)
-    }
+    extent / (255.0 * steps(u32::from(bits)) as f32)
 }
 
 /// A quantized track's range within one segment, per component: the low and high ends of its
@@ -142,8 +122,8 @@ pub(super) fn quantize_in(v: f32, min: f32, extent: f32, seg: [u8; 2], bits: u8)
 }
 
 /// The value `q` of [`quantize_in`] stands for: `N = lo * steps + q * (hi - lo)` is an exact
-/// integer under 2^24, `N * unit` exact ([`unit`]) and `min + N * unit` one rounding, so that
-/// the GPU and every CPU decoder (`cpu/packed.rs`, the optimizer) give the same bits.
+/// integer under 2^24 and `min + N * unit` one fused multiply-add, so that the GPU and every
+/// CPU decoder (`cpu/packed.rs`, the optimizer) give the same bits where the GPU fuses `fma`.
 pub(super) fn dequantize_in(q: u32, min: f32, extent: f32, seg: [u8; 2], bits: u8) -> f32 {
     crate::cpu::packed::dequantize(q, min, unit(extent, bits), seg, steps(u32::from(bits)))
 }

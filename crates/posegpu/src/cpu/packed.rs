@@ -34,13 +34,13 @@ impl Words for [[f32; 4]] {
     }
 }
 
-/// `min + N * unit`, `N = lo * steps + q * (hi - lo)`: `N` and `N * unit` are exact (the
-/// encoder rounds `unit` so), so the add is the one rounding, fused into an `fma` by a GPU's
-/// compiler or not: the GPU and the CPU give the same bits (`packed_track` in `packed.wgsl`).
+/// `N * unit + min` with one rounding, `N = lo * steps + q * (hi - lo)` an exact integer under
+/// 2^24: `fma` in `packed.wgsl`, the same bits where the GPU fuses it (NVIDIA does; lavapipe
+/// may round the product first, 1 ulp apart).
 #[inline]
 pub(crate) fn dequantize(q: u32, min: f32, unit: f32, seg: [u8; 2], steps: u32) -> f32 {
     let n = u32::from(seg[0]) * steps + q * u32::from(seg[1] - seg[0]);
-    min + n as f32 * unit
+    (n as f32).mul_add(unit, min)
 }
 
 /// Bits per component of rate code `rate` (0 where none are stored).
