@@ -32,23 +32,23 @@ fn workloads() -> Vec<(&'static str, Workload)> {
     vec![
         (
             "16 bones, local layer",
-            Workload::for_bones(16, AdditiveSpace::Local),
+            Workload::for_bones(16, AdditiveSpace::Local, None),
         ),
         (
             "67 bones, local layer",
-            Workload::for_bones(67, AdditiveSpace::Local),
+            Workload::for_bones(67, AdditiveSpace::Local, None),
         ),
         (
             "67 bones, mesh layer",
-            Workload::for_bones(67, AdditiveSpace::Mesh),
+            Workload::for_bones(67, AdditiveSpace::Mesh, None),
         ),
         (
             "256 bones, local layer",
-            Workload::for_bones(256, AdditiveSpace::Local),
+            Workload::for_bones(256, AdditiveSpace::Local, None),
         ),
-        ("plain, 67 bones", Workload::plain(67)),
-        ("character plan, feet IK", Workload::character(false)),
-        ("baked clips, feet IK", Workload::character(true)),
+        ("plain, 67 bones", Workload::plain(67, None)),
+        ("character plan, feet IK", Workload::character(false, None)),
+        ("baked clips, feet IK", Workload::character(true, None)),
     ]
     .into_iter()
     .map(|(name, w)| (name, w.unwrap_or_else(|e| panic!("{name}: {e}"))))

@@ -30,7 +30,7 @@ pub fn export(dir: &Path) -> Result<(), Error> {
         path: dir.to_path_buf(),
         source,
     })?;
-    let w = Workload::plain(HUMANOID_BONES)?;
+    let w = Workload::plain(HUMANOID_BONES, None)?;
     // The clips the workload's library holds (built alike).
     let (asset, _) = plain_asset(HUMANOID_BONES)?;
     let lib = &w.lib;
@@ -112,7 +112,7 @@ mod tests {
     /// interpolated) are the library's: the CPU twin's locals at the sample's times.
     #[test]
     fn the_exported_keys_are_what_the_library_samples() {
-        let w = Workload::plain(HUMANOID_BONES).unwrap();
+        let w = Workload::plain(HUMANOID_BONES, None).unwrap();
         let (asset, _) = plain_asset(HUMANOID_BONES).unwrap();
         let rest = asset.skeleton.rest();
         let mut batch = PoseBatch::new();

@@ -3,6 +3,7 @@
 
 use glam::{Quat, Vec3};
 use posegpu::additive::{make_additive, AdditiveBase};
+use posegpu::compress::Compression;
 use posegpu::procedural::{humanoid_asset, humanoid_variant, random_asset};
 use posegpu::retarget::Rig;
 use posegpu::retarget::{PlanOptions, RetargetPlan};
@@ -17,6 +18,13 @@ pub const LAYER_WEIGHT: f32 = 0.7;
 
 /// The seed of the proportioned copies (and of `humanoid_variant`).
 const VARIANT_SEED: u64 = 7;
+
+/// The description's note of compressed clips (none where plain).
+fn compressed(compression: Option<&Compression>) -> String {
+    compression.map_or(String::new(), |c| {
+        format!("; every clip compressed (tolerance {})", c.tolerance())
+    })
+}
 
 /// The humanoid's bone count: `--bones 67` is the procedural humanoid.
 pub const HUMANOID_BONES: usize = 67;
@@ -40,12 +48,16 @@ impl Workload {
     /// rig preset. Any other size: `random_asset(bones)`'s four clips (resampled on shared key
     /// times, [`on_shared_times`]) on a proportioned copy of its skeleton, every bone
     /// `animation_scaled`.
-    pub fn for_bones(bones: usize, space: AdditiveSpace) -> Result<Self, Error> {
+    pub fn for_bones(
+        bones: usize,
+        space: AdditiveSpace,
+        compression: Option<&Compression>,
+    ) -> Result<Self, Error> {
         if bones == HUMANOID_BONES {
             let asset = humanoid_asset();
             let target = humanoid_variant(VARIANT_SEED);
             let what = "humanoid_variant(7) playing the humanoid's clips (rig: humanoid preset)";
-            return Self::retargeted(&asset, target, &Rig::humanoid(), space, what);
+            return Self::retargeted(&asset, target, &Rig::humanoid(), space, what, compression);
         }
         let asset = on_shared_times(&random_asset(bones as u64, bones, 4))?;
         let target = proportioned(&asset.skeleton, VARIANT_SEED)?;
@@ -53,11 +65,16 @@ impl Workload {
         let what = format!(
             "a proportioned copy of random_asset({bones}) playing its clips (rig: animation_scaled)"
         );
-        Self::retargeted(&asset, target, &rig, space, &what)
+        Self::retargeted(&asset, target, &rig, space, &what, compression)
     }
 
     /// A model's clips on a proportioned copy of its skeleton, every bone `animation_scaled`.
-    pub fn for_model(asset: &Asset, name: &str, space: AdditiveSpace) -> Result<Self, Error> {
+    pub fn for_model(
+        asset: &Asset,
+        name: &str,
+        space: AdditiveSpace,
+        compression: Option<&Compression>,
+    ) -> Result<Self, Error> {
         if asset.clips.is_empty() {
             return Err(Error::UnknownAnimation {
                 name: "any".into(),
@@ -68,7 +85,7 @@ impl Workload {
         let rig = Rig::uniform(TranslationMode::AnimationScaled);
         let what =
             format!("a proportioned copy of {name} playing its clips (rig: animation_scaled)");
-        Self::retargeted(asset, target, &rig, space, &what)
+        Self::retargeted(asset, target, &rig, space, &what, compression)
     }
 
     /// `asset`'s clips retargeted onto `target`; the layer is the delta of the last clip
@@ -79,6 +96,7 @@ impl Workload {
         rig: &Rig,
         space: AdditiveSpace,
         what: &str,
+        compression: Option<&Compression>,
     ) -> Result<Self, Error> {
         let last = asset.clips.last().ok_or_else(|| Error::UnknownAnimation {
             name: "any".into(),
@@ -88,6 +106,7 @@ impl Workload {
         let name = format!("{} additive", last.name());
         let additive = make_additive(&name, &target, &on_target, AdditiveBase::Frame(0), space)?;
         let mut builder = AnimLibrary::builder(&target);
+        builder.compress(compression.cloned());
         let source = builder.add_source("source", &asset.skeleton, None, rig)?;
         builder.add_clips_from(source, &asset.clips)?;
         builder.add_clips(std::slice::from_ref(&additive))?;
@@ -96,10 +115,11 @@ impl Workload {
         Ok(Self {
             description: format!(
                 "{} bones: {what}, {} clips; layer: '{name}' ({} space, against its frame 0, \
-                 weight {LAYER_WEIGHT})",
+                 weight {LAYER_WEIGHT}){}",
                 lib.bone_count(),
                 asset.clips.len(),
-                space.name()
+                space.name(),
+                compressed(compression)
             ),
             bases: (0..layer).collect(),
             layer: Some(layer),
@@ -113,13 +133,17 @@ impl Workload {
     /// times, [`on_shared_times`]), no retargeting, no layer; what a batched forward-kinematics
     /// script computes (the PyTorch peer's workload, `bench/peer.rs`). `bones` = 67 is the
     /// procedural humanoid, any other size `random_asset(bones)`.
-    pub fn plain(bones: usize) -> Result<Self, Error> {
+    pub fn plain(bones: usize, compression: Option<&Compression>) -> Result<Self, Error> {
         let (asset, what) = plain_asset(bones)?;
-        let lib = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
+        let mut builder = AnimLibrary::builder(&asset.skeleton);
+        builder.compress(compression.cloned());
+        builder.add_clips(&asset.clips)?;
+        let lib = builder.build();
         let description = format!(
-            "{} bones: {what} playing its own {} clips ({SHARED_KEYS} keys each), no layer",
+            "{} bones: {what} playing its own {} clips ({SHARED_KEYS} keys each), no layer{}",
             lib.bone_count(),
-            lib.clip_count()
+            lib.clip_count(),
+            compressed(compression)
         );
         Ok(Self::every_clip(lib, description, None))
     }
@@ -127,7 +151,7 @@ impl Workload {
     /// The humanoid's clips on `humanoid_variant(7)` through a character plan (per bone at run
     /// time, or `baked` onto the variant at upload), every instance with feet IK after
     /// retargeting; no layer.
-    pub fn character(baked: bool) -> Result<Self, Error> {
+    pub fn character(baked: bool, compression: Option<&Compression>) -> Result<Self, Error> {
         let source = humanoid_asset();
         let target = Asset {
             skeleton: humanoid_variant(VARIANT_SEED),
@@ -137,6 +161,7 @@ impl Workload {
         };
         let plan = RetargetPlan::new(&source, &target, &PlanOptions::default())?;
         let mut builder = AnimLibrary::builder(&target.skeleton);
+        builder.compress(compression.cloned());
         if baked {
             builder.add_baked_clips(&source, &plan, &source.clips)?;
         } else {
@@ -150,9 +175,10 @@ impl Workload {
             "through a character plan at run time"
         };
         let description = format!(
-            "{} bones: humanoid_variant(7) playing the humanoid's {} clips {how}, feet IK",
+            "{} bones: humanoid_variant(7) playing the humanoid's {} clips {how}, feet IK{}",
             lib.bone_count(),
-            lib.clip_count()
+            lib.clip_count(),
+            compressed(compression)
         );
         Ok(Self::every_clip(lib, description, Some(IkWeights::FEET)))
     }

@@ -82,6 +82,7 @@ mod additive;
 mod basics;
 mod batches;
 mod bench;
+mod compress;
 mod features;
 mod retargeting;
 mod robustness;
