@@ -14,6 +14,9 @@ use posegpu::{
     LibraryBuilder, PoseBatch, Poses, Skeleton,
 };
 
+/// One way of adding clips to a builder.
+type Build<'a> = Box<dyn Fn(&mut LibraryBuilder) + 'a>;
+
 fn compressed() -> Option<Compression> {
     Some(Compression::all(DEFAULT_TOLERANCE).unwrap())
 }
@@ -192,7 +195,7 @@ fn retargeted_clips_play_compressed_through_modes_plans_and_baked_goals() {
         batch
     };
     let plan = posegpu::retarget::RetargetPlan::new(&asset, &target, &Default::default()).unwrap();
-    let builds: [(&str, Box<dyn Fn(&mut LibraryBuilder)>); 3] = [
+    let builds: [(&str, Build); 3] = [
         (
             "UE modes",
             Box::new(|b: &mut LibraryBuilder| {

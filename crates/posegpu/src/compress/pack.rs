@@ -114,7 +114,7 @@ pub(super) fn segment_range(v: impl Iterator<Item = f32>, min: f32, extent: f32)
 pub(super) fn quantize_in(v: f32, min: f32, extent: f32, seg: [u8; 2], bits: u8) -> u32 {
     let (s, u) = (steps(u32::from(bits)), unit(extent, bits));
     let span = u32::from(seg[1] - seg[0]);
-    if !(u > 0.0) || span == 0 {
+    if u.is_nan() || u <= 0.0 || span == 0 {
         return 0;
     }
     let n = (v - min) / u - (u32::from(seg[0]) * s) as f32;
