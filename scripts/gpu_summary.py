@@ -17,7 +17,8 @@ from pathlib import Path
 
 # The runs in the order gpu-run makes them; the first is the plot kept.
 RUNS = ["fused-all", "separate-all", "fused-skinning", "separate-skinning", "fused-component",
-        "separate-component", "mesh-layer", "plan-ik", "baked-ik", "plain-skinning", "cpu-twin"]
+        "separate-component", "mesh-layer", "plan-ik", "baked-ik", "plain-skinning", "keys-plain",
+        "keys-compressed", "cpu-twin"]
 # The copy-bandwidth time of an H100 (device-to-device, bytes read + written), for the
 # prediction where a run measured no copy kernel.
 H100_COPY_GBPS = 3000.0
@@ -135,6 +136,19 @@ def main():
         if r["run"] in ("mesh-layer", "plan-ik", "baked-ik", "plain-skinning"):
             lines.append(f"| {r['run']} | {int(r['instances']):,} × {r['bones']} | "
                          f"{fmt(num(r, 'gpu_ms'))} | {fmt(num(r, 'fraction_of_copy') * 100, '.0f')}% |")
+    # Compressed keys against the same clips plain, side by side (issue 31).
+    keys = [(r, find(rows, "keys-compressed", int(r["instances"]), int(r["bones"])))
+            for r in rows if r["run"] == "keys-plain"]
+    if keys:
+        lines += ["", "Compressed keys against plain (the retargeted humanoid, fused, all outputs):", "",
+                  "| instances × bones | plain ms | compressed ms | compressed / plain | B/bone plain | B/bone compressed |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for p, c in keys:
+            if c is None:
+                continue
+            lines.append(f"| {int(p['instances']):,} × {p['bones']} | {fmt(num(p, 'gpu_ms'))} | "
+                         f"{fmt(num(c, 'gpu_ms'))} | {fmt(num(c, 'gpu_ms') / num(p, 'gpu_ms'), '.2f')} | "
+                         f"{fmt(num(p, 'bytes_per_bone'), '.1f')} | {fmt(num(c, 'bytes_per_bone'), '.1f')} |")
     crowd = [l for l in bench_log.splitlines() if re.match(r"^\s*\d+ instances", l)]
     if crowd:
         lines += ["", "Crowd playback with root motion (advance, root motion, passes):", "", "```"] + crowd + ["```"]

@@ -10,13 +10,15 @@ use glam::{Mat4, Vec3};
 
 use bytemuck::Pod;
 
+mod packed;
 mod read;
 mod tables;
+
+pub(crate) use packed::{ClipPacker, PackedClip};
 
 pub(crate) use tables::{clip_channel_word, table_u32_at, SkeletonSection};
 use tables::{clip_table, field_major};
 
-use crate::compress;
 use crate::drive::modes::mode_caches;
 use crate::drive::plan::{check_clip_reflections, PlanSection};
 use crate::drive::TranslationMode;
@@ -178,8 +180,8 @@ pub struct LibraryBuilder {
     /// [`Self::build`] joins them.
     clips: Vec<ClipData>,
     channels: Vec<ChannelData>,
-    /// Which clips added from now on are compressed ([`LibraryBuilder::compress`]).
-    pub(crate) compression: Option<crate::compress::Compression>,
+    /// What packs the clips added from now on (`LibraryBuilder::compress`); none: plain.
+    pub(crate) packer: Option<Arc<dyn ClipPacker>>,
 }
 
 impl AnimLibrary {
@@ -233,7 +235,7 @@ impl AnimLibrary {
                 curve_table: Vec::new(),
             },
             shared_times: HashMap::new(),
-            compression: None,
+            packer: None,
             clips: Vec::new(),
             channels: Vec::new(),
         }
@@ -468,13 +470,11 @@ impl LibraryBuilder {
                         Some(AdditiveSpace::Mesh) => CLIP_ADDITIVE | CLIP_MESH_SPACE,
                     },
             };
-            let compression = self.compression.as_ref();
-            let packed = compression.filter(|c| c.applies(clip.name()));
-            if let Some(tolerance) = packed.map(|c| c.tolerance()) {
-                let src = &lib.sources[source.0];
-                let fill = compress::fill_reference(lib, src, retarget_base, clip, goals.len());
-                let c = compress::compress_for(src, clip, goals, fill, tolerance);
-                compress::place(lib, &c, &mut data, sources as usize)?;
+            let src = &lib.sources[source.0];
+            let packer = self.packer.as_ref();
+            let packing = packer.and_then(|p| p.pack(lib, src, retarget_base, clip, goals));
+            if let Some(c) = &packing {
+                packed::place(lib, c, &mut data, sources as usize)?;
                 data.flags |= CLIP_COMPRESSED;
             }
             self.clips.push(data);
@@ -501,7 +501,7 @@ impl LibraryBuilder {
                     c.values.iter().map(|v| v.extend(0.0).to_array()).collect()
                 })
             };
-            let tracks: Vec<&BoneTrack> = if packed.is_some() {
+            let tracks: Vec<&BoneTrack> = if packing.is_some() {
                 Vec::new()
             } else {
                 clip.tracks().iter().chain(goals).collect()

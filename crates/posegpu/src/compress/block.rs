@@ -4,7 +4,7 @@
 
 use super::optimize::Problem;
 use super::pack::{key_value, quantize_in, unit, BitWriter, Rate, ROTATION, SCALE, SEGMENT_KEYS};
-use crate::cpu::packed::key_bits;
+use crate::layout::key_bits;
 use crate::layout::{
     BONE_PRESENT, PACKED_HEADER_WORDS, PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED,
     PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_RAW, RATE_SHIFT, RATE_STEP_SHIFT,

@@ -45,7 +45,6 @@ use crate::cpu::packed::PackedHeader;
 use crate::error::{Error, Result};
 use crate::{Asset, BoneTrack, Clip, Skeleton, Transform};
 pub use library::Compression;
-pub(crate) use library::{compress_for, fill_reference, place};
 use optimize::Problem;
 use pack::SegmentRange;
 pub use pack::{Rate, SEGMENT_KEYS};

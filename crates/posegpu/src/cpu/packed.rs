@@ -6,9 +6,9 @@
 use glam::{Vec3, Vec4};
 
 use crate::layout::{
-    BONE_PRESENT, PACKED_HEADER_WORDS, PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED,
-    PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_CONSTANT, RATE_MASK, RATE_RAW, RATE_SHIFT,
-    RATE_STEP_SHIFT,
+    key_bits, range_words, rate_bits, BONE_PRESENT, PACKED_HEADER_WORDS, PACKED_QUANTIZED_SHIFT,
+    PACKED_SEGMENTED, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_CONSTANT, RATE_MASK, RATE_RAW,
+    RATE_SHIFT, RATE_STEP_SHIFT,
 };
 use crate::math::{lerp3, normalize_quat};
 use crate::model::find_keys;
@@ -41,36 +41,6 @@ impl Words for [[f32; 4]] {
 pub(crate) fn dequantize(q: u32, min: f32, unit: f32, seg: [u8; 2], steps: u32) -> f32 {
     let n = u32::from(seg[0]) * steps + q * u32::from(seg[1] - seg[0]);
     (n as f32).mul_add(unit, min)
-}
-
-/// Bits per component of rate code `rate` (0 where none are stored).
-#[inline]
-pub(crate) fn rate_bits(rate: u32) -> u32 {
-    match rate {
-        r if r == RATE_RAW => 32,
-        r if r > RATE_CONSTANT => r - 1,
-        _ => 0,
-    }
-}
-
-/// Bits one key of a track of kind `kind` (0 rotation) at `rate` takes.
-#[inline]
-pub(crate) fn key_bits(rate: u32, kind: u32) -> u32 {
-    match rate {
-        r if r == RATE_RAW && kind == 0 => 128,
-        _ => 3 * rate_bits(rate),
-    }
-}
-
-/// Words of the ranges a track at `rate` stores: a constant's value, a quantized track's
-/// minimum and unit.
-#[inline]
-pub(crate) fn range_words(rate: u32) -> u32 {
-    match rate {
-        r if r == RATE_CONSTANT => 3,
-        r if r > RATE_CONSTANT && r < RATE_RAW => 6,
-        _ => 0,
-    }
 }
 
 /// A packed block's header (`packed_header` in `clip.wgsl`).

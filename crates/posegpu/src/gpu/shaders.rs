@@ -265,7 +265,7 @@ pub(crate) mod tests {
                 .strip_suffix(".wgsl")
                 .expect("only .wgsl files in shaders/");
             assert!(
-                ["common", "clip", "local_pose", "playback"].contains(&stage)
+                ["common", "packed", "clip", "local_pose", "playback"].contains(&stage)
                     || STAGES.iter().any(|s| s.name == stage)
                     || (stage == "skin" && cfg!(not(feature = "render"))),
                 "shaders/{name} is neither shared nor listed in STAGES"
@@ -276,7 +276,7 @@ pub(crate) mod tests {
     #[test]
     fn every_stage_and_shared_file_has_a_cpu_twin_of_the_same_name() {
         let cpu = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cpu");
-        let shared = ["clip", "local_pose", "playback"];
+        let shared = ["packed", "clip", "local_pose", "playback"];
         for name in STAGES.iter().map(|s| s.name).chain(shared) {
             let twin = std::path::Path::new(cpu).join(format!("{name}.rs"));
             assert!(

@@ -87,3 +87,30 @@ pub(crate) const RATE_STEP_SHIFT: u32 = 15;
 /// A descriptor's first word: the clip keys this bone at all (a bone it does not key keeps
 /// its target reference, as a plain clip's bone without channels).
 pub(crate) const BONE_PRESENT: u32 = 1 << 18;
+
+/// Bits per component of rate code `rate` (0 where none are stored).
+pub(crate) const fn rate_bits(rate: u32) -> u32 {
+    match rate {
+        r if r == RATE_RAW => 32,
+        r if r > RATE_CONSTANT => r - 1,
+        _ => 0,
+    }
+}
+
+/// Bits one key of a track of kind `kind` (0 rotation) at `rate` takes.
+pub(crate) const fn key_bits(rate: u32, kind: u32) -> u32 {
+    match rate {
+        r if r == RATE_RAW && kind == 0 => 128,
+        _ => 3 * rate_bits(rate),
+    }
+}
+
+/// Words of the ranges a track at `rate` stores: a constant's value, a quantized track's
+/// minimum and unit.
+pub(crate) const fn range_words(rate: u32) -> u32 {
+    match rate {
+        r if r == RATE_CONSTANT => 3,
+        r if r > RATE_CONSTANT && r < RATE_RAW => 6,
+        _ => 0,
+    }
+}

@@ -279,6 +279,18 @@ const CONSTANTS: &[(&str, Constant)] = {
         ("RETARGET_ORIENT", U32(RETARGET_ORIENT)),
         ("CLIP_PLAN", U32(CLIP_PLAN)),
         ("CLIP_GOALS", U32(CLIP_GOALS)),
+        ("CLIP_COMPRESSED", U32(CLIP_COMPRESSED)),
+        ("PACKED_HEADER_WORDS", U32(PACKED_HEADER_WORDS)),
+        ("PACKED_UNIFORM", U32(PACKED_UNIFORM)),
+        ("PACKED_SEGMENTED", U32(PACKED_SEGMENTED)),
+        ("PACKED_QUANTIZED_SHIFT", U32(PACKED_QUANTIZED_SHIFT)),
+        ("PACKED_SEGMENT_KEYS", U32(PACKED_SEGMENT_KEYS)),
+        ("RATE_SHIFT", U32(RATE_SHIFT)),
+        ("RATE_MASK", U32(RATE_MASK)),
+        ("RATE_CONSTANT", U32(RATE_CONSTANT)),
+        ("RATE_RAW", U32(RATE_RAW)),
+        ("RATE_STEP_SHIFT", U32(RATE_STEP_SHIFT)),
+        ("BONE_PRESENT", U32(BONE_PRESENT)),
         ("RETARGET_WORDS", U32(RETARGET_WORDS)),
         ("PLAN_WORDS", U32(PLAN_WORDS)),
         ("PLAN_ROTATION", U32(PLAN_ROTATION)),
@@ -331,6 +343,8 @@ const CONSTANTS: &[(&str, Constant)] = {
 
 /// Structs the shaders keep to themselves (locals of one stage, never in a buffer).
 const SHADER_PRIVATE: &[&str] = &[
+    // Read word by word from a packed block (cpu/packed.rs reads the same words).
+    "PackedHeader",
     "Blend",
     "KeySearch",
     "KeyPair",

@@ -5,7 +5,7 @@ use super::warp::{read, write_xform};
 use super::{read_table_u32, Access, Buffer, Replay, Search};
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, LayerKind};
-use crate::cpu::packed::{self, PackedHeader, Words};
+use crate::cpu::packed::{PackedHeader, Words};
 use crate::drive::TranslationMode;
 use crate::layout::{
     ChannelData, ClipData, Entry, BONE_PRESENT, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE,
@@ -423,8 +423,8 @@ impl Replay<'_> {
         let (mut bit, mut range, mut quantized) = (d[1], h.base + d[2], d[3]);
         for j in 0..kind {
             let r = (d[0] >> (RATE_SHIFT * j)) & RATE_MASK;
-            bit += packed::key_bits(r, j);
-            range += packed::range_words(r);
+            bit += crate::layout::key_bits(r, j);
+            range += crate::layout::range_words(r);
             quantized += u32::from(r > RATE_CONSTANT && r < RATE_RAW);
         }
         if rate == RATE_CONSTANT {
@@ -457,7 +457,7 @@ impl Replay<'_> {
             }
             return true;
         }
-        let bits = packed::rate_bits(rate);
+        let bits = crate::layout::rate_bits(rate);
         for c in 0..3 {
             if segmented {
                 let byte = quantized * 6 + c * 2;

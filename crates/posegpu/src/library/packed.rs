@@ -1,0 +1,154 @@
+//! Compressed clips entering a library: a [`ClipPacker`] (the authoring side's
+//! `compress::Compression`) packs the clips it chooses, and the builder checks each packed
+//! block word by word ([`check_block`]) before it places it in the key values.
+
+use std::fmt::Debug;
+
+use super::{to_u32, LibraryData, RetargetSource};
+use crate::error::{Error, Result};
+use crate::layout::{
+    key_bits, range_words, ClipData, PACKED_HEADER_WORDS, PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED,
+    PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_CONSTANT, RATE_MASK, RATE_RAW, RATE_SHIFT,
+};
+use crate::{BoneTrack, Clip};
+
+/// One clip's packed block, and its key times where they are not uniform.
+#[derive(Clone, Debug)]
+pub(crate) struct PackedClip {
+    pub name: String,
+    pub block: Vec<u32>,
+    pub times: Option<Vec<f32>>,
+}
+
+/// What packs the clips a builder adds (`LibraryBuilder::compress`): the clips it chooses, or
+/// `None` for a clip that stays plain. `data` holds the tables built so far (the source's
+/// records, which say what its absent tracks play).
+pub(crate) trait ClipPacker: Debug + Send + Sync {
+    fn pack(
+        &self,
+        data: &LibraryData,
+        source: &RetargetSource,
+        retarget_base: u32,
+        clip: &Clip,
+        goals: &[BoneTrack],
+    ) -> Option<PackedClip>;
+}
+
+/// The header words [`check_block`] reads.
+struct Header {
+    keys: u32,
+    first_time: f32,
+    inv_step: f32,
+    flags: u32,
+    key_bits: u32,
+    segment_table: u32,
+}
+
+/// Checks that `block` holds together for `bones` source bones before it enters a library:
+/// every descriptor's rates are rates, every offset within the block, every segment's bits
+/// within it. A damaged block is a typed error, not a read past the table on the GPU.
+pub(crate) fn check_block(name: &str, block: &[u32], bones: usize, times: usize) -> Result<()> {
+    let bad = |what: String| Error::PackedBlock {
+        clip: name.to_string(),
+        what,
+    };
+    let len = block.len() as u64;
+    let header = PACKED_HEADER_WORDS as u64 + 4 * bones as u64;
+    if len < header {
+        return Err(bad(format!(
+            "{len} words, under the header and {bones} bones' descriptors"
+        )));
+    }
+    let h = Header {
+        keys: block[0],
+        first_time: f32::from_bits(block[1]),
+        inv_step: f32::from_bits(block[2]),
+        flags: block[4],
+        key_bits: block[5],
+        segment_table: block[6],
+    };
+    if h.keys == 0 {
+        return Err(bad("no keys".into()));
+    }
+    if h.flags & PACKED_UNIFORM == 0 && h.keys as usize > times {
+        return Err(bad(format!("{} keys but {times} key times", h.keys)));
+    }
+    if h.flags & PACKED_UNIFORM != 0 && !(h.first_time.is_finite() && h.inv_step.is_finite()) {
+        return Err(bad(
+            "uniform keys with a time or step that is not finite".into()
+        ));
+    }
+    let (mut bits, mut quantized) = (0u64, 0u64);
+    for b in 0..bones as u32 {
+        let at = PACKED_HEADER_WORDS as usize + 4 * b as usize;
+        let d = &block[at..at + 4];
+        let mut range = u64::from(d[2]);
+        if u64::from(d[1]) != bits || u64::from(d[3]) != quantized {
+            return Err(bad(format!(
+                "bone {b}'s descriptor does not follow the one before"
+            )));
+        }
+        for kind in 0..3 {
+            let rate = (d[0] >> (RATE_SHIFT * kind)) & RATE_MASK;
+            if rate > RATE_RAW {
+                return Err(bad(format!("bone {b} track {kind}: rate code {rate}")));
+            }
+            bits += u64::from(key_bits(rate, kind));
+            range += u64::from(range_words(rate));
+            quantized += u64::from(rate > RATE_CONSTANT && rate < RATE_RAW);
+        }
+        if range > len {
+            return Err(bad(format!("bone {b}'s ranges end past the block")));
+        }
+    }
+    if bits != u64::from(h.key_bits) || quantized != u64::from(h.flags >> PACKED_QUANTIZED_SHIFT) {
+        return Err(bad(
+            "the header's bits per key or quantized tracks do not match".into(),
+        ));
+    }
+    let segments = u64::from(h.keys.div_ceil(PACKED_SEGMENT_KEYS));
+    if u64::from(h.segment_table) + segments > len {
+        return Err(bad("the segment table ends past the block".into()));
+    }
+    let ranges = if h.flags & PACKED_SEGMENTED != 0 {
+        (6 * quantized).div_ceil(4)
+    } else {
+        0
+    };
+    for s in 0..segments {
+        let at = u64::from(block[(u64::from(h.segment_table) + s) as usize]);
+        let keys = u64::from(PACKED_SEGMENT_KEYS).min(u64::from(h.keys) - s * 16);
+        let end = (at + ranges) * 32 + keys * bits;
+        if end > len * 32 {
+            return Err(bad(format!("segment {s} ends past the block")));
+        }
+    }
+    Ok(())
+}
+
+/// Places `c` (checked, for `bones` source bones and goals) in `data`'s key values (and its
+/// times, where not uniform): `clip`'s `channel_base` becomes the block's first 16-byte word.
+pub(crate) fn place(
+    data: &mut LibraryData,
+    c: &PackedClip,
+    clip: &mut ClipData,
+    bones: usize,
+) -> Result<()> {
+    let times = c.times.as_deref().unwrap_or(&[]);
+    check_block(&c.name, &c.block, bones, times.len())?;
+    let mut block = c.block.clone();
+    if c.times.is_some() {
+        block[3] = to_u32(data.times.len(), "key times")?;
+        to_u32(data.times.len() + times.len(), "key times")?;
+        data.times.extend_from_slice(times);
+    }
+    let base = data.values.len();
+    to_u32((base + block.len().div_ceil(4)) * 4, "key values")?;
+    data.values.extend(
+        block
+            .chunks(4)
+            .map(|w| std::array::from_fn(|k| f32::from_bits(w.get(k).copied().unwrap_or(0)))),
+    );
+    clip.channel_base = base as u32;
+    Ok(())
+}
