@@ -243,13 +243,81 @@ fn batch_of(samples: &[ClipSample]) -> PoseBatch {
 /// that does not fuse the decode's fma, lavapipe, past the tolerance: the closing note says so.)
 fn compressed(c: &Checker) -> Result<Measured, Error> {
     let asset = humanoid_asset();
+    let all = || posegpu::compress::Compression::all(posegpu::compress::DEFAULT_TOLERANCE);
     let mut b = AnimLibrary::builder(&asset.skeleton);
-    let all = posegpu::compress::Compression::all(posegpu::compress::DEFAULT_TOLERANCE)?;
-    b.compress(Some(all));
+    b.compress(Some(all()?));
     b.add_clips(&asset.clips)?;
     let lib = b.build();
     let batch = batch_of(&spread(&lib, c.instances, |_| None));
-    both_plans(c, "compressed keys", &lib, &batch)
+    let measured = both_plans(c, "compressed keys", &lib, &batch)?;
+    decoded_keys(c, all()?)?;
+    Ok(measured)
+}
+
+/// Prints how many decoded key components the GPU gives bit for bit as the CPU twin does: a
+/// clip keyed every 1/32 s sampled at its key times (each lane blends with weight 0, so its
+/// translation and scale are the decoded keys themselves).
+fn decoded_keys(c: &Checker, compression: posegpu::compress::Compression) -> Result<(), Error> {
+    let chain = |i: usize| Transform::new(Vec3::Y * i as f32, Quat::IDENTITY, Vec3::ONE);
+    let skeleton = Skeleton::new(
+        (0..8usize)
+            .map(|i| Bone::new(format!("b{i}"), i.checked_sub(1), chain(i.min(1))))
+            .collect(),
+    )?;
+    let times: Vec<f32> = (0..64).map(|k| k as f32 / 32.0).collect();
+    let wave = |i: usize, f: fn(f32) -> f32| -> Vec<Vec3> {
+        let i = i as f32;
+        times
+            .iter()
+            .map(|&t| Vec3::new(f(t + i), 0.3 * f(2.0 * t - i), 1.0 + 0.2 * f(t * i)))
+            .collect()
+    };
+    let tracks = (0..8)
+        .map(|i| BoneTrack {
+            translation: Some(Channel::new(
+                times.clone(),
+                wave(i, f32::sin),
+                Interpolation::Linear,
+            )),
+            scale: Some(Channel::new(
+                times.clone(),
+                wave(i, f32::cos),
+                Interpolation::Linear,
+            )),
+            ..BoneTrack::default()
+        })
+        .collect();
+    let clip = Clip::new("grid", &skeleton, tracks)?;
+    let mut b = AnimLibrary::builder(&skeleton);
+    b.compress(Some(compression));
+    b.add_clips(std::slice::from_ref(&clip))?;
+    let lib = b.build();
+    let samples: Vec<ClipSample> = (0..c.instances.max(64))
+        .map(|i| ClipSample::new(0, (i % 64) as f32 / 32.0, false))
+        .collect();
+    let batch = batch_of(&samples);
+    let mut gpu = GpuEvaluator::new(&c.ctx, &lib, batch.len(), &GpuOptions::default())?;
+    gpu.evaluate(&batch)?;
+    let got = gpu.read_back()?;
+    let mut want = Poses::default();
+    CpuEvaluator::new(&lib).evaluate(&batch, &mut want)?;
+    let (mut same, mut all, mut apart) = (0usize, 0usize, 0.0f32);
+    for (g, w) in got.locals.iter().zip(&want.locals) {
+        for (x, y) in g.translation[..3]
+            .iter()
+            .chain(&g.scale[..3])
+            .zip(w.translation[..3].iter().chain(&w.scale[..3]))
+        {
+            all += 1;
+            same += usize::from(x.to_bits() == y.to_bits());
+            apart = apart.max((x - y).abs());
+        }
+    }
+    println!(
+        "  (compressed keys decoded at their times: {same} of {all} components bit-identical on \
+         the GPU and the CPU twin; largest difference {apart:.1e})"
+    );
+    Ok(())
 }
 
 /// An asset's own clips, both pass plans.
