@@ -10,6 +10,8 @@ const PACKED_UNIFORM: u32 = 1u;
 const PACKED_SEGMENTED: u32 = 2u;
 const PACKED_QUANTIZED_SHIFT: u32 = 8u;
 const PACKED_SEGMENT_KEYS: u32 = 16u;
+const PACKED_DESCRIPTOR_WORDS: u32 = 2u;
+const PACKED_INDEX_SHIFT: u32 = 19u;
 const RATE_SHIFT: u32 = 5u;
 const RATE_MASK: u32 = 31u;
 const RATE_CONSTANT: u32 = 1u;
@@ -26,6 +28,7 @@ struct PackedHeader {
     flags: u32,
     key_bits: u32,
     segment_table: u32,
+    ranges: u32,
 }
 
 // Word `w` of the key values, counted in u32s.
@@ -37,14 +40,41 @@ fn packed_header(clip: ClipData) -> PackedHeader {
     let b = clip.channel_base * 4u;
     return PackedHeader(b, packed_word(b), bitcast<f32>(packed_word(b + 1u)),
         bitcast<f32>(packed_word(b + 2u)), packed_word(b + 3u), packed_word(b + 4u),
-        packed_word(b + 5u), packed_word(b + 6u));
+        packed_word(b + 5u), packed_word(b + 6u), packed_word(b + 7u));
 }
 
-// Bone `bone`'s descriptor: rates and flags, its first track's bit within a key, its first
-// range word, its first quantized track.
-fn packed_bone(h: PackedHeader, bone: u32) -> vec4<u32> {
-    let w = h.base + PACKED_HEADER_WORDS + 4u * bone;
-    return bitcast<vec4<u32>>(values[w / 4u]);
+// Bone `bone`'s descriptor: rates, STEP and present flags, and its first constant track's
+// index; its first bit within a key and its first quantized track's index.
+fn packed_bone(h: PackedHeader, bone: u32) -> vec2<u32> {
+    let w = h.base + PACKED_HEADER_WORDS + PACKED_DESCRIPTOR_WORDS * bone;
+    return vec2<u32>(packed_word(w), packed_word(w + 1u));
+}
+
+// Where one track lies: its rate, its first bit within a key, its range's first word and its
+// index among the quantized tracks (as PackedHeader::locate in the twin).
+struct Located {
+    rate: u32,
+    bit: u32,
+    range: u32,
+    quantized: u32,
+}
+
+fn packed_locate(h: PackedHeader, d: vec2<u32>, kind: u32) -> Located {
+    var bit = d.y & ((1u << PACKED_INDEX_SHIFT) - 1u);
+    var quantized = d.y >> PACKED_INDEX_SHIFT;
+    var constant = d.x >> PACKED_INDEX_SHIFT;
+    for (var j = 0u; j < kind; j++) {
+        let r = (d.x >> (RATE_SHIFT * j)) & RATE_MASK;
+        bit += packed_key_bits(r, j);
+        quantized += select(0u, 1u, r > RATE_CONSTANT && r < RATE_RAW);
+        constant += select(0u, 1u, r == RATE_CONSTANT);
+    }
+    let rate = (d.x >> (RATE_SHIFT * kind)) & RATE_MASK;
+    var range = h.base + h.ranges + 6u * quantized;
+    if (rate == RATE_CONSTANT) {
+        range = h.base + h.ranges + 6u * (h.flags >> PACKED_QUANTIZED_SHIFT) + 3u * constant;
+    }
+    return Located(rate, bit, range, quantized);
 }
 
 // Whether the clip keys `bone` at all.
@@ -67,16 +97,6 @@ fn packed_key_bits(rate: u32, kind: u32) -> u32 {
         return 128u;
     }
     return 3u * rate_bits(rate);
-}
-
-fn range_words(rate: u32) -> u32 {
-    if (rate == RATE_CONSTANT) {
-        return 3u;
-    }
-    if (rate > RATE_CONSTANT && rate < RATE_RAW) {
-        return 6u;
-    }
-    return 0u;
 }
 
 // `count` bits (1 to 32) from bit `at`, least significant first.
@@ -113,20 +133,15 @@ fn packed_keys(h: PackedHeader, t: f32) -> KeyPair {
 
 // Track `kind` (0 rotation, 1 translation, 2 scale) of the bone of descriptor `d` at `key`
 // into `out`: x, y, z (and a raw rotation's w); false for the reference (nothing stored).
-fn packed_track(h: PackedHeader, d: vec4<u32>, kind: u32, key: u32,
+fn packed_track(h: PackedHeader, d: vec2<u32>, kind: u32, key: u32,
     out: ptr<function, vec4<f32>>) -> bool {
-    let rate = (d.x >> (RATE_SHIFT * kind)) & RATE_MASK;
+    let at_track = packed_locate(h, d, kind);
+    let rate = at_track.rate;
+    let bit = at_track.bit;
+    let range = at_track.range;
+    let quantized = at_track.quantized;
     if (rate == 0u) {
         return false;
-    }
-    var bit = d.y;
-    var range = h.base + d.z;
-    var quantized = d.w;
-    for (var j = 0u; j < kind; j++) {
-        let r = (d.x >> (RATE_SHIFT * j)) & RATE_MASK;
-        bit += packed_key_bits(r, j);
-        range += range_words(r);
-        quantized += select(0u, 1u, r > RATE_CONSTANT && r < RATE_RAW);
     }
     if (rate == RATE_CONSTANT) {
         *out = vec4<f32>(bitcast<f32>(packed_word(range)), bitcast<f32>(packed_word(range + 1u)),

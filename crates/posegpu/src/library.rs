@@ -472,7 +472,10 @@ impl LibraryBuilder {
             };
             let src = &lib.sources[source.0];
             let packer = self.packer.as_ref();
-            let packing = packer.and_then(|p| p.pack(lib, src, retarget_base, clip, goals));
+            let packing = match packer {
+                Some(p) => p.pack(lib, src, retarget_base, clip, goals)?,
+                None => None,
+            };
             if let Some(c) = &packing {
                 packed::place(lib, c, &mut data, sources as usize)?;
                 data.flags |= CLIP_COMPRESSED;

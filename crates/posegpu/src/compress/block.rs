@@ -6,8 +6,9 @@ use super::optimize::Problem;
 use super::pack::{key_value, quantize_in, unit, BitWriter, Rate, ROTATION, SCALE, SEGMENT_KEYS};
 use crate::layout::key_bits;
 use crate::layout::{
-    BONE_PRESENT, PACKED_HEADER_WORDS, PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED,
-    PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_RAW, RATE_SHIFT, RATE_STEP_SHIFT,
+    BONE_PRESENT, PACKED_DESCRIPTOR_WORDS, PACKED_HEADER_WORDS, PACKED_INDEX_SHIFT,
+    PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_RAW,
+    RATE_SHIFT, RATE_STEP_SHIFT,
 };
 use crate::{BoneTrack, Interpolation};
 
@@ -48,13 +49,14 @@ fn step(track: &BoneTrack, kind: usize) -> bool {
 pub(super) fn write(p: &Plan) -> Vec<u32> {
     let bones = p.tracks.len();
     let problem = p.problem;
-    let ranges_start = PACKED_HEADER_WORDS as usize + 4 * bones;
-    let mut descriptors = Vec::with_capacity(4 * bones);
-    let mut ranges: Vec<u32> = Vec::new();
-    let (mut bit, mut quantized) = (0u32, 0u32);
+    let ranges_start = (PACKED_HEADER_WORDS + PACKED_DESCRIPTOR_WORDS * bones as u32) as usize;
+    let mut descriptors = Vec::with_capacity(2 * bones);
+    // Every quantized track's minima and units, then every constant's value.
+    let (mut quantized_ranges, mut constants): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    let (mut bit, mut quantized, mut constant) = (0u32, 0u32, 0u32);
     for (b, track) in p.tracks.iter().enumerate() {
-        let mut flags = 0;
-        let first = [bit, (ranges_start + ranges.len()) as u32, quantized];
+        let mut flags = constant << PACKED_INDEX_SHIFT;
+        let first = bit | quantized << PACKED_INDEX_SHIFT;
         for kind in 0..3 {
             let i = b * 3 + kind;
             let rate = p.rates[i];
@@ -66,11 +68,12 @@ pub(super) fn write(p: &Plan) -> Vec<u32> {
             let (min, extent) = problem.ranges[i];
             match rate {
                 Rate::Constant => {
-                    ranges.extend((0..3).map(|c| (min[c] + extent[c] * 0.5).to_bits()));
+                    constants.extend((0..3).map(|c| (min[c] + extent[c] * 0.5).to_bits()));
+                    constant += 1;
                 }
                 Rate::Bits(n) => {
-                    ranges.extend((0..3).map(|c| min[c].to_bits()));
-                    ranges.extend((0..3).map(|c| unit(extent[c], n).to_bits()));
+                    quantized_ranges.extend((0..3).map(|c| min[c].to_bits()));
+                    quantized_ranges.extend((0..3).map(|c| unit(extent[c], n).to_bits()));
                     quantized += 1;
                 }
                 Rate::Reference | Rate::Raw => {}
@@ -81,8 +84,10 @@ pub(super) fn write(p: &Plan) -> Vec<u32> {
         if present {
             flags |= BONE_PRESENT;
         }
-        descriptors.extend([flags, first[0], first[1], first[2]]);
+        descriptors.extend([flags, first]);
     }
+    let mut ranges = quantized_ranges;
+    ranges.extend(constants);
     let keys = problem.raw.len();
     let segment_count = keys.div_ceil(SEGMENT_KEYS);
     let table_at = ranges_start + ranges.len();
@@ -101,7 +106,7 @@ pub(super) fn write(p: &Plan) -> Vec<u32> {
         flags,
         bit,
         table_at as u32,
-        0,
+        ranges_start as u32,
     ];
     words.extend(descriptors);
     words.extend(ranges);

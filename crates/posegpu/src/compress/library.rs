@@ -68,17 +68,17 @@ impl ClipPacker for Compression {
         retarget_base: u32,
         clip: &Clip,
         goals: &[BoneTrack],
-    ) -> Option<PackedClip> {
+    ) -> Result<Option<PackedClip>> {
         if !self.applies(clip.name()) {
-            return None;
+            return Ok(None);
         }
         let fill = fill_reference(data, source, retarget_base, clip, goals.len());
-        let c = compress_for(source, clip, goals, fill, self.tolerance);
-        Some(PackedClip {
+        let c = compress_for(source, clip, goals, fill, self.tolerance)?;
+        Ok(Some(PackedClip {
             name: c.name().to_string(),
             block: c.block().to_vec(),
             times: (!c.uniform()).then(|| c.times().to_vec()),
-        })
+        }))
     }
 }
 
@@ -125,7 +125,7 @@ fn compress_for(
     goals: &[BoneTrack],
     fill: Vec<Transform>,
     tolerance: f32,
-) -> CompressedClip {
+) -> Result<CompressedClip> {
     let mut parents = source.skeleton.parents().to_vec();
     parents.extend(std::iter::repeat_n(-1, goals.len()));
     let rest = source.skeleton.rest();

@@ -43,6 +43,7 @@ use std::time::Instant;
 
 use crate::cpu::packed::PackedHeader;
 use crate::error::{Error, Result};
+use crate::layout::PACKED_MAX_BONES;
 use crate::{Asset, BoneTrack, Clip, Skeleton, Transform};
 pub use library::Compression;
 use optimize::Problem;
@@ -135,7 +136,7 @@ impl CompressedClip {
         } else {
             skeleton.rest().to_vec()
         };
-        Ok(Self::compress(
+        Self::compress(
             &Input {
                 name: clip.name(),
                 parents: skeleton.parents(),
@@ -145,20 +146,33 @@ impl CompressedClip {
                 height: skeleton_height(skeleton),
             },
             tolerance,
-        ))
+        )
     }
 
     /// Compresses `input` within `tolerance` × its height (checked by the caller).
-    pub(crate) fn compress(input: &Input, tolerance: f32) -> Self {
+    /// Compresses `input` within `tolerance` × its height (checked by the caller); a clip of
+    /// more bones and goals than a packed block holds ([`PACKED_MAX_BONES`]) is an
+    /// [`Error::BadRequest`].
+    pub(crate) fn compress(input: &Input, tolerance: f32) -> Result<Self> {
+        if input.tracks.len() > PACKED_MAX_BONES {
+            return Err(Error::BadRequest {
+                what: format!(
+                    "compressing clip '{}': {} bones and goals, more than a packed block's {}",
+                    input.name,
+                    input.tracks.len(),
+                    PACKED_MAX_BONES
+                ),
+            });
+        }
         // Segment ranges pay on dense keys (motion capture) and cost on short, sparse clips:
         // the smaller of the two forms is kept.
         let whole = Self::build(input, tolerance, false);
         let segmented = Self::build(input, tolerance, true);
-        if segmented.packed_bytes() < whole.packed_bytes() {
+        Ok(if segmented.packed_bytes() < whole.packed_bytes() {
             segmented
         } else {
             whole
-        }
+        })
     }
 
     fn build(input: &Input, tolerance: f32, segmented: bool) -> Self {

@@ -6,9 +6,9 @@
 use glam::{Vec3, Vec4};
 
 use crate::layout::{
-    key_bits, range_words, rate_bits, BONE_PRESENT, PACKED_HEADER_WORDS, PACKED_QUANTIZED_SHIFT,
-    PACKED_SEGMENTED, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_CONSTANT, RATE_MASK, RATE_RAW,
-    RATE_SHIFT, RATE_STEP_SHIFT,
+    key_bits, rate_bits, BONE_PRESENT, PACKED_DESCRIPTOR_WORDS, PACKED_HEADER_WORDS,
+    PACKED_INDEX_SHIFT, PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED, PACKED_SEGMENT_KEYS,
+    PACKED_UNIFORM, RATE_CONSTANT, RATE_MASK, RATE_RAW, RATE_SHIFT, RATE_STEP_SHIFT,
 };
 use crate::math::{lerp3, normalize_quat};
 use crate::model::find_keys;
@@ -54,6 +54,20 @@ pub(crate) struct PackedHeader {
     pub flags: u32,
     pub key_bits: u32,
     pub segment_table: u32,
+    /// The ranges' first word, from the block's start.
+    pub ranges: u32,
+}
+
+/// Where one track of a packed block lies ([`PackedHeader::locate`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Located {
+    pub rate: u32,
+    /// Its first bit within a key.
+    pub bit: u32,
+    /// Its range's first word (a constant's value, or a quantized track's minima then units).
+    pub range: u32,
+    /// Its index among the clip's quantized tracks (where its segment ranges are).
+    pub quantized: u32,
 }
 
 impl PackedHeader {
@@ -68,15 +82,44 @@ impl PackedHeader {
             flags: w.word(base + 4),
             key_bits: w.word(base + 5),
             segment_table: w.word(base + 6),
+            ranges: w.word(base + 7),
         }
     }
 
-    /// Bone `bone`'s descriptor: rates and flags, its first track's bit within a key, its
-    /// first range word, its first quantized track.
+    /// Bone `bone`'s descriptor (`packed_bone`).
     #[inline]
-    pub(crate) fn bone(&self, w: &(impl Words + ?Sized), bone: u32) -> [u32; 4] {
-        let at = self.base + PACKED_HEADER_WORDS + 4 * bone;
-        [w.word(at), w.word(at + 1), w.word(at + 2), w.word(at + 3)]
+    pub(crate) fn bone(&self, w: &(impl Words + ?Sized), bone: u32) -> [u32; 2] {
+        let at = self.base + PACKED_HEADER_WORDS + PACKED_DESCRIPTOR_WORDS * bone;
+        [w.word(at), w.word(at + 1)]
+    }
+
+    /// Where track `kind` of the bone of descriptor `d` lies (`packed_locate`): its rate, its
+    /// first bit within a key, its range's first word, and its index among the quantized
+    /// tracks; the tracks before it in the bone counted from the descriptor's firsts.
+    #[inline]
+    pub(crate) fn locate(&self, d: [u32; 2], kind: u32) -> Located {
+        let index_mask = (1u32 << PACKED_INDEX_SHIFT) - 1;
+        let (mut bit, mut quantized) = (d[1] & index_mask, d[1] >> PACKED_INDEX_SHIFT);
+        let mut constant = d[0] >> PACKED_INDEX_SHIFT;
+        for j in 0..kind {
+            let r = (d[0] >> (RATE_SHIFT * j)) & RATE_MASK;
+            bit += key_bits(r, j);
+            quantized += u32::from(r > RATE_CONSTANT && r < RATE_RAW);
+            constant += u32::from(r == RATE_CONSTANT);
+        }
+        let rate = (d[0] >> (RATE_SHIFT * kind)) & RATE_MASK;
+        let ranges = self.base + self.ranges;
+        let range = if rate == RATE_CONSTANT {
+            ranges + 6 * (self.flags >> PACKED_QUANTIZED_SHIFT) + 3 * constant
+        } else {
+            ranges + 6 * quantized
+        };
+        Located {
+            rate,
+            bit,
+            range,
+            quantized,
+        }
     }
 
     /// The two keys around `t` and the blend factor (`packed_keys`): uniform keys by one
@@ -105,20 +148,18 @@ impl PackedHeader {
     pub(crate) fn track(
         &self,
         w: &(impl Words + ?Sized),
-        d: [u32; 4],
+        d: [u32; 2],
         kind: u32,
         key: u32,
     ) -> Option<[f32; 4]> {
-        let rate = (d[0] >> (RATE_SHIFT * kind)) & RATE_MASK;
+        let Located {
+            rate,
+            bit,
+            range,
+            quantized,
+        } = self.locate(d, kind);
         if rate == 0 {
             return None;
-        }
-        let (mut bit, mut range, mut quantized) = (d[1], self.base + d[2], d[3]);
-        for j in 0..kind {
-            let r = (d[0] >> (RATE_SHIFT * j)) & RATE_MASK;
-            bit += key_bits(r, j);
-            range += range_words(r);
-            quantized += u32::from(r > RATE_CONSTANT && r < RATE_RAW);
         }
         if rate == RATE_CONSTANT {
             let v = |c| f32::from_bits(w.word(range + c));
@@ -211,7 +252,7 @@ impl PackedHeader {
     /// Whether the clip keys bone `bone` at all (`packed_present`).
     #[inline]
     pub(crate) fn present(&self, w: &(impl Words + ?Sized), bone: u32) -> bool {
-        w.word(self.base + PACKED_HEADER_WORDS + 4 * bone) & BONE_PRESENT != 0
+        self.bone(w, bone)[0] & BONE_PRESENT != 0
     }
 }
 

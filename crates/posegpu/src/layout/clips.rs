@@ -58,11 +58,12 @@ pub(crate) const CLIP_GOALS: u32 = 8;
 /// first 16-byte word of its packed block in the key values (`values`), read word by word as
 /// u32 (`packed_word` in `clip.wgsl`, `src/library/compressed.rs`), not a place in the clip
 /// table. The block: [`PACKED_HEADER_WORDS`] words of header, then per source bone a
-/// 16-byte descriptor, the ranges, the segment table and the segments.
+/// descriptor of [`PACKED_DESCRIPTOR_WORDS`] words, the ranges (every quantized track's, then
+/// every constant's), the segment table and the segments.
 pub(crate) const CLIP_COMPRESSED: u32 = 16;
 /// Words of a packed block's header: key count, first time, 1 / step (uniform keys), where
 /// its key times start in `times` (other keys), flags (with the quantized track count from
-/// [`PACKED_QUANTIZED_SHIFT`] up), bits per key, the segment table's word; one word spare.
+/// [`PACKED_QUANTIZED_SHIFT`] up), bits per key, the segment table's word, the ranges' word.
 pub(crate) const PACKED_HEADER_WORDS: u32 = 8;
 /// Header flag: uniform keys (a first time and 1 / step, no times).
 pub(crate) const PACKED_UNIFORM: u32 = 1;
@@ -72,6 +73,17 @@ pub(crate) const PACKED_SEGMENTED: u32 = 2;
 pub(crate) const PACKED_QUANTIZED_SHIFT: u32 = 8;
 /// Keys per segment: each segment starts on a word of its own.
 pub(crate) const PACKED_SEGMENT_KEYS: u32 = 16;
+/// Words of a bone's descriptor: the first holds the rates, the STEP flags, [`BONE_PRESENT`]
+/// and, from [`PACKED_INDEX_SHIFT`] up, the index of the bone's first constant track among the
+/// clip's constants; the second the bone's first bit within a key (below
+/// [`PACKED_INDEX_SHIFT`]) and the index of its first quantized track among the quantized.
+pub(crate) const PACKED_DESCRIPTOR_WORDS: u32 = 2;
+/// Where a descriptor word's track index starts (13 bits: at most 8,191 constant and 8,191
+/// quantized tracks, and first bits under 2^19, in one clip: [`PACKED_MAX_BONES`] bones).
+pub(crate) const PACKED_INDEX_SHIFT: u32 = 19;
+/// The most bones (goals included) a packed block holds: three raw tracks each stay under
+/// 2^19 bits of key, and their tracks under 8,192 of each kind.
+pub(crate) const PACKED_MAX_BONES: usize = 1638;
 /// A descriptor's first word: each track's rate code in 5 bits (rotation, translation, scale
 /// from bit 0, in steps of this), 0 the reference (no data), 1 a constant, 2 to 17 one to 16
 /// bits per component, [`RATE_RAW`] full f32.
@@ -102,15 +114,5 @@ pub(crate) const fn key_bits(rate: u32, kind: u32) -> u32 {
     match rate {
         r if r == RATE_RAW && kind == 0 => 128,
         _ => 3 * rate_bits(rate),
-    }
-}
-
-/// Words of the ranges a track at `rate` stores: a constant's value, a quantized track's
-/// minimum and unit.
-pub(crate) const fn range_words(rate: u32) -> u32 {
-    match rate {
-        r if r == RATE_CONSTANT => 3,
-        r if r > RATE_CONSTANT && r < RATE_RAW => 6,
-        _ => 0,
     }
 }

@@ -291,6 +291,8 @@ const CONSTANTS: &[(&str, Constant)] = {
         ("RATE_RAW", U32(RATE_RAW)),
         ("RATE_STEP_SHIFT", U32(RATE_STEP_SHIFT)),
         ("BONE_PRESENT", U32(BONE_PRESENT)),
+        ("PACKED_DESCRIPTOR_WORDS", U32(PACKED_DESCRIPTOR_WORDS)),
+        ("PACKED_INDEX_SHIFT", U32(PACKED_INDEX_SHIFT)),
         ("RETARGET_WORDS", U32(RETARGET_WORDS)),
         ("PLAN_WORDS", U32(PLAN_WORDS)),
         ("PLAN_ROTATION", U32(PLAN_ROTATION)),
@@ -345,6 +347,7 @@ const CONSTANTS: &[(&str, Constant)] = {
 const SHADER_PRIVATE: &[&str] = &[
     // Read word by word from a packed block (cpu/packed.rs reads the same words).
     "PackedHeader",
+    "Located",
     "Blend",
     "KeySearch",
     "KeyPair",

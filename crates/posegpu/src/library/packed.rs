@@ -7,8 +7,9 @@ use std::fmt::Debug;
 use super::{to_u32, LibraryData, RetargetSource};
 use crate::error::{Error, Result};
 use crate::layout::{
-    key_bits, range_words, ClipData, PACKED_HEADER_WORDS, PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED,
-    PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_CONSTANT, RATE_MASK, RATE_RAW, RATE_SHIFT,
+    key_bits, ClipData, PACKED_DESCRIPTOR_WORDS, PACKED_HEADER_WORDS, PACKED_INDEX_SHIFT,
+    PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_CONSTANT,
+    RATE_MASK, RATE_RAW, RATE_SHIFT,
 };
 use crate::{BoneTrack, Clip};
 
@@ -31,7 +32,7 @@ pub(crate) trait ClipPacker: Debug + Send + Sync {
         retarget_base: u32,
         clip: &Clip,
         goals: &[BoneTrack],
-    ) -> Option<PackedClip>;
+    ) -> Result<Option<PackedClip>>;
 }
 
 /// The header words [`check_block`] reads.
@@ -42,6 +43,7 @@ struct Header {
     flags: u32,
     key_bits: u32,
     segment_table: u32,
+    ranges: u32,
 }
 
 /// Checks that `block` holds together for `bones` source bones before it enters a library:
@@ -53,7 +55,7 @@ pub(crate) fn check_block(name: &str, block: &[u32], bones: usize, times: usize)
         what,
     };
     let len = block.len() as u64;
-    let header = PACKED_HEADER_WORDS as u64 + 4 * bones as u64;
+    let header = u64::from(PACKED_HEADER_WORDS) + u64::from(PACKED_DESCRIPTOR_WORDS) * bones as u64;
     if len < header {
         return Err(bad(format!(
             "{len} words, under the header and {bones} bones' descriptors"
@@ -66,6 +68,7 @@ pub(crate) fn check_block(name: &str, block: &[u32], bones: usize, times: usize)
         flags: block[4],
         key_bits: block[5],
         segment_table: block[6],
+        ranges: block[7],
     };
     if h.keys == 0 {
         return Err(bad("no keys".into()));
@@ -78,12 +81,22 @@ pub(crate) fn check_block(name: &str, block: &[u32], bones: usize, times: usize)
             "uniform keys with a time or step that is not finite".into()
         ));
     }
-    let (mut bits, mut quantized) = (0u64, 0u64);
+    let (mut bits, mut quantized, mut constants) = (0u64, 0u64, 0u64);
     for b in 0..bones as u32 {
-        let at = PACKED_HEADER_WORDS as usize + 4 * b as usize;
-        let d = &block[at..at + 4];
-        let mut range = u64::from(d[2]);
-        if u64::from(d[1]) != bits || u64::from(d[3]) != quantized {
+        let at = (PACKED_HEADER_WORDS + PACKED_DESCRIPTOR_WORDS * b) as usize;
+        let d = &block[at..at + 2];
+        let index_mask = (1u32 << PACKED_INDEX_SHIFT) - 1;
+        let firsts = (
+            d[1] & index_mask,
+            d[1] >> PACKED_INDEX_SHIFT,
+            d[0] >> PACKED_INDEX_SHIFT,
+        );
+        if (
+            u64::from(firsts.0),
+            u64::from(firsts.1),
+            u64::from(firsts.2),
+        ) != (bits, quantized, constants)
+        {
             return Err(bad(format!(
                 "bone {b}'s descriptor does not follow the one before"
             )));
@@ -94,12 +107,12 @@ pub(crate) fn check_block(name: &str, block: &[u32], bones: usize, times: usize)
                 return Err(bad(format!("bone {b} track {kind}: rate code {rate}")));
             }
             bits += u64::from(key_bits(rate, kind));
-            range += u64::from(range_words(rate));
             quantized += u64::from(rate > RATE_CONSTANT && rate < RATE_RAW);
+            constants += u64::from(rate == RATE_CONSTANT);
         }
-        if range > len {
-            return Err(bad(format!("bone {b}'s ranges end past the block")));
-        }
+    }
+    if u64::from(h.ranges) < header || u64::from(h.ranges) + 6 * quantized + 3 * constants > len {
+        return Err(bad("the ranges lie outside the block".into()));
     }
     if bits != u64::from(h.key_bits) || quantized != u64::from(h.flags >> PACKED_QUANTIZED_SHIFT) {
         return Err(bad(

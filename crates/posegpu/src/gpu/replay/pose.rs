@@ -9,11 +9,11 @@ use crate::cpu::packed::{PackedHeader, Words};
 use crate::drive::TranslationMode;
 use crate::layout::{
     ChannelData, ClipData, Entry, BONE_PRESENT, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE,
-    CLIP_COMPRESSED, CLIP_PLAN, CLIP_SOURCES_SHIFT, INSTANCE_LOOP, PACKED_HEADER_WORDS,
-    PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, PATH_BONE,
-    PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION, PLAN_WORDS, RATE_CONSTANT, RATE_MASK, RATE_RAW,
-    RATE_SHIFT, RETARGET_ORIENT, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_MASK, ROOT_LOCK_REF_POSE,
-    SHARED_SEARCHES,
+    CLIP_COMPRESSED, CLIP_PLAN, CLIP_SOURCES_SHIFT, INSTANCE_LOOP, PACKED_DESCRIPTOR_WORDS,
+    PACKED_HEADER_WORDS, PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED, PACKED_SEGMENT_KEYS,
+    PACKED_UNIFORM, PATH_BONE, PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION, PLAN_WORDS,
+    RATE_CONSTANT, RATE_MASK, RATE_RAW, RATE_SHIFT, RETARGET_ORIENT, ROOT_LOCK_FIRST_FRAME,
+    ROOT_LOCK_MASK, ROOT_LOCK_REF_POSE, SHARED_SEARCHES,
 };
 use crate::library::clip_channel_word;
 use crate::model::{map_time, AdditiveSpace};
@@ -347,12 +347,12 @@ impl Replay<'_> {
     }
 
     /// `packed_present` in `packed.wgsl`: the descriptor of source bone `bone` in compressed
-    /// clip `clip` (one 16-byte load), and whether the clip keys it.
+    /// clip `clip` (its first word), and whether the clip keys it.
     fn packed_present(&self, clip: &ClipData, bone: u32, out: &mut Vec<Access>) -> bool {
         let values = &self.lib.data().values[..];
         let h = PackedHeader::read(values, clip.channel_base * 4);
-        let w = h.base + PACKED_HEADER_WORDS + 4 * bone;
-        read(out, 190, Buffer::Values, u64::from(w) * 4, 16);
+        let w = h.base + PACKED_HEADER_WORDS + PACKED_DESCRIPTOR_WORDS * bone;
+        read(out, 190, Buffer::Values, u64::from(w) * 4, 4);
         h.bone(values, bone)[0] & BONE_PRESENT != 0
     }
 
@@ -372,12 +372,12 @@ impl Replay<'_> {
         let data = self.lib.data();
         let values = &data.values[..];
         let h = PackedHeader::read(values, clip.channel_base * 4);
-        for k in 0..7 {
+        for k in 0..8 {
             read(out, site + k, Buffer::Values, u64::from(h.base + k) * 4, 4);
         }
         let d = h.bone(values, bone);
-        let w = h.base + PACKED_HEADER_WORDS + 4 * bone;
-        read(out, site + 7, Buffer::Values, u64::from(w) * 4, 16);
+        let w = h.base + PACKED_HEADER_WORDS + PACKED_DESCRIPTOR_WORDS * bone;
+        read(out, site + 8, Buffer::Values, u64::from(w) * 4, 8);
         if h.flags & PACKED_UNIFORM == 0 && h.keys > 0 {
             let ch = ChannelData {
                 time_offset: h.time_offset,
@@ -406,7 +406,7 @@ impl Replay<'_> {
     fn packed_track(
         &self,
         h: &PackedHeader,
-        d: [u32; 4],
+        d: [u32; 2],
         kind: u32,
         key: u32,
         site: u32,
@@ -416,16 +416,14 @@ impl Replay<'_> {
         let word = |out: &mut Vec<Access>, site: u32, w: u32| {
             read(out, site, Buffer::Values, u64::from(w) * 4, 4);
         };
-        let rate = (d[0] >> (RATE_SHIFT * kind)) & RATE_MASK;
+        let crate::cpu::packed::Located {
+            rate,
+            bit,
+            range,
+            quantized,
+        } = h.locate(d, kind);
         if rate == 0 {
             return false;
-        }
-        let (mut bit, mut range, mut quantized) = (d[1], h.base + d[2], d[3]);
-        for j in 0..kind {
-            let r = (d[0] >> (RATE_SHIFT * j)) & RATE_MASK;
-            bit += crate::layout::key_bits(r, j);
-            range += crate::layout::range_words(r);
-            quantized += u32::from(r > RATE_CONSTANT && r < RATE_RAW);
         }
         if rate == RATE_CONSTANT {
             for c in 0..3 {
