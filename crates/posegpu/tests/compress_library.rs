@@ -239,3 +239,75 @@ fn retargeted_clips_play_compressed_through_modes_plans_and_baked_goals() {
         }
     }
 }
+
+#[test]
+fn additives_masked_blends_and_root_locks_play_compressed() {
+    use posegpu::additive::{make_additive, AdditiveBase};
+    use posegpu::{AdditiveSpace, MaskBranch, RootLock};
+    let asset = humanoid_asset();
+    let skeleton = &asset.skeleton;
+    let (a, b) = (&asset.clips[0], &asset.clips[1]);
+    let mut clips = asset.clips.clone();
+    for space in AdditiveSpace::ALL {
+        let add = make_additive(
+            space.name(),
+            skeleton,
+            a,
+            AdditiveBase::ClipScaled(b),
+            space,
+        );
+        clips.push(add.unwrap());
+    }
+    let spine = skeleton.names()[skeleton.len() / 3].clone();
+    let build = |compression: Option<Compression>| {
+        let mut builder = AnimLibrary::builder(skeleton);
+        builder.compress(compression);
+        builder.add_clips(&clips).unwrap();
+        let mask = builder
+            .add_mask("upper", &[MaskBranch::new(&spine, 2)])
+            .unwrap();
+        (builder.build(), mask)
+    };
+    let ((plain, mask), (packed, _)) = (build(None), build(compressed()));
+    let n = asset.clips.len() as u32;
+    let mut batch = PoseBatch::new();
+    for k in 0..8 {
+        let t = k as f32 * 0.11;
+        let lock = [None, Some(RootLock::FirstFrame), Some(RootLock::RefPose)][k % 3];
+        let base = ClipSample::new(1, t, true).with_root_lock(lock);
+        for (i, space) in AdditiveSpace::ALL.into_iter().enumerate() {
+            batch
+                .push_blend(&[base])
+                .additive(space, 0.7, &[ClipSample::new(n + i as u32, t, true)])
+                .blend(space, 0.5, &[ClipSample::new(2, t, true)])
+                .with_mask(mask);
+        }
+    }
+    let (p, c) = (
+        common::cpu_eval_batch(&plain, &batch),
+        common::cpu_eval_batch(&packed, &batch),
+    );
+    let d = apart(&plain, &p, &c);
+    assert!(
+        d > 0.0 && d < 2e-3,
+        "layers: compressed against plain {d:e}"
+    );
+    if let Some(ctx) = common::gpu() {
+        common::assert_batch_gpu_matches_cpu(&ctx, &packed, &batch, "compressed layers");
+    }
+}
+
+#[test]
+fn a_bad_tolerance_is_refused_before_any_clip_is_packed() {
+    for bad in [0.0, -1e-4, f32::NAN, f32::INFINITY, 2.0] {
+        for made in [Compression::all(bad), Compression::named(bad, &["walk"])] {
+            let Err(e) = made else {
+                panic!("tolerance {bad} accepted")
+            };
+            assert!(
+                matches!(e, posegpu::Error::CompressTolerance { value, .. } if value.to_bits() == bad.to_bits()),
+                "{e}"
+            );
+        }
+    }
+}

@@ -165,3 +165,57 @@ pub(crate) fn place(
     clip.channel_base = base as u32;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::check_block;
+    use crate::compress::{CompressedClip, DEFAULT_TOLERANCE};
+    use crate::error::Error;
+    use crate::layout::{PACKED_DESCRIPTOR_WORDS, PACKED_HEADER_WORDS, PACKED_INDEX_SHIFT};
+    use crate::procedural::humanoid_asset;
+
+    /// A packed block of the humanoid's first clip, its bone count and its times.
+    fn block() -> (Vec<u32>, usize, usize) {
+        let asset = humanoid_asset();
+        let c = CompressedClip::new(&asset.skeleton, &asset.clips[0], DEFAULT_TOLERANCE).unwrap();
+        (c.block().to_vec(), asset.skeleton.len(), c.times().len())
+    }
+
+    fn refused(block: &[u32], bones: usize, times: usize, says: &str) {
+        match check_block("walk", block, bones, times) {
+            Err(Error::PackedBlock { clip, what }) => {
+                assert_eq!(clip, "walk");
+                assert!(what.contains(says), "{what} (wanted '{says}')");
+            }
+            other => panic!("a damaged block passed: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn damaged_blocks_are_typed_errors_and_whole_ones_pass() {
+        let (good, bones, times) = block();
+        check_block("walk", &good, bones, times).unwrap();
+        // Cut short, or read for another skeleton.
+        refused(&good[..good.len() - 1], bones, times, "segment");
+        refused(&good[..10], bones, times, "under the header");
+        refused(&good, bones + 5, times, "");
+        // No keys; a rate that is no rate; a descriptor that skips bits.
+        let mut b = good.clone();
+        b[0] = 0;
+        refused(&b, bones, times, "no keys");
+        let first = PACKED_HEADER_WORDS as usize;
+        let mut b = good.clone();
+        b[first] |= 31;
+        refused(&b, bones, times, "rate code 31");
+        let mut b = good.clone();
+        b[first + PACKED_DESCRIPTOR_WORDS as usize + 1] += 1 << PACKED_INDEX_SHIFT;
+        refused(&b, bones, times, "does not follow");
+        // The segment table pointing past the end; the ranges outside the block.
+        let mut b = good.clone();
+        b[6] = good.len() as u32;
+        refused(&b, bones, times, "segment table");
+        let mut b = good.clone();
+        b[7] = good.len() as u32;
+        refused(&b, bones, times, "ranges");
+    }
+}
