@@ -170,9 +170,11 @@ fn packed_track(h: PackedHeader, d: vec2<u32>, kind: u32, key: u32,
         var lo = 0u;
         var hi = 255u;
         if (segmented) {
+            // An even byte: its pair (lo, hi) shares one word.
             let byte = quantized * 6u + c * 2u;
-            lo = (packed_word(segment + byte / 4u) >> (8u * (byte % 4u))) & 255u;
-            hi = (packed_word(segment + (byte + 1u) / 4u) >> (8u * ((byte + 1u) % 4u))) & 255u;
+            let pair = packed_word(segment + byte / 4u) >> (8u * (byte % 4u));
+            lo = pair & 255u;
+            hi = (pair >> 8u) & 255u;
         }
         let q = read_bits(at + c * bits, bits);
         // N is an exact integer under 2^24 and N * unit + min one fma: the twin's mul_add gives
@@ -186,13 +188,13 @@ fn packed_track(h: PackedHeader, d: vec2<u32>, kind: u32, key: u32,
 }
 
 // A decoded rotation key: a raw one as stored, a quantized one with w >= 0 rebuilt from the
-// unit length.
+// unit length; not normalized (the interpolation that follows normalizes).
 fn packed_rotation(v: vec4<f32>, raw: bool) -> vec4<f32> {
     if (raw) {
         return v;
     }
     let w = sqrt(max(1.0 - (v.x * v.x + v.y * v.y + v.z * v.z), 0.0));
-    return normalize_quat(vec4<f32>(v.xyz, w));
+    return vec4<f32>(v.xyz, w);
 }
 
 // Source bone `bone`'s local at t: each track decoded at the two keys and interpolated as

@@ -27,6 +27,9 @@ pub(crate) struct KeySearch {
     time_offset: u32,
     count: u32,
     found: (usize, usize, f32),
+    /// A compressed clip's header and keys at the time last decoded (its block's word and
+    /// the time's bits): the bones of one sample read them once.
+    packed: Option<(u32, u32, PackedHeader, (u32, u32, f32))>,
 }
 
 impl KeySearch {
@@ -129,10 +132,11 @@ fn sample_mode_bone(
         return unkeyed();
     };
     if c.flags & CLIP_COMPRESSED != 0 {
-        if !packed_header(lib, c).present(&lib.data().values[..], source) {
+        let (h, _) = packed_keys(lib, c, t, search);
+        if !h.present(bytemuck::cast_slice::<_, u32>(&lib.data().values), source) {
             return unkeyed();
         }
-        let out = packed_local(lib, c, source, t, reference(&r.source_ref), true);
+        let out = packed_local(lib, c, source, t, (reference(&r.source_ref), true), search);
         return retarget_bone(out, r, additive);
     }
     let channels = clip_channels(lib, c, source);
@@ -205,17 +209,40 @@ pub(crate) fn packed_header(lib: &AnimLibrary, c: &ClipData) -> PackedHeader {
 }
 
 /// Source bone `source`'s local in compressed clip `c` at `t` (`packed_local`): tracks it
-/// does not store keep `fill`'s value; only the rotation unless `full`.
+/// does not store keep `fill`'s value; only the rotation unless `full`. `search` keeps the
+/// clip's header and keys at `t` for the sample's next bones.
 pub(crate) fn packed_local(
     lib: &AnimLibrary,
     c: &ClipData,
     source: u32,
     t: f32,
-    fill: Transform,
-    full: bool,
+    (fill, full): (Transform, bool),
+    search: &mut KeySearch,
 ) -> Transform {
-    let data = lib.data();
-    packed_header(lib, c).local(&data.values[..], &data.times, source, t, fill, full)
+    let (h, keys) = packed_keys(lib, c, t, search);
+    let words: &[u32] = bytemuck::cast_slice(&lib.data().values);
+    h.local_at(words, source, keys, fill, full)
+}
+
+/// Compressed clip `c`'s header and its keys at `t`, kept in `search` for the sample's next
+/// bones.
+#[inline]
+fn packed_keys(
+    lib: &AnimLibrary,
+    c: &ClipData,
+    t: f32,
+    search: &mut KeySearch,
+) -> (PackedHeader, (u32, u32, f32)) {
+    let (base, at) = (c.channel_base * 4, t.to_bits());
+    match search.packed {
+        Some((b, time, h, keys)) if (b, time) == (base, at) => (h, keys),
+        _ => {
+            let h = packed_header(lib, c);
+            let keys = h.keys_at(&lib.data().times, t);
+            search.packed = Some((base, at, h, keys));
+            (h, keys)
+        }
+    }
 }
 
 /// Source bone `source`'s three channels in clip `c` (T, R, S: `clip_channel` for each).
@@ -296,7 +323,7 @@ pub(crate) fn source_local(
     let source = source as u32;
     let fill = lib.data().retarget_xform(r.source_rest + source * 3).into();
     if c.flags & CLIP_COMPRESSED != 0 {
-        return packed_local(lib, c, source, t, fill, full);
+        return packed_local(lib, c, source, t, (fill, full), search);
     }
     if full {
         sample_channels(lib, &clip_channels(lib, c, source), t, fill, search)

@@ -122,7 +122,7 @@ fn clip_goal(lib: &AnimLibrary, c: &ClipData, t: f32, record: u32) -> Transform 
         Transform::IDENTITY
     };
     if c.flags & CLIP_COMPRESSED != 0 {
-        return super::clip::packed_local(lib, c, record, t, fill, true);
+        return super::clip::packed_local(lib, c, record, t, (fill, true), &mut search);
     }
     let channels = super::clip::clip_channels(lib, c, record);
     super::clip::sample_channels(lib, &channels, t, fill, &mut search)

@@ -37,7 +37,7 @@ impl Words for [[f32; 4]] {
 /// `N * unit + min` with one rounding, `N = lo * steps + q * (hi - lo)` an exact integer under
 /// 2^24: `fma` in `packed.wgsl`, the same bits where the GPU fuses it (NVIDIA does; lavapipe
 /// may round the product first, 1 ulp apart).
-#[inline]
+#[inline(always)]
 pub(crate) fn dequantize(q: u32, min: f32, unit: f32, seg: [u8; 2], steps: u32) -> f32 {
     let n = u32::from(seg[0]) * steps + q * u32::from(seg[1] - seg[0]);
     (n as f32).mul_add(unit, min)
@@ -96,7 +96,7 @@ impl PackedHeader {
     /// Where track `kind` of the bone of descriptor `d` lies (`packed_locate`): its rate, its
     /// first bit within a key, its range's first word, and its index among the quantized
     /// tracks; the tracks before it in the bone counted from the descriptor's firsts.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn locate(&self, d: [u32; 2], kind: u32) -> Located {
         let index_mask = (1u32 << PACKED_INDEX_SHIFT) - 1;
         let (mut bit, mut quantized) = (d[1] & index_mask, d[1] >> PACKED_INDEX_SHIFT);
@@ -139,31 +139,24 @@ impl PackedHeader {
         if u >= last as f32 {
             return (last, last, 0.0);
         }
-        let k = u.floor();
-        (k as u32, k as u32 + 1, u - k)
+        // u >= 0: truncation is the floor, without a libm call.
+        let k = u as u32;
+        (k, k + 1, u - k as f32)
     }
 
-    /// Track `kind` (0 rotation, 1 translation, 2 scale) of the bone of descriptor `d` at key
-    /// `key` (`packed_track`): x, y, z (and a raw rotation's w); `None` for the reference.
-    pub(crate) fn track(
-        &self,
-        w: &(impl Words + ?Sized),
-        d: [u32; 2],
-        kind: u32,
-        key: u32,
-    ) -> Option<[f32; 4]> {
+    /// The stored track `at` (of kind `kind`: 0 rotation, 1 translation, 2 scale) at key `key`
+    /// (`packed_track`): x, y, z, and a raw rotation's w.
+    #[inline(always)]
+    fn decode(&self, w: &(impl Words + ?Sized), at: &Located, kind: u32, key: u32) -> [f32; 4] {
         let Located {
             rate,
             bit,
             range,
             quantized,
-        } = self.locate(d, kind);
-        if rate == 0 {
-            return None;
-        }
+        } = *at;
         if rate == RATE_CONSTANT {
             let v = |c| f32::from_bits(w.word(range + c));
-            return Some([v(0), v(1), v(2), 0.0]);
+            return [v(0), v(1), v(2), 0.0];
         }
         let segment =
             self.base + w.word(self.base + self.segment_table + key / PACKED_SEGMENT_KEYS);
@@ -175,24 +168,22 @@ impl PackedHeader {
             0
         };
         let at = (segment + ranges_words) * 32 + (key % PACKED_SEGMENT_KEYS) * self.key_bits + bit;
-        let bits = rate_bits(rate);
+        let mut v = [0.0; 4];
         if rate == RATE_RAW {
             let n = if kind == 0 { 4 } else { 3 };
-            let mut v = [0.0; 4];
             for (c, x) in v.iter_mut().enumerate().take(n) {
                 *x = f32::from_bits(read_bits(w, at + 32 * c as u32, 32));
             }
-            return Some(v);
+            return v;
         }
+        let bits = rate_bits(rate);
         let steps = (1u32 << bits) - 1;
-        let mut v = [0.0; 4];
         for c in 0..3u32 {
             let seg = if segmented {
+                // An even byte: its pair (lo, hi) shares one word.
                 let byte = quantized * 6 + c * 2;
-                let word = w.word(segment + byte / 4);
-                let lo = (word >> (8 * (byte % 4))) & 255;
-                let hi = (w.word(segment + (byte + 1) / 4) >> (8 * ((byte + 1) % 4))) & 255;
-                [lo as u8, hi as u8]
+                let pair = w.word(segment + byte / 4) >> (8 * (byte % 4));
+                [(pair & 255) as u8, ((pair >> 8) & 255) as u8]
             } else {
                 [0, 255]
             };
@@ -201,7 +192,7 @@ impl PackedHeader {
             let unit = f32::from_bits(w.word(range + 3 + c));
             v[c as usize] = dequantize(q, min, unit, seg, steps);
         }
-        Some(v)
+        v
     }
 
     /// Source bone `bone`'s local at `t` (`packed_local`): each track decoded at the two keys
@@ -216,8 +207,50 @@ impl PackedHeader {
         fill: Transform,
         full: bool,
     ) -> Transform {
+        self.local_at(w, bone, self.keys_at(times, t), fill, full)
+    }
+
+    /// [`Self::local`] between keys already found ([`Self::keys_at`]). Where the CPU has FMA the
+    /// dequantization's `mul_add` is one instruction, not a call.
+    pub(crate) fn local_at(
+        &self,
+        w: &(impl Words + ?Sized),
+        bone: u32,
+        keys: (u32, u32, f32),
+        fill: Transform,
+        full: bool,
+    ) -> Transform {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has FMA.
+            return unsafe { self.local_fma(w, bone, keys, fill, full) };
+        }
+        self.local_any(w, bone, keys, fill, full)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "fma")]
+    fn local_fma(
+        &self,
+        w: &(impl Words + ?Sized),
+        bone: u32,
+        keys: (u32, u32, f32),
+        fill: Transform,
+        full: bool,
+    ) -> Transform {
+        self.local_any(w, bone, keys, fill, full)
+    }
+
+    #[inline(always)]
+    fn local_any(
+        &self,
+        w: &(impl Words + ?Sized),
+        bone: u32,
+        (a, b, alpha): (u32, u32, f32),
+        fill: Transform,
+        full: bool,
+    ) -> Transform {
         let d = self.bone(w, bone);
-        let (a, b, alpha) = self.keys_at(times, t);
         let alpha_of = |kind: u32| {
             if d[0] & (1 << (RATE_STEP_SHIFT + kind)) != 0 {
                 0.0
@@ -225,24 +258,34 @@ impl PackedHeader {
                 alpha
             }
         };
+        // Both keys of one track, located once.
+        let pair = |kind: u32| {
+            let at = self.locate(d, kind);
+            (at.rate != 0).then(|| {
+                let x = self.decode(w, &at, kind, a);
+                // A constant, or one key (a clip's ends), decodes once: the same words.
+                let same = at.rate == RATE_CONSTANT || a == b;
+                (x, if same { x } else { self.decode(w, &at, kind, b) })
+            })
+        };
         let mut out = fill;
         if full {
-            if let (Some(x), Some(y)) = (self.track(w, d, 1, a), self.track(w, d, 1, b)) {
+            if let Some((x, y)) = pair(1) {
                 out.translation = lerp3(vec3(x), vec3(y), alpha_of(1));
             }
         }
-        out.rotation = match (self.track(w, d, 0, a), self.track(w, d, 0, b)) {
-            (Some(x), Some(y)) => {
+        out.rotation = match pair(0) {
+            Some((x, y)) => {
                 let raw = (d[0] & RATE_MASK) == RATE_RAW;
                 let (qa, qb) = (rotation(x, raw), rotation(y, raw));
                 let alpha = alpha_of(0);
                 let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
                 normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign))
             }
-            _ => normalize_quat(Vec4::from(out.rotation)),
+            None => normalize_quat(Vec4::from(out.rotation)),
         };
         if full {
-            if let (Some(x), Some(y)) = (self.track(w, d, 2, a), self.track(w, d, 2, b)) {
+            if let Some((x, y)) = pair(2) {
                 out.scale = lerp3(vec3(x), vec3(y), alpha_of(2));
             }
         }
@@ -261,8 +304,9 @@ fn vec3(v: [f32; 4]) -> Vec3 {
 }
 
 /// A decoded rotation key: a raw one as stored, a quantized one with `w >= 0` rebuilt from
-/// the unit length (`packed_rotation`).
-#[inline]
+/// the unit length (`packed_rotation`). Not normalized: the interpolation that follows
+/// normalizes (and the optimizer measures the key as played, normalized).
+#[inline(always)]
 pub(crate) fn rotation(v: [f32; 4], raw: bool) -> Vec4 {
     if raw {
         return Vec4::from(v);
@@ -270,11 +314,11 @@ pub(crate) fn rotation(v: [f32; 4], raw: bool) -> Vec4 {
     let w = (1.0 - (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]))
         .max(0.0)
         .sqrt();
-    Vec4::from(normalize_quat(Vec4::new(v[0], v[1], v[2], w)))
+    Vec4::new(v[0], v[1], v[2], w)
 }
 
 /// `count` bits (1 to 32) from bit `at`, least significant first within little-endian words.
-#[inline]
+#[inline(always)]
 pub(crate) fn read_bits(w: &(impl Words + ?Sized), at: u32, count: u32) -> u32 {
     let (i, b) = (at / 32, at % 32);
     let lo = w.word(i) >> b;

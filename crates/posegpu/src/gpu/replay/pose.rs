@@ -458,9 +458,8 @@ impl Replay<'_> {
         let bits = crate::layout::rate_bits(rate);
         for c in 0..3 {
             if segmented {
-                let byte = quantized * 6 + c * 2;
-                word(out, site + 6, segment + byte / 4);
-                word(out, site + 7, segment + (byte + 1) / 4);
+                // An even byte: its pair (lo, hi) shares one word.
+                word(out, site + 6, segment + (quantized * 6 + c * 2) / 4);
             }
             read_bits(out, site + 8, at + c * bits, bits);
             word(out, site + 10, range + 3 + c);
