@@ -29,8 +29,11 @@ pub(crate) struct KeySearch {
     found: (usize, usize, f32),
     /// A compressed clip's header and keys at the time last decoded (its block's word and
     /// the time's bits): the bones of one sample read them once.
-    packed: Option<(u32, u32, PackedHeader, (u32, u32, f32))>,
+    packed: Option<(u32, u32, PackedHeader, Keys)>,
 }
+
+/// Two keys and the blend factor between them.
+type Keys = (u32, u32, f32);
 
 impl KeySearch {
     fn find(&mut self, lib: &AnimLibrary, ch: &ChannelData, t: f32) -> (usize, usize, f32) {
@@ -232,7 +235,7 @@ fn packed_keys(
     c: &ClipData,
     t: f32,
     search: &mut KeySearch,
-) -> (PackedHeader, (u32, u32, f32)) {
+) -> (PackedHeader, Keys) {
     let (base, at) = (c.channel_base * 4, t.to_bits());
     match search.packed {
         Some((b, time, h, keys)) if (b, time) == (base, at) => (h, keys),

@@ -265,7 +265,14 @@ impl PackedHeader {
                 let x = self.decode(w, &at, kind, a);
                 // A constant, or one key (a clip's ends), decodes once: the same words.
                 let same = at.rate == RATE_CONSTANT || a == b;
-                (x, if same { x } else { self.decode(w, &at, kind, b) })
+                (
+                    x,
+                    if same {
+                        x
+                    } else {
+                        self.decode(w, &at, kind, b)
+                    },
+                )
             })
         };
         let mut out = fill;
