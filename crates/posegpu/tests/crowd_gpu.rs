@@ -30,14 +30,21 @@ fn a_crowd_steps_the_same_on_gpu_and_cpu() {
     let Some(ctx) = common::gpu() else { return };
     // The separate passes, and the fused pass (which a crowd without transitions or IK runs
     // on a GPU).
+    // Plain keys, and every clip compressed (root motion read from packed keys).
     for passes in [PassPlan::Separate, PassPlan::Fused] {
-        steps_the_same(&ctx, passes);
+        for compressed in [false, true] {
+            steps_the_same(&ctx, passes, compressed);
+        }
     }
 }
 
-fn steps_the_same(ctx: &posegpu::GpuContext, passes: PassPlan) {
+fn steps_the_same(ctx: &posegpu::GpuContext, passes: PassPlan, compressed: bool) {
+    use posegpu::compress::{Compression, DEFAULT_TOLERANCE};
     let asset = procedural::humanoid_asset();
-    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let mut builder = AnimLibrary::builder(&asset.skeleton);
+    builder.compress(compressed.then(|| Compression::all(DEFAULT_TOLERANCE).unwrap()));
+    builder.add_clips(&asset.clips).unwrap();
+    let lib = builder.build();
     let mut cpu = procedural::humanoid_crowd(&lib, 96).unwrap();
     cpu.set_placement(7, along_z(2.0)).unwrap();
     // Small bindings: the crowd spans several chunks.
@@ -75,7 +82,7 @@ fn steps_the_same(ctx: &posegpu::GpuContext, passes: PassPlan) {
         }
         cpu.advance(&lib, dt).unwrap();
         gpu.advance(dt).unwrap();
-        let what = format!("{passes:?}, step {step} (dt {dt})");
+        let what = format!("{passes:?}, compressed {compressed}, step {step} (dt {dt})");
         let (gp, cp) = (gpu.read_players().unwrap(), cpu.all_players());
         for (k, (g, c)) in gp.iter().zip(cp).enumerate() {
             assert!(

@@ -144,10 +144,17 @@ impl PackedHeader {
         (k, k + 1, u - k as f32)
     }
 
-    /// The stored track `at` (of kind `kind`: 0 rotation, 1 translation, 2 scale) at key `key`
-    /// (`packed_track`): x, y, z, and a raw rotation's w.
+    /// The stored track `at` (of kind `kind`: 0 rotation, 1 translation, 2 scale) at keys `a`
+    /// and `b` (`packed_track` twice): x, y, z, and a raw rotation's w. The same words as the
+    /// shader reads, a track's ranges read once for both keys.
     #[inline(always)]
-    fn decode(&self, w: &(impl Words + ?Sized), at: &Located, kind: u32, key: u32) -> [f32; 4] {
+    fn decode_pair(
+        &self,
+        w: &(impl Words + ?Sized),
+        at: &Located,
+        kind: u32,
+        (a, b): (u32, u32),
+    ) -> ([f32; 4], [f32; 4]) {
         let Located {
             rate,
             bit,
@@ -156,43 +163,59 @@ impl PackedHeader {
         } = *at;
         if rate == RATE_CONSTANT {
             let v = |c| f32::from_bits(w.word(range + c));
-            return [v(0), v(1), v(2), 0.0];
+            let x = [v(0), v(1), v(2), 0.0];
+            return (x, x);
         }
-        let segment =
-            self.base + w.word(self.base + self.segment_table + key / PACKED_SEGMENT_KEYS);
-        let quantized_count = self.flags >> PACKED_QUANTIZED_SHIFT;
         let segmented = self.flags & PACKED_SEGMENTED != 0;
         let ranges_words = if segmented {
-            (6 * quantized_count).div_ceil(4)
+            (6 * (self.flags >> PACKED_QUANTIZED_SHIFT)).div_ceil(4)
         } else {
             0
         };
-        let at = (segment + ranges_words) * 32 + (key % PACKED_SEGMENT_KEYS) * self.key_bits + bit;
-        let mut v = [0.0; 4];
+        let segment = |key: u32| {
+            self.base + w.word(self.base + self.segment_table + key / PACKED_SEGMENT_KEYS)
+        };
+        let first_bit = |segment: u32, key: u32| {
+            (segment + ranges_words) * 32 + (key % PACKED_SEGMENT_KEYS) * self.key_bits + bit
+        };
+        let sa = segment(a);
+        let sb = if a / PACKED_SEGMENT_KEYS == b / PACKED_SEGMENT_KEYS {
+            sa
+        } else {
+            segment(b)
+        };
+        let (at_a, at_b) = (first_bit(sa, a), first_bit(sb, b));
+        let (mut x, mut y) = ([0.0; 4], [0.0; 4]);
         if rate == RATE_RAW {
             let n = if kind == 0 { 4 } else { 3 };
-            for (c, x) in v.iter_mut().enumerate().take(n) {
-                *x = f32::from_bits(read_bits(w, at + 32 * c as u32, 32));
+            for c in 0..n {
+                x[c] = f32::from_bits(read_bits(w, at_a + 32 * c as u32, 32));
+                y[c] = f32::from_bits(read_bits(w, at_b + 32 * c as u32, 32));
             }
-            return v;
+            return (x, y);
         }
         let bits = rate_bits(rate);
         let steps = (1u32 << bits) - 1;
+        // An even byte: its pair (lo, hi) shares one word.
+        let pair = |segment: u32, c: u32| -> [u8; 2] {
+            if !segmented {
+                return [0, 255];
+            }
+            let byte = quantized * 6 + c * 2;
+            let pair = w.word(segment + byte / 4) >> (8 * (byte % 4));
+            [(pair & 255) as u8, ((pair >> 8) & 255) as u8]
+        };
         for c in 0..3u32 {
-            let seg = if segmented {
-                // An even byte: its pair (lo, hi) shares one word.
-                let byte = quantized * 6 + c * 2;
-                let pair = w.word(segment + byte / 4) >> (8 * (byte % 4));
-                [(pair & 255) as u8, ((pair >> 8) & 255) as u8]
-            } else {
-                [0, 255]
-            };
-            let q = read_bits(w, at + c * bits, bits);
             let min = f32::from_bits(w.word(range + c));
             let unit = f32::from_bits(w.word(range + 3 + c));
-            v[c as usize] = dequantize(q, min, unit, seg, steps);
+            let seg_a = pair(sa, c);
+            let seg_b = if sb == sa { seg_a } else { pair(sb, c) };
+            let qa = read_bits(w, at_a + c * bits, bits);
+            let qb = read_bits(w, at_b + c * bits, bits);
+            x[c as usize] = dequantize(qa, min, unit, seg_a, steps);
+            y[c as usize] = dequantize(qb, min, unit, seg_b, steps);
         }
-        v
+        (x, y)
     }
 
     /// Source bone `bone`'s local at `t` (`packed_local`): each track decoded at the two keys
@@ -261,19 +284,7 @@ impl PackedHeader {
         // Both keys of one track, located once.
         let pair = |kind: u32| {
             let at = self.locate(d, kind);
-            (at.rate != 0).then(|| {
-                let x = self.decode(w, &at, kind, a);
-                // A constant, or one key (a clip's ends), decodes once: the same words.
-                let same = at.rate == RATE_CONSTANT || a == b;
-                (
-                    x,
-                    if same {
-                        x
-                    } else {
-                        self.decode(w, &at, kind, b)
-                    },
-                )
-            })
+            (at.rate != 0).then(|| self.decode_pair(w, &at, kind, (a, b)))
         };
         let mut out = fill;
         if full {
