@@ -131,10 +131,11 @@ fn packed_keys(h: PackedHeader, t: f32) -> KeyPair {
     return KeyPair(u32(k), u32(k) + 1u, u - k);
 }
 
-// Track `kind` (0 rotation, 1 translation, 2 scale) of the bone of descriptor `d` at `key`
-// into `out`: x, y, z (and a raw rotation's w); false for the reference (nothing stored).
-fn packed_track(h: PackedHeader, d: vec2<u32>, kind: u32, key: u32,
-    out: ptr<function, vec4<f32>>) -> bool {
+// Track `kind` (0 rotation, 1 translation, 2 scale) of the bone of descriptor `d` at keys k.a
+// and k.b into `xa` and `xb`: x, y, z (and a raw rotation's w); false for the reference
+// (nothing stored). The track is located and its ranges read once for both keys.
+fn packed_track(h: PackedHeader, d: vec2<u32>, kind: u32, k: KeyPair,
+    xa: ptr<function, vec4<f32>>, xb: ptr<function, vec4<f32>>) -> bool {
     let at_track = packed_locate(h, d, kind);
     let rate = at_track.rate;
     let bit = at_track.bit;
@@ -144,46 +145,62 @@ fn packed_track(h: PackedHeader, d: vec2<u32>, kind: u32, key: u32,
         return false;
     }
     if (rate == RATE_CONSTANT) {
-        *out = vec4<f32>(bitcast<f32>(packed_word(range)), bitcast<f32>(packed_word(range + 1u)),
+        *xa = vec4<f32>(bitcast<f32>(packed_word(range)), bitcast<f32>(packed_word(range + 1u)),
             bitcast<f32>(packed_word(range + 2u)), 0.0);
+        *xb = *xa;
         return true;
     }
-    let segment = h.base + packed_word(h.base + h.segment_table + key / PACKED_SEGMENT_KEYS);
     let segmented = (h.flags & PACKED_SEGMENTED) != 0u;
     var ranges_words = 0u;
     if (segmented) {
         ranges_words = (6u * (h.flags >> PACKED_QUANTIZED_SHIFT) + 3u) / 4u;
     }
-    let at = (segment + ranges_words) * 32u + (key % PACKED_SEGMENT_KEYS) * h.key_bits + bit;
-    var v = vec4<f32>(0.0);
+    let sa = h.base + packed_word(h.base + h.segment_table + k.a / PACKED_SEGMENT_KEYS);
+    var sb = sa;
+    if (k.a / PACKED_SEGMENT_KEYS != k.b / PACKED_SEGMENT_KEYS) {
+        sb = h.base + packed_word(h.base + h.segment_table + k.b / PACKED_SEGMENT_KEYS);
+    }
+    let at_a = (sa + ranges_words) * 32u + (k.a % PACKED_SEGMENT_KEYS) * h.key_bits + bit;
+    let at_b = (sb + ranges_words) * 32u + (k.b % PACKED_SEGMENT_KEYS) * h.key_bits + bit;
+    var va = vec4<f32>(0.0);
+    var vb = vec4<f32>(0.0);
     if (rate == RATE_RAW) {
         let n = select(3u, 4u, kind == 0u);
         for (var c = 0u; c < n; c++) {
-            v[c] = bitcast<f32>(read_bits(at + 32u * c, 32u));
+            va[c] = bitcast<f32>(read_bits(at_a + 32u * c, 32u));
+            vb[c] = bitcast<f32>(read_bits(at_b + 32u * c, 32u));
         }
-        *out = v;
+        *xa = va;
+        *xb = vb;
         return true;
     }
     let bits = rate_bits(rate);
     let steps = (1u << bits) - 1u;
     for (var c = 0u; c < 3u; c++) {
-        var lo = 0u;
-        var hi = 255u;
+        let unit = bitcast<f32>(packed_word(range + 3u + c));
+        let low = bitcast<f32>(packed_word(range + c));
+        var pa = 255u << 8u;
+        var pb = pa;
         if (segmented) {
             // An even byte: its pair (lo, hi) shares one word.
             let byte = quantized * 6u + c * 2u;
-            let pair = packed_word(segment + byte / 4u) >> (8u * (byte % 4u));
-            lo = pair & 255u;
-            hi = (pair >> 8u) & 255u;
+            pa = packed_word(sa + byte / 4u) >> (8u * (byte % 4u));
+            pb = pa;
+            if (sb != sa) {
+                pb = packed_word(sb + byte / 4u) >> (8u * (byte % 4u));
+            }
         }
-        let q = read_bits(at + c * bits, bits);
         // N is an exact integer under 2^24 and N * unit + min one fma: the twin's mul_add gives
         // the same bits where the GPU fuses it.
-        let n = lo * steps + q * (hi - lo);
-        v[c] = fma(f32(n), bitcast<f32>(packed_word(range + 3u + c)),
-            bitcast<f32>(packed_word(range + c)));
+        let qa = read_bits(at_a + c * bits, bits);
+        let qb = read_bits(at_b + c * bits, bits);
+        let na = (pa & 255u) * steps + qa * (((pa >> 8u) & 255u) - (pa & 255u));
+        let nb = (pb & 255u) * steps + qb * (((pb >> 8u) & 255u) - (pb & 255u));
+        va[c] = fma(f32(na), unit, low);
+        vb[c] = fma(f32(nb), unit, low);
     }
-    *out = v;
+    *xa = va;
+    *xb = vb;
     return true;
 }
 
@@ -208,7 +225,7 @@ fn packed_local(clip: ClipData, bone: u32, t: f32, fill: Xform, full: bool) -> X
     var a = vec4<f32>(0.0);
     var b = vec4<f32>(0.0);
     for (var kind = 1u; kind < 3u; kind++) {
-        if (full && packed_track(h, d, kind, k.a, &a) && packed_track(h, d, kind, k.b, &b)) {
+        if (full && packed_track(h, d, kind, k, &a, &b)) {
             let alpha = select(k.alpha, 0.0, (d.x & (1u << (RATE_STEP_SHIFT + kind))) != 0u);
             let v = vec4<f32>(a.xyz * (1.0 - alpha) + b.xyz * alpha, 0.0);
             if (kind == 1u) {
@@ -218,7 +235,7 @@ fn packed_local(clip: ClipData, bone: u32, t: f32, fill: Xform, full: bool) -> X
             }
         }
     }
-    if (packed_track(h, d, 0u, k.a, &a) && packed_track(h, d, 0u, k.b, &b)) {
+    if (packed_track(h, d, 0u, k, &a, &b)) {
         let raw = (d.x & RATE_MASK) == RATE_RAW;
         let qa = packed_rotation(a, raw);
         let qb = packed_rotation(b, raw);

@@ -389,26 +389,23 @@ impl Replay<'_> {
         let (a, b, _) = h.keys_at(&data.times, t);
         if full {
             for kind in 1..3 {
-                if self.packed_track(&h, d, kind, a, site + 10, out) {
-                    self.packed_track(&h, d, kind, b, site + 30, out);
-                }
+                self.packed_track(&h, d, kind, (a, b), site + 10 + 20 * (kind - 1), out);
             }
         }
-        if self.packed_track(&h, d, 0, a, site + 50, out) {
-            self.packed_track(&h, d, 0, b, site + 70, out);
-        }
+        self.packed_track(&h, d, 0, (a, b), site + 50, out);
     }
 
-    /// `packed_track` in `packed.wgsl`: track `kind` of the bone of descriptor `d` at `key`,
-    /// whether stored. A constant's three words; else the segment table's word, then each
-    /// component's segment-range bytes (two words, where segmented), its bits (`read_bits`),
-    /// and its unit and minimum. Sites `site .. site + 12`.
+    /// `packed_track` in `packed.wgsl`: track `kind` of the bone of descriptor `d` at keys `a`
+    /// and `b`, whether stored. A constant's three words; else the segment table's word of
+    /// each key's segment (one where both share it), then per component its unit and minimum,
+    /// its segment-range word (where segmented; per segment), and each key's bits
+    /// (`read_bits`). Sites `site .. site + 12`.
     fn packed_track(
         &self,
         h: &PackedHeader,
         d: [u32; 2],
         kind: u32,
-        key: u32,
+        (a, b): (u32, u32),
         site: u32,
         out: &mut Vec<Access>,
     ) -> bool {
@@ -431,16 +428,27 @@ impl Replay<'_> {
             }
             return true;
         }
-        let table = h.base + h.segment_table + key / PACKED_SEGMENT_KEYS;
-        word(out, site + 3, table);
-        let segment = h.base + values.word(table);
+        let segment = |out: &mut Vec<Access>, key: u32| {
+            let table = h.base + h.segment_table + key / PACKED_SEGMENT_KEYS;
+            word(out, site + 3, table);
+            h.base + values.word(table)
+        };
+        let sa = segment(out, a);
+        let sb = if a / PACKED_SEGMENT_KEYS == b / PACKED_SEGMENT_KEYS {
+            sa
+        } else {
+            segment(out, b)
+        };
         let segmented = h.flags & PACKED_SEGMENTED != 0;
         let ranges_words = if segmented {
             (6 * (h.flags >> PACKED_QUANTIZED_SHIFT)).div_ceil(4)
         } else {
             0
         };
-        let at = (segment + ranges_words) * 32 + (key % PACKED_SEGMENT_KEYS) * h.key_bits + bit;
+        let first = |s: u32, key: u32| {
+            (s + ranges_words) * 32 + (key % PACKED_SEGMENT_KEYS) * h.key_bits + bit
+        };
+        let (at_a, at_b) = (first(sa, a), first(sb, b));
         // `read_bits`: the word the bits start in, and the next where they run over.
         let read_bits = |out: &mut Vec<Access>, site: u32, at: u32, count: u32| {
             word(out, site, at / 32);
@@ -451,19 +459,25 @@ impl Replay<'_> {
         if rate == RATE_RAW {
             let n = if kind == 0 { 4 } else { 3 };
             for c in 0..n {
-                read_bits(out, site + 4, at + 32 * c, 32);
+                read_bits(out, site + 4, at_a + 32 * c, 32);
+                read_bits(out, site + 4, at_b + 32 * c, 32);
             }
             return true;
         }
         let bits = crate::layout::rate_bits(rate);
         for c in 0..3 {
-            if segmented {
-                // An even byte: its pair (lo, hi) shares one word.
-                word(out, site + 6, segment + (quantized * 6 + c * 2) / 4);
-            }
-            read_bits(out, site + 8, at + c * bits, bits);
             word(out, site + 10, range + 3 + c);
             word(out, site + 11, range + c);
+            if segmented {
+                // An even byte: its pair (lo, hi) shares one word.
+                let at = (quantized * 6 + c * 2) / 4;
+                word(out, site + 6, sa + at);
+                if sb != sa {
+                    word(out, site + 6, sb + at);
+                }
+            }
+            read_bits(out, site + 8, at_a + c * bits, bits);
+            read_bits(out, site + 8, at_b + c * bits, bits);
         }
         true
     }
