@@ -9,7 +9,6 @@ use posegpu::additive::{make_additive, AdditiveBase};
 use posegpu::blend::clips::AimOffset;
 use posegpu::blend::space::BlendGrid;
 use posegpu::blend::space::BlendSpace;
-use posegpu::compress::Compression;
 use posegpu::procedural::{AIM_PITCHES, AIM_YAWS};
 use posegpu::retarget::Rig;
 use posegpu::{
@@ -108,16 +107,8 @@ pub struct EvalArgs {
     /// Write the JSON here instead of to standard output.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Compress every clip (packed keys the GPU decodes; the CPU twin reads the same words)
-    /// within TOL of the skeleton's height, a fraction in (0, 1]; `--compress` alone: 3e-4.
-    #[arg(
-        long,
-        value_name = "TOL",
-        num_args = 0..=1,
-        default_missing_value = "0.0003",
-        require_equals = true
-    )]
-    compress: Option<f32>,
+    #[command(flatten)]
+    compress: crate::util::CompressArg,
     #[command(flatten)]
     layers: LayerArgs,
     #[command(flatten)]
@@ -195,7 +186,7 @@ struct Frame {
 }
 
 pub fn run(args: &EvalArgs) -> Result<ExitCode, Error> {
-    let compression = args.compress.map(Compression::all).transpose()?;
+    let compression = args.compress.compression()?;
     let model = load_model(&args.model)?;
     let mut builder = AnimLibrary::builder(&model.skeleton);
     builder.compress(compression);

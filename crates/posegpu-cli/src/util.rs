@@ -47,3 +47,29 @@ pub fn positive_rate(s: &str) -> Result<f32, String> {
         Err(e) => Err(e.to_string()),
     }
 }
+
+/// `--compress[=TOL]`, shared by the commands that build a library: every clip compressed
+/// within TOL of the skeleton's height.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct CompressArg {
+    /// Compress every clip (packed keys, decoded in the sampling passes; the CPU twin reads the
+    /// same words) within TOL of the skeleton's height, a fraction in (0, 1]; `--compress`
+    /// alone: 3e-4. With `bench --traffic`, the replay reads the packed blocks.
+    #[arg(
+        long,
+        value_name = "TOL",
+        num_args = 0..=1,
+        default_missing_value = "0.0003",
+        require_equals = true
+    )]
+    pub compress: Option<f32>,
+}
+
+impl CompressArg {
+    /// The compression asked for, or none; a bad TOL is `Error::CompressTolerance`.
+    pub fn compression(&self) -> Result<Option<posegpu::compress::Compression>, posegpu::Error> {
+        self.compress
+            .map(posegpu::compress::Compression::all)
+            .transpose()
+    }
+}

@@ -16,7 +16,6 @@ use std::time::Instant;
 
 use crate::bandwidth::{copy_bandwidth, Bandwidth};
 use clap::ValueEnum;
-use posegpu::compress::Compression;
 use posegpu::frame_plan::Stage;
 use posegpu::{AdditiveSpace, CpuEvaluator, Error, GpuContext, GpuEvaluator, GpuOptions};
 use posegpu::{Outputs, PassPlan};
@@ -123,17 +122,8 @@ pub struct BenchArgs {
     /// separate passes and the fused pass.
     #[arg(long)]
     traffic: bool,
-    /// Compress every clip (packed keys, decoded in the sampling passes) within TOL of the
-    /// skeleton's height, a fraction in (0, 1]; `--compress` alone: 3e-4. With `--traffic`,
-    /// the replay reads the packed blocks.
-    #[arg(
-        long,
-        value_name = "TOL",
-        num_args = 0..=1,
-        default_missing_value = "0.0003",
-        require_equals = true
-    )]
-    compress: Option<f32>,
+    #[command(flatten)]
+    compress: crate::util::CompressArg,
     /// MiB copied by the bandwidth probe (clamped to the device's storage-binding limit).
     #[arg(long, value_parser = at_least_one, default_value_t = 256)]
     copy_mib: usize,
@@ -178,7 +168,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
         LayerSpace::Mesh => AdditiveSpace::Mesh,
     };
     // Every input is checked and every output opened before the first measurement.
-    let compression = args.compress.map(Compression::all).transpose()?;
+    let compression = args.compress.compression()?;
     let compression = compression.as_ref();
     let workloads = match &args.model {
         Some(path) => {

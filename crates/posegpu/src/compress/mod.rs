@@ -1,29 +1,32 @@
 //! Compressed keys (ACL-like), authoring side: a clip's keys packed at per-track bit rates that
-//! an error-driven optimizer chooses, and a CPU decoder. Phase 1 of issue 31; the GPU does not
-//! read this form yet.
+//! an error-driven optimizer chooses ([`CompressedClip`]), and the builder option that puts
+//! packed clips in a library ([`Compression`], [`crate::LibraryBuilder::compress`]). The
+//! sampling and fused passes decode them (`shaders/packed.wgsl`), the CPU twin from the same
+//! words (`src/cpu/packed.rs`, which [`CompressedClip::sample`] uses too).
 //!
 //! The format, per clip (spec: `docs/pose-math.md`, "Compressed keys"):
 //!
 //! - **Keys** are the clip's distinct key times (every frame of a BVH). Uniform times are stored
-//!   as a start and a step; others as one f32 each.
-//! - **Tracks**: each bone has three (rotation, translation, scale), each with a rate byte:
-//!   [`Rate::Reference`] (no data: the skeleton's reference pose), [`Rate::Constant`] (one
-//!   value), [`Rate::Bits`] 1 to 16 bits per component, or [`Rate::Raw`] (full f32, the
-//!   fallback of a track that cannot meet the threshold). The top bit of the byte marks STEP.
-//! - **Range reduction**: a quantized track stores its per-component minimum and extent
-//!   (six f32); a constant one its value (three f32). Where it makes the clip smaller (dense
-//!   keys, as in motion capture), each segment also stores, per quantized track and component,
-//!   its keys' range within the clip's in 1/255ths (two bytes), and the bits span that
-//!   (ACL's segment range reduction); a header flag says which.
+//!   as a first time and 1 / step; others as one f32 each, in the library's key times.
+//! - **Tracks**: each bone has three (rotation, translation, scale), each at a rate:
+//!   [`Rate::Reference`] (no data: what the sampler plays for an absent channel),
+//!   [`Rate::Constant`] (one value), [`Rate::Bits`] 1 to 16 bits per component, or
+//!   [`Rate::Raw`] (full f32, the fallback of a track that cannot meet the threshold).
+//! - **Range reduction**: a quantized track stores its per-component minimum and unit (six
+//!   f32); a constant one its value (three f32). Where it makes the clip smaller (dense keys,
+//!   as in motion capture), each segment also stores, per quantized track and component, its
+//!   keys' range within the clip's in 1/255ths (two bytes), and the bits span that (ACL's
+//!   segment range reduction); a header flag says which.
 //! - **Rotations** are made `w >= 0` and stored as x, y, z; `w` is rebuilt from the unit length
 //!   (a raw rotation keeps all four).
 //! - **Segments** of [`SEGMENT_KEYS`] keys, each starting on a 32-bit word and listed in a table
-//!   of u32 word offsets (with the segment's ranges, padded to 4 bytes, when segmented): within a segment, key after key, each quantized or raw track's
-//!   components in track order, least significant bit first.
+//!   of word offsets (each starting with its ranges, padded to 4 bytes, when segmented):
+//!   within a segment, key after key, each quantized or raw track's components in track order,
+//!   least significant bit first.
 //!
-//! [`CompressedClip::packed_bytes`] counts all of it: a 16-byte header (key count, first time,
-//! step, track count), the times when not uniform, the rate bytes (padded to 4), the ranges,
-//! the segment table and the bit stream. The reference pose is the skeleton's, which a library
+//! [`CompressedClip::packed_bytes`] counts every word of the block the GPU reads (an 8-word
+//! header, an 8-byte descriptor per bone, the ranges, the segment table and the segments) and
+//! the times where they are not uniform. The reference pose is the skeleton's, which a library
 //! holds anyway.
 //!
 //! The error is ACL's: virtual vertices at a distance from each bone (default: the skeleton's
