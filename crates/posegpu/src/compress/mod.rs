@@ -39,6 +39,7 @@ mod block;
 mod library;
 mod optimize;
 mod pack;
+mod resample;
 #[cfg(test)]
 mod tests;
 
@@ -65,6 +66,8 @@ pub const RAW_BYTES_PER_KEY: usize = 40;
 pub struct CompressedClip {
     name: String,
     times: Vec<f32>,
+    /// The clip's own distinct key times (what ACL's raw size counts), before any grid.
+    raw_keys: usize,
     uniform: bool,
     /// The value a reference track plays, per bone (what a library fills absent channels with).
     reference: Vec<Transform>,
@@ -152,7 +155,6 @@ impl CompressedClip {
         )
     }
 
-    /// Compresses `input` within `tolerance` × its height (checked by the caller).
     /// Compresses `input` within `tolerance` × its height (checked by the caller); a clip of
     /// more bones and goals than a packed block holds ([`PACKED_MAX_BONES`]) is an
     /// [`Error::BadRequest`].
@@ -167,19 +169,6 @@ impl CompressedClip {
                 ),
             });
         }
-        // Segment ranges pay on dense keys (motion capture) and cost on short, sparse clips:
-        // the smaller of the two forms is kept.
-        let whole = Self::build(input, tolerance, false);
-        let segmented = Self::build(input, tolerance, true);
-        Ok(if segmented.packed_bytes() < whole.packed_bytes() {
-            segmented
-        } else {
-            whole
-        })
-    }
-
-    fn build(input: &Input, tolerance: f32, segmented: bool) -> Self {
-        let bones = input.tracks.len();
         let mut times: Vec<f32> = input
             .tracks
             .iter()
@@ -191,6 +180,37 @@ impl CompressedClip {
         if times.is_empty() {
             times.push(0.0);
         }
+        let threshold = tolerance * input.height;
+        // Segment ranges pay on dense keys (motion capture) and cost on short, sparse clips;
+        // keys that are not uniform may pay on a grid. The smallest form is kept.
+        let mut forms = vec![(times.clone(), 0.0)];
+        if !is_uniform(&times) {
+            forms.extend(resample::grid(input, &times, 0.5 * threshold));
+        }
+        let raw_keys = times.len();
+        let best = forms
+            .iter()
+            .flat_map(|(keys, moved)| {
+                [false, true].map(|segmented| {
+                    Self::build(input, keys.clone(), threshold - moved, *moved, segmented)
+                })
+            })
+            .min_by_key(|c| c.packed_bytes())
+            .expect("one form at least");
+        Ok(Self { raw_keys, ..best })
+    }
+
+    /// `input` packed at key times `times` within `threshold` (skeleton units) of the clip's
+    /// values there; `moved`, the error of replaying the clip from those times (0 at its own
+    /// keys), is added to the worst error reported.
+    fn build(
+        input: &Input,
+        mut times: Vec<f32>,
+        threshold: f32,
+        moved: f32,
+        segmented: bool,
+    ) -> Self {
+        let bones = input.tracks.len();
         let raw: Vec<Vec<Transform>> = times
             .iter()
             .map(|&t| {
@@ -239,11 +259,9 @@ impl CompressedClip {
             segments,
             distance: input.height / 60.0,
         };
-        let (rates, worst_error) = problem.solve(tolerance * input.height);
+        let (rates, worst_error) = problem.solve(threshold);
         let step = times.get(1).map_or(0.0, |t| t - times[0]);
-        let uniform = times.iter().enumerate().all(|(k, &t)| {
-            (times[0] + k as f32 * step - t).abs() <= 1e-5 * times[times.len() - 1].max(1.0)
-        });
+        let uniform = is_uniform(&times);
         let block = block::write(&block::Plan {
             problem: &problem,
             tracks: &input.tracks,
@@ -264,12 +282,13 @@ impl CompressedClip {
         }
         Self {
             name: input.name.to_string(),
+            raw_keys: times.len(),
             times,
             uniform,
             reference: input.reference.clone(),
             rates,
             block,
-            worst_error,
+            worst_error: worst_error + moved,
             height: input.height,
         }
     }
@@ -279,7 +298,8 @@ impl CompressedClip {
         &self.name
     }
 
-    /// The key times the clip keeps (its distinct key times; rebuilt from start and step when
+    /// The key times the packed form keeps: the clip's distinct key times, or a uniform grid
+    /// where that packs smaller within the threshold (rebuilt from start and step when
     /// uniform).
     pub fn times(&self) -> &[f32] {
         &self.times
@@ -290,9 +310,10 @@ impl CompressedClip {
         self.rates.iter().copied()
     }
 
-    /// ACL's uncompressed size: bones × key times × [`RAW_BYTES_PER_KEY`].
+    /// ACL's uncompressed size: bones × the clip's distinct key times ×
+    /// [`RAW_BYTES_PER_KEY`].
     pub fn raw_bytes(&self) -> usize {
-        self.reference.len() * self.times.len() * RAW_BYTES_PER_KEY
+        self.reference.len() * self.raw_keys * RAW_BYTES_PER_KEY
     }
 
     /// Every byte the GPU reads to decode the clip: the packed block (header, descriptors,
@@ -345,6 +366,15 @@ impl CompressedClip {
             .map(|b| self.sample(b, t))
             .collect()
     }
+}
+
+/// Whether `times` are uniform: each within 1e-5 of the span (at least 1 s) of its place on the
+/// grid of its first two.
+fn is_uniform(times: &[f32]) -> bool {
+    let step = times.get(1).map_or(0.0, |t| t - times[0]);
+    times.iter().enumerate().all(|(k, &t)| {
+        (times[0] + k as f32 * step - t).abs() <= 1e-5 * times[times.len() - 1].max(1.0)
+    })
 }
 
 /// One clip's line of [`compression_report`].

@@ -187,3 +187,71 @@ fn additive_clips_keep_the_identity_delta_and_meet_the_threshold_on_the_referenc
         }
     }
 }
+
+/// A root-and-tip clip keyed at `times`, the root turning smoothly about Y.
+fn turning(times: Vec<f32>) -> (Skeleton, Clip) {
+    let skeleton = root_and_tip();
+    let turn = times
+        .iter()
+        .map(|t| Quat::from_rotation_y(t * 1.5))
+        .collect();
+    let tracks = vec![
+        BoneTrack {
+            rotation: Some(Channel::new(times, turn, Interpolation::Linear)),
+            ..BoneTrack::default()
+        },
+        BoneTrack::default(),
+    ];
+    let clip = Clip::new("turn", &skeleton, tracks).unwrap();
+    (skeleton, clip)
+}
+
+/// The worst error of `c` against `clip` at `times`, as a fraction of the height.
+fn error_at(skeleton: &Skeleton, clip: &Clip, c: &CompressedClip, times: &[f32]) -> f32 {
+    let height = skeleton_height(skeleton);
+    let mut worst = 0.0f32;
+    for &t in times {
+        let want = component_space(skeleton.parents(), &clip.pose_at(skeleton.rest(), t));
+        let got = component_space(skeleton.parents(), &c.pose_at(t));
+        for (a, b) in want.iter().zip(&got) {
+            worst = worst.max(vertex_error(a, b, height / 60.0));
+        }
+    }
+    worst / height
+}
+
+#[test]
+fn dense_keys_off_a_grid_go_onto_one_and_sparse_keys_keep_their_times() {
+    // 120 keys at 30 Hz, each jittered by up to a millisecond: a grid replays them.
+    let jittered: Vec<f32> = (0..120)
+        .map(|k| k as f32 / 30.0 + if k % 2 == 1 { 1e-3 } else { 0.0 })
+        .collect();
+    let (skeleton, clip) = turning(jittered.clone());
+    let c = CompressedClip::new(&skeleton, &clip, DEFAULT_TOLERANCE).unwrap();
+    assert!(c.uniform(), "the dense clip kept its times");
+    assert_eq!(
+        c.raw_bytes(),
+        2 * 120 * RAW_BYTES_PER_KEY,
+        "raw counts the clip's own keys"
+    );
+    let e = error_at(&skeleton, &clip, &c, &jittered);
+    assert!(e <= DEFAULT_TOLERANCE, "error at the original keys {e}");
+    assert!(c.worst_error() <= DEFAULT_TOLERANCE);
+    // Four keys, far apart and irregular, with a sharp turn between: no grid of 4 or 7 keys
+    // replays them, so they stay.
+    let (skeleton, _) = turning(vec![0.0]);
+    let sparse = vec![0.0, 0.1, 0.9, 1.0];
+    let turn = [0.0f32, 2.5, -2.5, 0.0].map(Quat::from_rotation_y).to_vec();
+    let tracks = vec![
+        BoneTrack {
+            rotation: Some(Channel::new(sparse.clone(), turn, Interpolation::Linear)),
+            ..BoneTrack::default()
+        },
+        BoneTrack::default(),
+    ];
+    let clip = Clip::new("snap", &skeleton, tracks).unwrap();
+    let c = CompressedClip::new(&skeleton, &clip, DEFAULT_TOLERANCE).unwrap();
+    assert!(!c.uniform(), "the sparse clip was moved onto a grid");
+    assert_eq!(c.times(), &sparse[..]);
+    assert!(error_at(&skeleton, &clip, &c, &sparse) <= DEFAULT_TOLERANCE);
+}
