@@ -274,39 +274,37 @@ impl PackedHeader {
         full: bool,
     ) -> Transform {
         let d = self.bone(w, bone);
-        let alpha_of = |kind: u32| {
-            if d[0] & (1 << (RATE_STEP_SHIFT + kind)) != 0 {
+        // No closures here: a closure is compiled apart, without the caller's FMA.
+        let mut out = fill;
+        for kind in [1, 2] {
+            let at = self.locate(d, kind);
+            if !full || at.rate == 0 {
+                continue;
+            }
+            let (x, y) = self.decode_pair(w, &at, kind, (a, b));
+            let stepped = d[0] & (1 << (RATE_STEP_SHIFT + kind)) != 0;
+            let v = lerp3(vec3(x), vec3(y), if stepped { 0.0 } else { alpha });
+            if kind == 1 {
+                out.translation = v;
+            } else {
+                out.scale = v;
+            }
+        }
+        let at = self.locate(d, 0);
+        out.rotation = if at.rate != 0 {
+            let (x, y) = self.decode_pair(w, &at, 0, (a, b));
+            let raw = at.rate == RATE_RAW;
+            let (qa, qb) = (rotation(x, raw), rotation(y, raw));
+            let alpha = if d[0] & (1 << RATE_STEP_SHIFT) != 0 {
                 0.0
             } else {
                 alpha
-            }
+            };
+            let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
+            normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign))
+        } else {
+            normalize_quat(Vec4::from(out.rotation))
         };
-        // Both keys of one track, located once.
-        let pair = |kind: u32| {
-            let at = self.locate(d, kind);
-            (at.rate != 0).then(|| self.decode_pair(w, &at, kind, (a, b)))
-        };
-        let mut out = fill;
-        if full {
-            if let Some((x, y)) = pair(1) {
-                out.translation = lerp3(vec3(x), vec3(y), alpha_of(1));
-            }
-        }
-        out.rotation = match pair(0) {
-            Some((x, y)) => {
-                let raw = (d[0] & RATE_MASK) == RATE_RAW;
-                let (qa, qb) = (rotation(x, raw), rotation(y, raw));
-                let alpha = alpha_of(0);
-                let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
-                normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign))
-            }
-            None => normalize_quat(Vec4::from(out.rotation)),
-        };
-        if full {
-            if let Some((x, y)) = pair(2) {
-                out.scale = lerp3(vec3(x), vec3(y), alpha_of(2));
-            }
-        }
         out
     }
 
