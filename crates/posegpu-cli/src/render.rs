@@ -67,6 +67,8 @@ pub struct RenderArgs {
     ik: IkArgs,
     #[command(flatten)]
     bake: BakeArg,
+    #[command(flatten)]
+    compress: crate::util::CompressArg,
 }
 
 /// `--view`.
@@ -101,6 +103,7 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
         asset.clips.clone()
     };
     let mut builder = AnimLibrary::builder(&asset.skeleton);
+    builder.compress(args.compress.compression()?);
     builder.add_clips(&clips)?;
     // The clips the crowd plays: the model's own, or (with --animation-from) the source's,
     // which the library holds after the model's.
