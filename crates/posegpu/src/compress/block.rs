@@ -1,5 +1,5 @@
 //! The packed block a compressed clip is uploaded as, written word for word as the GPU reads
-//! it (`src/library/compressed.rs` reads it back; the layout is the `PACKED_*` and `RATE_*`
+//! it (`src/cpu/packed.rs` reads it back; the layout is the `PACKED_*` and `RATE_*`
 //! constants in `src/layout/clips.rs`).
 
 use super::optimize::Problem;

@@ -45,8 +45,8 @@ mod tests;
 
 use std::time::Instant;
 
-use crate::cpu::packed::PackedHeader;
 use crate::error::{Error, Result};
+use crate::layout::PackedHeader;
 use crate::layout::PACKED_MAX_BONES;
 use crate::{Asset, BoneTrack, Clip, Skeleton, Transform};
 pub use library::Compression;
@@ -72,7 +72,7 @@ pub struct CompressedClip {
     /// The value a reference track plays, per bone (what a library fills absent channels with).
     reference: Vec<Transform>,
     rates: Vec<Rate>,
-    /// The packed block, word for word as the GPU reads it (`src/library/compressed.rs`).
+    /// The packed block, word for word as the GPU reads it (`src/cpu/packed.rs`).
     block: Vec<u32>,
     worst_error: f32,
     height: f32,

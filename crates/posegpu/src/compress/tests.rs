@@ -5,19 +5,10 @@ use super::*;
 use crate::procedural::humanoid_asset;
 use crate::{component_space, BoneTrack, Channel, Interpolation};
 
-/// The worst error of `c`'s decoded keys against `clip`, in component space, at `c`'s
-/// virtual vertices, as a fraction of the height; decoded through `sample`, not the optimizer.
+/// The worst error of `c`'s decoded keys against `clip` at `c`'s own key times (decoded
+/// through `sample`, not the optimizer), as a fraction of the height.
 fn decoded_error(skeleton: &Skeleton, clip: &Clip, c: &CompressedClip) -> f32 {
-    let height = skeleton_height(skeleton);
-    let mut worst = 0.0f32;
-    for &t in c.times() {
-        let want = component_space(skeleton.parents(), &clip.pose_at(skeleton.rest(), t));
-        let got = component_space(skeleton.parents(), &c.pose_at(t));
-        for (a, b) in want.iter().zip(&got) {
-            worst = worst.max(vertex_error(a, b, height / 60.0));
-        }
-    }
-    worst / height
+    error_at(skeleton, clip, c, c.times())
 }
 
 #[test]
@@ -206,7 +197,8 @@ fn turning(times: Vec<f32>) -> (Skeleton, Clip) {
     (skeleton, clip)
 }
 
-/// The worst error of `c` against `clip` at `times`, as a fraction of the height.
+/// The worst error of `c` against `clip` at `times`, in component space at the virtual
+/// vertices, as a fraction of the height.
 fn error_at(skeleton: &Skeleton, clip: &Clip, c: &CompressedClip, times: &[f32]) -> f32 {
     let height = skeleton_height(skeleton);
     let mut worst = 0.0f32;

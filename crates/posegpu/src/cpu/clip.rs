@@ -5,12 +5,12 @@
 
 use glam::{Quat, Vec3, Vec4};
 
-use super::packed::PackedHeader;
 use crate::additive::delta::IDENTITY_DELTA;
 use crate::batch::RootPart;
 use crate::batch::{ClipSample, RootLock, RootMotionAxes};
 use crate::drive::plan::apply_bone;
 use crate::drive::TranslationMode;
+use crate::layout::PackedHeader;
 use crate::layout::{
     BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Xform, CHANNEL_STEP,
     CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_COMPRESSED, CLIP_PLAN, RETARGET_ORIENT,
@@ -136,7 +136,7 @@ fn sample_mode_bone(
     };
     if c.flags & CLIP_COMPRESSED != 0 {
         let (h, _) = packed_keys(lib, c, t, search);
-        if !h.present(bytemuck::cast_slice::<_, u32>(&lib.data().values), source) {
+        if !h.present(lib.data().value_words(), source) {
             return unkeyed();
         }
         let out = packed_local(lib, c, source, t, (reference(&r.source_ref), true), search);
@@ -208,7 +208,7 @@ impl Records {
 /// The packed block of compressed clip `c` (`packed_header` in `packed.wgsl`).
 #[inline]
 pub(crate) fn packed_header(lib: &AnimLibrary, c: &ClipData) -> PackedHeader {
-    PackedHeader::read(&lib.data().values[..], c.channel_base * 4)
+    PackedHeader::read(lib.data().value_words(), c.channel_base * 4)
 }
 
 /// Source bone `source`'s local in compressed clip `c` at `t` (`packed_local`): tracks it
@@ -223,8 +223,7 @@ pub(crate) fn packed_local(
     search: &mut KeySearch,
 ) -> Transform {
     let (h, keys) = packed_keys(lib, c, t, search);
-    let words: &[u32] = bytemuck::cast_slice(&lib.data().values);
-    h.local_at(words, source, keys, fill, full)
+    h.local_at(lib.data().value_words(), source, keys, fill, full)
 }
 
 /// Compressed clip `c`'s header and its keys at `t`, kept in `search` for the sample's next

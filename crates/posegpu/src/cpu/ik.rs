@@ -94,9 +94,9 @@ fn has_goal(lib: &AnimLibrary, c: &ClipData, record: u32) -> bool {
         return data.bone_plan(c.retarget_base, record).modes & PLAN_NO_GOAL == 0;
     }
     if c.flags & CLIP_COMPRESSED != 0 {
-        let values = &data.values[..];
+        let words = data.value_words();
         return c.flags & CLIP_GOALS != 0
-            && super::clip::packed_header(lib, c).present(values, record);
+            && super::clip::packed_header(lib, c).present(words, record);
     }
     c.flags & CLIP_GOALS != 0 && data.clip_channel(c, record, 0).count > 0
 }

@@ -1,38 +1,18 @@
 //! CPU twin of `shaders/packed.wgsl`: compressed clips' packed blocks read from the same words
 //! of the key values (issue 31); also the decoder [`crate::compress::CompressedClip`] samples
-//! with. Layout: the `PACKED_*` and `RATE_*`
-//! constants in `src/layout/clips.rs`; spec: `docs/pose-math.md`, "Compressed keys".
+//! with. Layout: the `PACKED_*` and `RATE_*` constants in `src/layout/clips.rs` and the header
+//! in `src/layout/packed.rs`; spec: `docs/pose-math.md`, "Compressed keys".
 
 use glam::{Vec3, Vec4};
 
 use crate::layout::{
-    key_bits, rate_bits, BONE_PRESENT, PACKED_DESCRIPTOR_WORDS, PACKED_HEADER_WORDS,
-    PACKED_INDEX_SHIFT, PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED, PACKED_SEGMENT_KEYS,
-    PACKED_UNIFORM, RATE_CONSTANT, RATE_MASK, RATE_RAW, RATE_SHIFT, RATE_STEP_SHIFT,
+    rate_bits, BONE_PRESENT, PACKED_SEGMENTED, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_CONSTANT,
+    RATE_RAW, RATE_STEP_SHIFT,
 };
+use crate::layout::{Located, PackedHeader};
 use crate::math::{lerp3, normalize_quat};
 use crate::model::find_keys;
 use crate::Transform;
-
-/// Words a packed block is read from: the library's key values (four to a 16-byte word, as
-/// the GPU binds them) or a block of its own.
-pub(crate) trait Words {
-    fn word(&self, i: u32) -> u32;
-}
-
-impl Words for [u32] {
-    #[inline]
-    fn word(&self, i: u32) -> u32 {
-        self[i as usize]
-    }
-}
-
-impl Words for [[f32; 4]] {
-    #[inline]
-    fn word(&self, i: u32) -> u32 {
-        self[(i / 4) as usize][(i % 4) as usize].to_bits()
-    }
-}
 
 /// `N * unit + min` with one rounding, `N = lo * steps + q * (hi - lo)` an exact integer under
 /// 2^24: `fma` in `packed.wgsl`, the same bits where the GPU fuses it (NVIDIA does; lavapipe
@@ -43,85 +23,7 @@ pub(crate) fn dequantize(q: u32, min: f32, unit: f32, seg: [u8; 2], steps: u32) 
     (n as f32).mul_add(unit, min)
 }
 
-/// A packed block's header (`packed_header` in `clip.wgsl`).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PackedHeader {
-    pub base: u32,
-    pub keys: u32,
-    pub first_time: f32,
-    pub inv_step: f32,
-    pub time_offset: u32,
-    pub flags: u32,
-    pub key_bits: u32,
-    pub segment_table: u32,
-    /// The ranges' first word, from the block's start.
-    pub ranges: u32,
-}
-
-/// Where one track of a packed block lies ([`PackedHeader::locate`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Located {
-    pub rate: u32,
-    /// Its first bit within a key.
-    pub bit: u32,
-    /// Its range's first word (a constant's value, or a quantized track's minima then units).
-    pub range: u32,
-    /// Its index among the clip's quantized tracks (where its segment ranges are).
-    pub quantized: u32,
-}
-
 impl PackedHeader {
-    #[inline]
-    pub(crate) fn read(w: &(impl Words + ?Sized), base: u32) -> Self {
-        Self {
-            base,
-            keys: w.word(base),
-            first_time: f32::from_bits(w.word(base + 1)),
-            inv_step: f32::from_bits(w.word(base + 2)),
-            time_offset: w.word(base + 3),
-            flags: w.word(base + 4),
-            key_bits: w.word(base + 5),
-            segment_table: w.word(base + 6),
-            ranges: w.word(base + 7),
-        }
-    }
-
-    /// Bone `bone`'s descriptor (`packed_bone`).
-    #[inline]
-    pub(crate) fn bone(&self, w: &(impl Words + ?Sized), bone: u32) -> [u32; 2] {
-        let at = self.base + PACKED_HEADER_WORDS + PACKED_DESCRIPTOR_WORDS * bone;
-        [w.word(at), w.word(at + 1)]
-    }
-
-    /// Where track `kind` of the bone of descriptor `d` lies (`packed_locate`): its rate, its
-    /// first bit within a key, its range's first word, and its index among the quantized
-    /// tracks; the tracks before it in the bone counted from the descriptor's firsts.
-    #[inline(always)]
-    pub(crate) fn locate(&self, d: [u32; 2], kind: u32) -> Located {
-        let index_mask = (1u32 << PACKED_INDEX_SHIFT) - 1;
-        let (mut bit, mut quantized) = (d[1] & index_mask, d[1] >> PACKED_INDEX_SHIFT);
-        let mut constant = d[0] >> PACKED_INDEX_SHIFT;
-        for j in 0..kind {
-            let r = (d[0] >> (RATE_SHIFT * j)) & RATE_MASK;
-            bit += key_bits(r, j);
-            quantized += u32::from(r > RATE_CONSTANT && r < RATE_RAW);
-            constant += u32::from(r == RATE_CONSTANT);
-        }
-        let rate = (d[0] >> (RATE_SHIFT * kind)) & RATE_MASK;
-        let ranges = self.base + self.ranges;
-        let range = if rate == RATE_CONSTANT {
-            ranges + 6 * (self.flags >> PACKED_QUANTIZED_SHIFT) + 3 * constant
-        } else {
-            ranges + 6 * quantized
-        };
-        Located {
-            rate,
-            bit,
-            range,
-            quantized,
-        }
-    }
-
     /// The two keys around `t` and the blend factor (`packed_keys`): uniform keys by one
     /// multiply, others by a search of their times in `times`.
     #[inline]
@@ -150,7 +52,7 @@ impl PackedHeader {
     #[inline(always)]
     fn decode_pair(
         &self,
-        w: &(impl Words + ?Sized),
+        w: &[u32],
         at: &Located,
         kind: u32,
         (a, b): (u32, u32),
@@ -162,18 +64,14 @@ impl PackedHeader {
             quantized,
         } = *at;
         if rate == RATE_CONSTANT {
-            let v = |c| f32::from_bits(w.word(range + c));
+            let v = |c| f32::from_bits(w[(range + c) as usize]);
             let x = [v(0), v(1), v(2), 0.0];
             return (x, x);
         }
         let segmented = self.flags & PACKED_SEGMENTED != 0;
-        let ranges_words = if segmented {
-            (6 * (self.flags >> PACKED_QUANTIZED_SHIFT)).div_ceil(4)
-        } else {
-            0
-        };
+        let ranges_words = self.segment_range_words();
         let segment = |key: u32| {
-            self.base + w.word(self.base + self.segment_table + key / PACKED_SEGMENT_KEYS)
+            self.base + w[(self.base + self.segment_table + key / PACKED_SEGMENT_KEYS) as usize]
         };
         let first_bit = |segment: u32, key: u32| {
             (segment + ranges_words) * 32 + (key % PACKED_SEGMENT_KEYS) * self.key_bits + bit
@@ -202,12 +100,12 @@ impl PackedHeader {
                 return [0, 255];
             }
             let byte = quantized * 6 + c * 2;
-            let pair = w.word(segment + byte / 4) >> (8 * (byte % 4));
+            let pair = w[(segment + byte / 4) as usize] >> (8 * (byte % 4));
             [(pair & 255) as u8, ((pair >> 8) & 255) as u8]
         };
         for c in 0..3u32 {
-            let min = f32::from_bits(w.word(range + c));
-            let unit = f32::from_bits(w.word(range + 3 + c));
+            let min = f32::from_bits(w[(range + c) as usize]);
+            let unit = f32::from_bits(w[(range + 3 + c) as usize]);
             let seg_a = pair(sa, c);
             let seg_b = if sb == sa { seg_a } else { pair(sb, c) };
             let qa = read_bits(w, at_a + c * bits, bits);
@@ -223,7 +121,7 @@ impl PackedHeader {
     /// track keeps `fill`'s value (its rotation normalized). Only the rotation unless `full`.
     pub(crate) fn local(
         &self,
-        w: &(impl Words + ?Sized),
+        w: &[u32],
         times: &[f32],
         bone: u32,
         t: f32,
@@ -237,7 +135,7 @@ impl PackedHeader {
     /// dequantization's `mul_add` is one instruction, not a call.
     pub(crate) fn local_at(
         &self,
-        w: &(impl Words + ?Sized),
+        w: &[u32],
         bone: u32,
         keys: (u32, u32, f32),
         fill: Transform,
@@ -255,7 +153,7 @@ impl PackedHeader {
     #[target_feature(enable = "fma")]
     fn local_fma(
         &self,
-        w: &(impl Words + ?Sized),
+        w: &[u32],
         bone: u32,
         keys: (u32, u32, f32),
         fill: Transform,
@@ -267,7 +165,7 @@ impl PackedHeader {
     #[inline(always)]
     fn local_any(
         &self,
-        w: &(impl Words + ?Sized),
+        w: &[u32],
         bone: u32,
         (a, b, alpha): (u32, u32, f32),
         fill: Transform,
@@ -310,7 +208,7 @@ impl PackedHeader {
 
     /// Whether the clip keys bone `bone` at all (`packed_present`).
     #[inline]
-    pub(crate) fn present(&self, w: &(impl Words + ?Sized), bone: u32) -> bool {
+    pub(crate) fn present(&self, w: &[u32], bone: u32) -> bool {
         self.bone(w, bone)[0] & BONE_PRESENT != 0
     }
 }
@@ -335,9 +233,9 @@ pub(crate) fn rotation(v: [f32; 4], raw: bool) -> Vec4 {
 
 /// `count` bits (1 to 32) from bit `at`, least significant first within little-endian words.
 #[inline(always)]
-pub(crate) fn read_bits(w: &(impl Words + ?Sized), at: u32, count: u32) -> u32 {
+pub(crate) fn read_bits(w: &[u32], at: u32, count: u32) -> u32 {
     let (i, b) = (at / 32, at % 32);
-    let lo = w.word(i) >> b;
+    let lo = w[i as usize] >> b;
     let mask = if count == 32 {
         u32::MAX
     } else {
@@ -346,5 +244,5 @@ pub(crate) fn read_bits(w: &(impl Words + ?Sized), at: u32, count: u32) -> u32 {
     if b + count <= 32 {
         return lo & mask;
     }
-    (lo | (w.word(i + 1) << (32 - b))) & mask
+    (lo | (w[(i + 1) as usize] << (32 - b))) & mask
 }

@@ -56,7 +56,7 @@ pub(crate) const CLIP_GOALS: u32 = 8;
 
 /// [`ClipData::flags`]: the clip's keys are compressed (issue 31): `channel_base` is the
 /// first 16-byte word of its packed block in the key values (`values`), read word by word as
-/// u32 (`packed_word` in `clip.wgsl`, `src/library/compressed.rs`), not a place in the clip
+/// u32 (`packed_word` in `packed.wgsl`, `src/cpu/packed.rs`), not a place in the clip
 /// table. The block: [`PACKED_HEADER_WORDS`] words of header, then per source bone a
 /// descriptor of [`PACKED_DESCRIPTOR_WORDS`] words, the ranges (every quantized track's, then
 /// every constant's), the segment table and the segments.

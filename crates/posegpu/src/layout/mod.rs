@@ -11,7 +11,7 @@
 //! by its [`SampleEntry`]s.
 //!
 //! One file per part, every item re-exported here (`crate::layout::X`): the poses and the
-//! per-dispatch parameters here, the frame (`frame.rs`), clips and channels (`clips.rs`), the
+//! per-dispatch parameters here, the frame (`frame.rs`), clips and channels (`clips.rs`), a compressed clip's packed block (`packed.rs`), the
 //! retarget table's records (`retarget.rs`), the IK table (`ik.rs`), crowd playback
 //! (`crowd.rs`), drawing (`draw.rs`), and the contract test (`tests.rs`).
 
@@ -21,6 +21,7 @@ mod crowd;
 mod draw;
 mod frame;
 mod ik;
+mod packed;
 mod retarget;
 #[cfg(test)]
 mod tests;
@@ -38,6 +39,7 @@ pub use draw::SkinnedVertex;
 pub(crate) use draw::{ChunkUniform, ViewUniform};
 pub(crate) use frame::*;
 pub(crate) use ik::*;
+pub(crate) use packed::{Located, PackedHeader};
 pub(crate) use retarget::*;
 
 /// Invocations per workgroup of every compute stage.

@@ -345,7 +345,7 @@ const CONSTANTS: &[(&str, Constant)] = {
 
 /// Structs the shaders keep to themselves (locals of one stage, never in a buffer).
 const SHADER_PRIVATE: &[&str] = &[
-    // Read word by word from a packed block (cpu/packed.rs reads the same words).
+    // Read word by word from a packed block (layout/packed.rs reads the same words).
     "PackedHeader",
     "Located",
     "Blend",

@@ -7,8 +7,8 @@ use std::fmt::Debug;
 use super::{to_u32, LibraryData, RetargetSource};
 use crate::error::{Error, Result};
 use crate::layout::{
-    key_bits, ClipData, PACKED_DESCRIPTOR_WORDS, PACKED_HEADER_WORDS, PACKED_INDEX_SHIFT,
-    PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_CONSTANT,
+    key_bits, ClipData, PackedHeader, PACKED_DESCRIPTOR_WORDS, PACKED_HEADER_WORDS,
+    PACKED_INDEX_SHIFT, PACKED_QUANTIZED_SHIFT, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_CONSTANT,
     RATE_MASK, RATE_RAW, RATE_SHIFT,
 };
 use crate::{BoneTrack, Clip};
@@ -35,17 +35,6 @@ pub(crate) trait ClipPacker: Debug + Send + Sync {
     ) -> Result<Option<PackedClip>>;
 }
 
-/// The header words [`check_block`] reads.
-struct Header {
-    keys: u32,
-    first_time: f32,
-    inv_step: f32,
-    flags: u32,
-    key_bits: u32,
-    segment_table: u32,
-    ranges: u32,
-}
-
 /// Checks that `block` holds together for `bones` source bones before it enters a library:
 /// every descriptor's rates are rates, every offset within the block, every segment's bits
 /// within it. A damaged block is a typed error, not a read past the table on the GPU.
@@ -61,15 +50,7 @@ pub(crate) fn check_block(name: &str, block: &[u32], bones: usize, times: usize)
             "{len} words, under the header and {bones} bones' descriptors"
         )));
     }
-    let h = Header {
-        keys: block[0],
-        first_time: f32::from_bits(block[1]),
-        inv_step: f32::from_bits(block[2]),
-        flags: block[4],
-        key_bits: block[5],
-        segment_table: block[6],
-        ranges: block[7],
-    };
+    let h = PackedHeader::read(block, 0);
     if h.keys == 0 {
         return Err(bad("no keys".into()));
     }
@@ -83,8 +64,7 @@ pub(crate) fn check_block(name: &str, block: &[u32], bones: usize, times: usize)
     }
     let (mut bits, mut quantized, mut constants) = (0u64, 0u64, 0u64);
     for b in 0..bones as u32 {
-        let at = (PACKED_HEADER_WORDS + PACKED_DESCRIPTOR_WORDS * b) as usize;
-        let d = &block[at..at + 2];
+        let d = h.bone(block, b);
         let index_mask = (1u32 << PACKED_INDEX_SHIFT) - 1;
         let firsts = (
             d[1] & index_mask,
@@ -123,14 +103,11 @@ pub(crate) fn check_block(name: &str, block: &[u32], bones: usize, times: usize)
     if u64::from(h.segment_table) + segments > len {
         return Err(bad("the segment table ends past the block".into()));
     }
-    let ranges = if h.flags & PACKED_SEGMENTED != 0 {
-        (6 * quantized).div_ceil(4)
-    } else {
-        0
-    };
+    let ranges = u64::from(h.segment_range_words());
     for s in 0..segments {
         let at = u64::from(block[(u64::from(h.segment_table) + s) as usize]);
-        let keys = u64::from(PACKED_SEGMENT_KEYS).min(u64::from(h.keys) - s * 16);
+        let keys = u64::from(PACKED_SEGMENT_KEYS)
+            .min(u64::from(h.keys) - s * u64::from(PACKED_SEGMENT_KEYS));
         let end = (at + ranges) * 32 + keys * bits;
         if end > len * 32 {
             return Err(bad(format!("segment {s} ends past the block")));

@@ -134,6 +134,13 @@ impl LibraryData {
         self.clip_names.len()
     }
 
+    /// The key values as the u32 words a packed block is read from (`packed_word` in
+    /// `packed.wgsl`).
+    #[inline]
+    pub(crate) fn value_words(&self) -> &[u32] {
+        bytemuck::cast_slice(&self.values)
+    }
+
     /// The target's bone count: the stride of the retarget records' fields (`table_bones`).
     #[inline]
     pub(crate) fn table_bones(&self) -> u32 {

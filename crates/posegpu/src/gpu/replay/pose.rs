@@ -5,15 +5,15 @@ use super::warp::{read, write_xform};
 use super::{read_table_u32, Access, Buffer, Replay, Search};
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, LayerKind};
-use crate::cpu::packed::{PackedHeader, Words};
 use crate::drive::TranslationMode;
+use crate::layout::PackedHeader;
 use crate::layout::{
     ChannelData, ClipData, Entry, BONE_PRESENT, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE,
     CLIP_COMPRESSED, CLIP_PLAN, CLIP_SOURCES_SHIFT, INSTANCE_LOOP, PACKED_DESCRIPTOR_WORDS,
-    PACKED_HEADER_WORDS, PACKED_QUANTIZED_SHIFT, PACKED_SEGMENTED, PACKED_SEGMENT_KEYS,
-    PACKED_UNIFORM, PATH_BONE, PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION, PLAN_WORDS,
-    RATE_CONSTANT, RATE_MASK, RATE_RAW, RATE_SHIFT, RETARGET_ORIENT, ROOT_LOCK_FIRST_FRAME,
-    ROOT_LOCK_MASK, ROOT_LOCK_REF_POSE, SHARED_SEARCHES,
+    PACKED_HEADER_WORDS, PACKED_SEGMENTED, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, PATH_BONE,
+    PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION, PLAN_WORDS, RATE_CONSTANT, RATE_MASK, RATE_RAW,
+    RATE_SHIFT, RETARGET_ORIENT, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_MASK, ROOT_LOCK_REF_POSE,
+    SHARED_SEARCHES,
 };
 use crate::library::clip_channel_word;
 use crate::model::{map_time, AdditiveSpace};
@@ -237,7 +237,7 @@ impl Replay<'_> {
                 if clip.flags & CLIP_COMPRESSED != 0 {
                     // `source_local`: `packed_local`, its fill the source's reference local
                     // (read where a track it decodes is the reference).
-                    let values = &data.values[..];
+                    let values = data.value_words();
                     let h = PackedHeader::read(values, clip.channel_base * 4);
                     let d = h.bone(values, source);
                     let rate = |k: u32| (d[0] >> (RATE_SHIFT * k)) & RATE_MASK;
@@ -349,7 +349,7 @@ impl Replay<'_> {
     /// `packed_present` in `packed.wgsl`: the descriptor of source bone `bone` in compressed
     /// clip `clip` (its first word), and whether the clip keys it.
     fn packed_present(&self, clip: &ClipData, bone: u32, out: &mut Vec<Access>) -> bool {
-        let values = &self.lib.data().values[..];
+        let values = self.lib.data().value_words();
         let h = PackedHeader::read(values, clip.channel_base * 4);
         let w = h.base + PACKED_HEADER_WORDS + PACKED_DESCRIPTOR_WORDS * bone;
         read(out, 190, Buffer::Values, u64::from(w) * 4, 4);
@@ -370,7 +370,7 @@ impl Replay<'_> {
         out: &mut Vec<Access>,
     ) {
         let data = self.lib.data();
-        let values = &data.values[..];
+        let values = data.value_words();
         let h = PackedHeader::read(values, clip.channel_base * 4);
         for k in 0..8 {
             read(out, site + k, Buffer::Values, u64::from(h.base + k) * 4, 4);
@@ -409,11 +409,11 @@ impl Replay<'_> {
         site: u32,
         out: &mut Vec<Access>,
     ) -> bool {
-        let values = &self.lib.data().values[..];
+        let values = self.lib.data().value_words();
         let word = |out: &mut Vec<Access>, site: u32, w: u32| {
             read(out, site, Buffer::Values, u64::from(w) * 4, 4);
         };
-        let crate::cpu::packed::Located {
+        let crate::layout::Located {
             rate,
             bit,
             range,
@@ -431,7 +431,7 @@ impl Replay<'_> {
         let segment = |out: &mut Vec<Access>, key: u32| {
             let table = h.base + h.segment_table + key / PACKED_SEGMENT_KEYS;
             word(out, site + 3, table);
-            h.base + values.word(table)
+            h.base + values[table as usize]
         };
         let sa = segment(out, a);
         let sb = if a / PACKED_SEGMENT_KEYS == b / PACKED_SEGMENT_KEYS {
@@ -440,11 +440,7 @@ impl Replay<'_> {
             segment(out, b)
         };
         let segmented = h.flags & PACKED_SEGMENTED != 0;
-        let ranges_words = if segmented {
-            (6 * (h.flags >> PACKED_QUANTIZED_SHIFT)).div_ceil(4)
-        } else {
-            0
-        };
+        let ranges_words = h.segment_range_words();
         let first = |s: u32, key: u32| {
             (s + ranges_words) * 32 + (key % PACKED_SEGMENT_KEYS) * h.key_bits + bit
         };
