@@ -10,8 +10,8 @@ use posegpu::compress::{Compression, DEFAULT_TOLERANCE};
 use posegpu::procedural::{humanoid_asset, humanoid_variant};
 use posegpu::retarget::Rig;
 use posegpu::{
-    AnimLibrary, BoneTrack, Channel, Clip, ClipSample, Deviation, IkWeights, Interpolation,
-    LibraryBuilder, PoseBatch, Poses, Skeleton,
+    AnimLibrary, BoneTrack, Channel, Clip, ClipSample, CpuEvaluator, Deviation, IkWeights,
+    Interpolation, LibraryBuilder, PoseBatch, Poses, Skeleton, Transform,
 };
 
 /// One way of adding clips to a builder.
@@ -236,6 +236,69 @@ fn retargeted_clips_play_compressed_through_modes_plans_and_baked_goals() {
         assert!(d > 0.0 && d < 2e-3, "{what}: {d:e}");
         if let Some(ctx) = common::gpu() {
             common::assert_batch_gpu_matches_cpu(&ctx, &packed, &batch, what);
+        }
+    }
+}
+
+/// The sampling stage decodes each key a crowd's samples share once, at every bone, and plays
+/// them from there (`src/cpu/decoded.rs`); a sample alone decodes bone by bone. Both give the
+/// same bits, on the clips' own skeleton, through UE's modes and through a character plan.
+#[test]
+fn keys_a_crowd_shares_play_as_keys_decoded_bone_by_bone() {
+    let asset = humanoid_asset();
+    let target = posegpu::Asset {
+        skeleton: humanoid_variant(7),
+        clips: Vec::new(),
+        ..asset.clone()
+    };
+    let plan = posegpu::retarget::RetargetPlan::new(&asset, &target, &Default::default()).unwrap();
+    let builds: [(&str, &Skeleton, Build); 3] = [
+        (
+            "own skeleton",
+            &asset.skeleton,
+            Box::new(|b: &mut LibraryBuilder| {
+                b.add_clips(&asset.clips).unwrap();
+            }),
+        ),
+        (
+            "UE modes",
+            &target.skeleton,
+            Box::new(|b: &mut LibraryBuilder| {
+                let id = b
+                    .add_source("src", &asset.skeleton, None, &Rig::humanoid())
+                    .unwrap();
+                b.add_clips_from(id, &asset.clips).unwrap();
+            }),
+        ),
+        (
+            "character plan",
+            &target.skeleton,
+            Box::new(|b: &mut LibraryBuilder| {
+                let id = b.add_character_source("src", &asset, &plan).unwrap();
+                b.add_clips_from(id, &asset.clips).unwrap();
+            }),
+        ),
+    ];
+    for (what, skeleton, build) in builds {
+        let mut b = AnimLibrary::builder(skeleton);
+        b.compress(compressed());
+        build(&mut b);
+        let lib = b.build();
+        // Many more instances than keys: most keys are shared.
+        let instances = common::crowd(&lib, 400, 0.25);
+        let cpu = CpuEvaluator::new(&lib);
+        let mut locals = Vec::new();
+        cpu.sample_locals(&PoseBatch::from_instances(&instances), &mut locals)
+            .unwrap();
+        let bones = lib.bone_count();
+        for (i, s) in instances.iter().enumerate() {
+            for bone in 0..bones {
+                let alone = cpu
+                    .sample_bone(s.clip as usize, bone, s.time, s.looping)
+                    .unwrap();
+                let shared = Transform::from(locals[i * bones + bone]);
+                assert_eq!(shared, alone, "{what}: instance {i}, bone {bone}");
+            }
         }
     }
 }

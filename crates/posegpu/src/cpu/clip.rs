@@ -8,6 +8,8 @@ use glam::{Quat, Vec3, Vec4};
 use crate::additive::delta::IDENTITY_DELTA;
 use crate::batch::RootPart;
 use crate::batch::{ClipSample, RootLock, RootMotionAxes};
+use crate::cpu::decoded::{DecodedKey, DecodedKeys};
+use crate::cpu::packed::KeyCursor;
 use crate::drive::plan::apply_bone;
 use crate::drive::TranslationMode;
 use crate::layout::PackedHeader;
@@ -22,18 +24,49 @@ use crate::Transform;
 
 /// The last key search, reused by the next channel with the same key times: glTF samplers
 /// often share them, and the library stores identical time arrays once.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct KeySearch {
     time_offset: u32,
     count: u32,
     found: (usize, usize, f32),
-    /// A compressed clip's header and keys at the time last decoded (its block's word and
-    /// the time's bits): the bones of one sample read them once.
-    packed: Option<(u32, u32, PackedHeader, Keys)>,
+    /// Where a compressed clip's keys lie at the time last sampled: the bones of one sample
+    /// find them once.
+    packed: Option<PackedSearch>,
 }
 
-/// Two keys and the blend factor between them.
-type Keys = (u32, u32, f32);
+/// [`KeySearch`] of a compressed clip.
+#[derive(Clone, Debug)]
+struct PackedSearch {
+    /// The block's first word and the time's bits.
+    at: (u32, u32),
+    cursor: KeyCursor,
+    /// Both keys decoded at every bone, where the sample's scratch shares them
+    /// ([`KeySearch::share_keys`]).
+    decoded: Option<[DecodedKey; 2]>,
+}
+
+impl KeySearch {
+    /// A search for `sample`, a sample of a compressed clip, whose two keys come decoded from
+    /// `keys` (decoded there where they are not yet); any other sample's search is fresh.
+    pub(crate) fn share_keys(lib: &AnimLibrary, sample: &Prepared, keys: &mut DecodedKeys) -> Self {
+        let c = lib.data().clip_data(sample.clip as u32);
+        if c.flags & CLIP_COMPRESSED == 0 {
+            return Self::default();
+        }
+        let data = lib.data();
+        let w = data.value_words();
+        let cursor = packed_header(lib, &c).cursor(w, &data.times, sample.time);
+        let decoded = Some(keys.pair(w, &cursor));
+        Self {
+            packed: Some(PackedSearch {
+                at: (c.channel_base * 4, sample.time.to_bits()),
+                cursor,
+                decoded,
+            }),
+            ..Self::default()
+        }
+    }
+}
 
 impl KeySearch {
     fn find(&mut self, lib: &AnimLibrary, ch: &ChannelData, t: f32) -> (usize, usize, f32) {
@@ -135,8 +168,8 @@ fn sample_mode_bone(
         return unkeyed();
     };
     if c.flags & CLIP_COMPRESSED != 0 {
-        let (h, _) = packed_keys(lib, c, t, search);
-        if !h.present(lib.data().value_words(), source) {
+        let keys = &packed_keys(lib, c, t, search).cursor;
+        if !keys.header.present(lib.data().value_words(), source) {
             return unkeyed();
         }
         let out = packed_local(lib, c, source, t, (reference(&r.source_ref), true), search);
@@ -222,29 +255,36 @@ pub(crate) fn packed_local(
     (fill, full): (Transform, bool),
     search: &mut KeySearch,
 ) -> Transform {
-    let (h, keys) = packed_keys(lib, c, t, search);
-    h.local_at(lib.data().value_words(), source, keys, fill, full)
+    let w = lib.data().value_words();
+    let keys = packed_keys(lib, c, t, search);
+    match &keys.decoded {
+        Some([a, b]) => {
+            let pair = [&a[source as usize], &b[source as usize]];
+            keys.cursor.local_decoded(w, source, pair, fill, full)
+        }
+        None => keys.cursor.local(w, source, fill, full),
+    }
 }
 
-/// Compressed clip `c`'s header and its keys at `t`, kept in `search` for the sample's next
-/// bones.
+/// Where compressed clip `c`'s keys at `t` lie, kept in `search` for the sample's next bones.
 #[inline]
-fn packed_keys(
+fn packed_keys<'a>(
     lib: &AnimLibrary,
     c: &ClipData,
     t: f32,
-    search: &mut KeySearch,
-) -> (PackedHeader, Keys) {
-    let (base, at) = (c.channel_base * 4, t.to_bits());
-    match search.packed {
-        Some((b, time, h, keys)) if (b, time) == (base, at) => (h, keys),
-        _ => {
-            let h = packed_header(lib, c);
-            let keys = h.keys_at(&lib.data().times, t);
-            search.packed = Some((base, at, h, keys));
-            (h, keys)
-        }
+    search: &'a mut KeySearch,
+) -> &'a PackedSearch {
+    let at = (c.channel_base * 4, t.to_bits());
+    if search.packed.as_ref().is_none_or(|p| p.at != at) {
+        let data = lib.data();
+        let cursor = packed_header(lib, c).cursor(data.value_words(), &data.times, t);
+        search.packed = Some(PackedSearch {
+            at,
+            cursor,
+            decoded: None,
+        });
     }
+    search.packed.as_ref().expect("just set")
 }
 
 /// Source bone `source`'s three channels in clip `c` (T, R, S: `clip_channel` for each).

@@ -5,6 +5,7 @@
 //! the layer stage.
 
 use super::clip::{KeySearch, Prepared, Records};
+use super::decoded::DecodedKeys;
 use crate::additive::delta::{
     apply_delta, make_delta, weighted_delta, IDENTITY_DELTA, ZERO_WEIGHT,
 };
@@ -24,6 +25,8 @@ pub(crate) struct Scratch {
     searches: Vec<KeySearch>,
     /// The records of the sections sampled so far (kept over the instances a scratch serves).
     records: Records,
+    /// Compressed clips' keys decoded so far, shared by the samples that play them.
+    keys: DecodedKeys,
 }
 
 impl Scratch {
@@ -33,9 +36,10 @@ impl Scratch {
         self.samples
             .extend(samples.iter().map(|e| Prepared::from_entry(lib, e)));
         self.searches.clear();
-        self.searches.resize(samples.len(), KeySearch::default());
         for s in &self.samples {
             self.records.gather(lib, s.clip);
+            self.searches
+                .push(KeySearch::share_keys(lib, s, &mut self.keys));
         }
     }
 

@@ -13,6 +13,7 @@ mod advance;
 mod clip;
 pub(crate) mod crowd;
 mod curves;
+mod decoded;
 pub(crate) mod fused;
 mod hierarchy;
 mod ik;
@@ -107,53 +108,61 @@ impl<'a> CpuEvaluator<'a> {
             .zip(out.component.par_chunks_mut(chunk))
             .zip(out.skinning.par_chunks_mut(chunk))
             .zip(inertia)
-            .for_each(|((((first, l), c), s), mut inertia)| {
-                let mut scratch = local_pose::Scratch::default();
-                let mut deltas = Vec::new();
-                for j in 0..l.len() / bones {
-                    let (i, r) = (first + j, j * bones..(j + 1) * bones);
-                    let head = &batch.heads[i];
-                    deltas.resize(head.slots as usize * bones, Xform::default());
-                    let (l, c, s) = (&mut l[r.clone()], &mut c[r.clone()], &mut s[r.clone()]);
-                    // The plan's passes back to back for this instance (the curves, which
-                    // read only the frame, ran above).
-                    for planned in plan.passes() {
-                        match planned.pass {
-                            Pass::Fused { .. } => {
-                                fused::run_instance(self.lib, batch, i, (l, c, s), &mut scratch)
-                            }
-                            Pass::Sample { .. } => {
-                                local_pose::sample_instance(
-                                    self.lib,
-                                    batch,
-                                    i,
-                                    l,
-                                    &mut deltas,
-                                    &mut scratch,
-                                );
-                            }
-                            Pass::Layers => {
-                                layers::run_instance(self.lib, &batch.entries, head, l, &mut deltas)
-                            }
-                            Pass::Inertialize { .. } => {
-                                if let Some(state) = inertia.as_deref_mut() {
-                                    let state = &mut state[r.clone()];
-                                    inertialize::run_instance(
+            // One scratch per worker, not per task: its records and decoded keys serve every
+            // instance the worker takes.
+            .for_each_init(
+                local_pose::Scratch::default,
+                |scratch, ((((first, l), c), s), mut inertia)| {
+                    let mut deltas = Vec::new();
+                    for j in 0..l.len() / bones {
+                        let (i, r) = (first + j, j * bones..(j + 1) * bones);
+                        let head = &batch.heads[i];
+                        deltas.resize(head.slots as usize * bones, Xform::default());
+                        let (l, c, s) = (&mut l[r.clone()], &mut c[r.clone()], &mut s[r.clone()]);
+                        // The plan's passes back to back for this instance (the curves, which
+                        // read only the frame, ran above).
+                        for planned in plan.passes() {
+                            match planned.pass {
+                                Pass::Fused { .. } => {
+                                    fused::run_instance(self.lib, batch, i, (l, c, s), scratch)
+                                }
+                                Pass::Sample { .. } => {
+                                    local_pose::sample_instance(
                                         self.lib,
-                                        &batch.entries,
-                                        head,
+                                        batch,
+                                        i,
                                         l,
-                                        state,
+                                        &mut deltas,
+                                        scratch,
                                     );
                                 }
+                                Pass::Layers => layers::run_instance(
+                                    self.lib,
+                                    &batch.entries,
+                                    head,
+                                    l,
+                                    &mut deltas,
+                                ),
+                                Pass::Inertialize { .. } => {
+                                    if let Some(state) = inertia.as_deref_mut() {
+                                        let state = &mut state[r.clone()];
+                                        inertialize::run_instance(
+                                            self.lib,
+                                            &batch.entries,
+                                            head,
+                                            l,
+                                            state,
+                                        );
+                                    }
+                                }
+                                Pass::Ik => ik::run_instance(self.lib, &batch.entries, head, l),
+                                Pass::Hierarchy => hierarchy::run_instance(self.lib, l, c, s),
+                                Pass::Curves | Pass::Advance | Pass::RootMotion => {}
                             }
-                            Pass::Ik => ik::run_instance(self.lib, &batch.entries, head, l),
-                            Pass::Hierarchy => hierarchy::run_instance(self.lib, l, c, s),
-                            Pass::Curves | Pass::Advance | Pass::RootMotion => {}
                         }
                     }
-                }
-            });
+                },
+            );
         Ok(())
     }
 

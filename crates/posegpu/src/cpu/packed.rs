@@ -3,11 +3,12 @@
 //! with. Layout: the `PACKED_*` and `RATE_*` constants in `src/layout/clips.rs` and the header
 //! in `src/layout/packed.rs`; spec: `docs/pose-math.md`, "Compressed keys".
 
-use glam::{Vec3, Vec4};
+use glam::Vec4;
 
 use crate::layout::{
-    rate_bits, BONE_PRESENT, PACKED_SEGMENTED, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_CONSTANT,
-    RATE_RAW, RATE_STEP_SHIFT,
+    rate_bits, BONE_PRESENT, PACKED_DESCRIPTOR_WORDS, PACKED_HEADER_WORDS, PACKED_SEGMENTED,
+    PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_CONSTANT, RATE_MASK, RATE_RAW, RATE_SHIFT,
+    RATE_STEP_SHIFT,
 };
 use crate::layout::{Located, PackedHeader};
 use crate::math::{lerp3, normalize_quat};
@@ -46,35 +47,17 @@ impl PackedHeader {
         (k, k + 1, u - k as f32)
     }
 
-    /// The stored track `at` (of kind `kind`: 0 rotation, 1 translation, 2 scale) at keys `a`
-    /// and `b` (`packed_track` twice): x, y, z, and a raw rotation's w. The same words as the
-    /// shader reads, a track's ranges read once for both keys.
-    #[inline(always)]
-    fn decode_pair(
-        &self,
-        w: &[u32],
-        at: &Located,
-        kind: u32,
-        (a, b): (u32, u32),
-    ) -> ([f32; 4], [f32; 4]) {
-        let Located {
-            rate,
-            bit,
-            range,
-            quantized,
-        } = *at;
-        if rate == RATE_CONSTANT {
-            let v = |c| f32::from_bits(w[(range + c) as usize]);
-            let x = [v(0), v(1), v(2), 0.0];
-            return (x, x);
-        }
-        let segmented = self.flags & PACKED_SEGMENTED != 0;
+    /// Where the two keys around `t` lie ([`KeyCursor`]): found once per sample, for all of
+    /// its bones.
+    #[inline]
+    pub(crate) fn cursor(&self, w: &[u32], times: &[f32], t: f32) -> KeyCursor {
+        let (a, b, alpha) = self.keys_at(times, t);
         let ranges_words = self.segment_range_words();
         let segment = |key: u32| {
             self.base + w[(self.base + self.segment_table + key / PACKED_SEGMENT_KEYS) as usize]
         };
         let first_bit = |segment: u32, key: u32| {
-            (segment + ranges_words) * 32 + (key % PACKED_SEGMENT_KEYS) * self.key_bits + bit
+            (segment + ranges_words) * 32 + (key % PACKED_SEGMENT_KEYS) * self.key_bits
         };
         let sa = segment(a);
         let sb = if a / PACKED_SEGMENT_KEYS == b / PACKED_SEGMENT_KEYS {
@@ -82,38 +65,13 @@ impl PackedHeader {
         } else {
             segment(b)
         };
-        let (at_a, at_b) = (first_bit(sa, a), first_bit(sb, b));
-        let (mut x, mut y) = ([0.0; 4], [0.0; 4]);
-        if rate == RATE_RAW {
-            let n = if kind == 0 { 4 } else { 3 };
-            for c in 0..n {
-                x[c] = f32::from_bits(read_bits(w, at_a + 32 * c as u32, 32));
-                y[c] = f32::from_bits(read_bits(w, at_b + 32 * c as u32, 32));
-            }
-            return (x, y);
+        KeyCursor {
+            header: *self,
+            keys: [a, b],
+            alpha,
+            segment: [sa, sb],
+            bit: [first_bit(sa, a), first_bit(sb, b)],
         }
-        let bits = rate_bits(rate);
-        let steps = (1u32 << bits) - 1;
-        // An even byte: its pair (lo, hi) shares one word.
-        let pair = |segment: u32, c: u32| -> [u8; 2] {
-            if !segmented {
-                return [0, 255];
-            }
-            let byte = quantized * 6 + c * 2;
-            let pair = w[(segment + byte / 4) as usize] >> (8 * (byte % 4));
-            [(pair & 255) as u8, ((pair >> 8) & 255) as u8]
-        };
-        for c in 0..3u32 {
-            let min = f32::from_bits(w[(range + c) as usize]);
-            let unit = f32::from_bits(w[(range + 3 + c) as usize]);
-            let seg_a = pair(sa, c);
-            let seg_b = if sb == sa { seg_a } else { pair(sb, c) };
-            let qa = read_bits(w, at_a + c * bits, bits);
-            let qb = read_bits(w, at_b + c * bits, bits);
-            x[c as usize] = dequantize(qa, min, unit, seg_a, steps);
-            y[c as usize] = dequantize(qb, min, unit, seg_b, steps);
-        }
-        (x, y)
     }
 
     /// Source bone `bone`'s local at `t` (`packed_local`): each track decoded at the two keys
@@ -128,82 +86,7 @@ impl PackedHeader {
         fill: Transform,
         full: bool,
     ) -> Transform {
-        self.local_at(w, bone, self.keys_at(times, t), fill, full)
-    }
-
-    /// [`Self::local`] between keys already found ([`Self::keys_at`]). Where the CPU has FMA the
-    /// dequantization's `mul_add` is one instruction, not a call.
-    pub(crate) fn local_at(
-        &self,
-        w: &[u32],
-        bone: u32,
-        keys: (u32, u32, f32),
-        fill: Transform,
-        full: bool,
-    ) -> Transform {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has FMA.
-            return unsafe { self.local_fma(w, bone, keys, fill, full) };
-        }
-        self.local_any(w, bone, keys, fill, full)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "fma")]
-    fn local_fma(
-        &self,
-        w: &[u32],
-        bone: u32,
-        keys: (u32, u32, f32),
-        fill: Transform,
-        full: bool,
-    ) -> Transform {
-        self.local_any(w, bone, keys, fill, full)
-    }
-
-    #[inline(always)]
-    fn local_any(
-        &self,
-        w: &[u32],
-        bone: u32,
-        (a, b, alpha): (u32, u32, f32),
-        fill: Transform,
-        full: bool,
-    ) -> Transform {
-        let d = self.bone(w, bone);
-        // No closures here: a closure is compiled apart, without the caller's FMA.
-        let mut out = fill;
-        for kind in [1, 2] {
-            let at = self.locate(d, kind);
-            if !full || at.rate == 0 {
-                continue;
-            }
-            let (x, y) = self.decode_pair(w, &at, kind, (a, b));
-            let stepped = d[0] & (1 << (RATE_STEP_SHIFT + kind)) != 0;
-            let v = lerp3(vec3(x), vec3(y), if stepped { 0.0 } else { alpha });
-            if kind == 1 {
-                out.translation = v;
-            } else {
-                out.scale = v;
-            }
-        }
-        let at = self.locate(d, 0);
-        out.rotation = if at.rate != 0 {
-            let (x, y) = self.decode_pair(w, &at, 0, (a, b));
-            let raw = at.rate == RATE_RAW;
-            let (qa, qb) = (rotation(x, raw), rotation(y, raw));
-            let alpha = if d[0] & (1 << RATE_STEP_SHIFT) != 0 {
-                0.0
-            } else {
-                alpha
-            };
-            let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
-            normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign))
-        } else {
-            normalize_quat(Vec4::from(out.rotation))
-        };
-        out
+        self.cursor(w, times, t).local(w, bone, fill, full)
     }
 
     /// Whether the clip keys bone `bone` at all (`packed_present`).
@@ -211,10 +94,206 @@ impl PackedHeader {
     pub(crate) fn present(&self, w: &[u32], bone: u32) -> bool {
         self.bone(w, bone)[0] & BONE_PRESENT != 0
     }
+
+    /// How many bones (and goals) the block describes.
+    pub(crate) fn descriptors(&self) -> u32 {
+        (self.ranges - PACKED_HEADER_WORDS) / PACKED_DESCRIPTOR_WORDS
+    }
 }
 
-fn vec3(v: [f32; 4]) -> Vec3 {
-    Vec3::new(v[0], v[1], v[2])
+/// Where one sample's two keys lie in a packed block ([`PackedHeader::cursor`]): what
+/// `packed_track` in `packed.wgsl` finds per track (the keys' segments, and where their bits
+/// start), found once for every bone of the sample.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeyCursor {
+    pub header: PackedHeader,
+    /// The two keys' indexes, and the blend factor between them.
+    pub keys: [u32; 2],
+    pub alpha: f32,
+    /// Per key: its segment's first word, where its 8-bit ranges lie.
+    segment: [u32; 2],
+    /// Per key: the bit its key's tracks start at, in the block's buffer.
+    bit: [u32; 2],
+}
+
+/// One bone's stored tracks at one key, decoded, by kind (0 rotation, its `w` rebuilt and not
+/// normalized; 1 translation; 2 scale; `w` 0); zeros where the clip does not store a track.
+pub(crate) type DecodedBone = [Vec4; 3];
+
+impl KeyCursor {
+    /// [`PackedHeader::local`] at this cursor's keys. Where the CPU has FMA the
+    /// dequantization's `mul_add` is one instruction, not a call.
+    pub(crate) fn local(&self, w: &[u32], bone: u32, fill: Transform, full: bool) -> Transform {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has FMA.
+            return unsafe { self.local_fma(w, bone, fill, full) };
+        }
+        self.local_any(w, bone, fill, full)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "fma")]
+    fn local_fma(&self, w: &[u32], bone: u32, fill: Transform, full: bool) -> Transform {
+        self.local_any(w, bone, fill, full)
+    }
+
+    #[inline(always)]
+    fn local_any(&self, w: &[u32], bone: u32, fill: Transform, full: bool) -> Transform {
+        let h = &self.header;
+        let d = h.bone(w, bone);
+        // No closures here: a closure is compiled apart, without the caller's FMA.
+        let mut pairs = [None; 3];
+        for (kind, pair) in pairs.iter_mut().enumerate() {
+            let at = h.locate(d, kind as u32);
+            if at.rate != 0 && (full || kind == 0) {
+                let kind = kind as u32;
+                *pair = Some([self.decode(w, &at, kind, 0), self.decode(w, &at, kind, 1)]);
+            }
+        }
+        interpolate(d[0], self.alpha, pairs, fill)
+    }
+
+    /// [`Self::local`] from both keys decoded already ([`Self::decode_key`]): the same
+    /// interpolation of the same values.
+    #[inline]
+    pub(crate) fn local_decoded(
+        &self,
+        w: &[u32],
+        bone: u32,
+        keys: [&DecodedBone; 2],
+        fill: Transform,
+        full: bool,
+    ) -> Transform {
+        let d = self.header.bone(w, bone);
+        let mut pairs = [None; 3];
+        for (kind, pair) in pairs.iter_mut().enumerate() {
+            let rate = (d[0] >> (RATE_SHIFT * kind as u32)) & RATE_MASK;
+            if rate != 0 && (full || kind == 0) {
+                *pair = Some([keys[0][kind], keys[1][kind]]);
+            }
+        }
+        interpolate(d[0], self.alpha, pairs, fill)
+    }
+
+    /// Every bone's (and goal's) tracks at this cursor's key `k` (0 or 1), decoded: what
+    /// [`Self::local`] decodes bone by bone, for samples that share the key.
+    pub(crate) fn decode_key(&self, w: &[u32], k: usize) -> Vec<DecodedBone> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has FMA.
+            return unsafe { self.decode_key_fma(w, k) };
+        }
+        self.decode_key_any(w, k)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "fma")]
+    fn decode_key_fma(&self, w: &[u32], k: usize) -> Vec<DecodedBone> {
+        self.decode_key_any(w, k)
+    }
+
+    #[inline(always)]
+    fn decode_key_any(&self, w: &[u32], k: usize) -> Vec<DecodedBone> {
+        let h = &self.header;
+        let mut out = Vec::with_capacity(h.descriptors() as usize);
+        for bone in 0..h.descriptors() {
+            let d = h.bone(w, bone);
+            let mut tracks = [Vec4::ZERO; 3];
+            for (kind, track) in tracks.iter_mut().enumerate() {
+                let at = h.locate(d, kind as u32);
+                if at.rate != 0 {
+                    *track = self.decode(w, &at, kind as u32, k);
+                }
+            }
+            out.push(tracks);
+        }
+        out
+    }
+
+    /// The stored track `at` (of kind `kind`: 0 rotation, 1 translation, 2 scale) at key `k`
+    /// (0 or 1) (`packed_track`): a rotation rebuilt ([`rotation`]), else x, y, z and 0. The
+    /// words the shader reads; a quantized key's three components from one 64-bit window.
+    #[inline(always)]
+    fn decode(&self, w: &[u32], at: &Located, kind: u32, k: usize) -> Vec4 {
+        let Located {
+            rate,
+            bit,
+            range,
+            quantized,
+        } = *at;
+        let range = range as usize;
+        if rate == RATE_CONSTANT {
+            let v = &w[range..range + 3];
+            let x = [v[0], v[1], v[2], 0].map(f32::from_bits);
+            return if kind == 0 {
+                rotation(x, false)
+            } else {
+                Vec4::from(x)
+            };
+        }
+        let first = self.bit[k] + bit;
+        if rate == RATE_RAW {
+            let n = if kind == 0 { 4 } else { 3 };
+            let mut x = [0.0; 4];
+            for (c, v) in x.iter_mut().enumerate().take(n) {
+                *v = f32::from_bits(read_bits(w, first + 32 * c as u32, 32));
+            }
+            return Vec4::from(x);
+        }
+        let bits = rate_bits(rate);
+        let steps = (1u32 << bits) - 1;
+        let ranges = &w[range..range + 6];
+        let keyed = window(w, first);
+        // The segment's (lo, hi) byte pairs of this track's components, side by side.
+        let pairs = if self.header.flags & PACKED_SEGMENTED != 0 {
+            window(w, self.segment[k] * 32 + quantized * 48)
+        } else {
+            0xff00_ff00_ff00
+        };
+        let mut x = [0.0; 4];
+        for (c, v) in x.iter_mut().enumerate().take(3) {
+            let q = (keyed >> (c as u32 * bits)) as u32 & steps;
+            let (min, unit) = (f32::from_bits(ranges[c]), f32::from_bits(ranges[3 + c]));
+            let pair = (pairs >> (16 * c)) as u16;
+            *v = dequantize(q, min, unit, pair.to_le_bytes(), steps);
+        }
+        if kind == 0 {
+            rotation(x, false)
+        } else {
+            Vec4::from(x)
+        }
+    }
+}
+
+/// A bone's local from its tracks at two keys (`pairs` by kind; `None` keeps `fill`'s value),
+/// interpolated as plain keys are (`sample_channels` in `src/cpu/clip.rs`): lerp, or nlerp
+/// along the shorter arc; a STEP track (its flag in descriptor word `d0`) holds the first key.
+#[inline(always)]
+fn interpolate(d0: u32, alpha: f32, pairs: [Option<[Vec4; 2]>; 3], fill: Transform) -> Transform {
+    let alpha_of = |kind: u32| {
+        if d0 & (1 << (RATE_STEP_SHIFT + kind)) != 0 {
+            0.0
+        } else {
+            alpha
+        }
+    };
+    let mut out = fill;
+    if let Some([x, y]) = pairs[1] {
+        out.translation = lerp3(x.truncate(), y.truncate(), alpha_of(1));
+    }
+    if let Some([x, y]) = pairs[2] {
+        out.scale = lerp3(x.truncate(), y.truncate(), alpha_of(2));
+    }
+    out.rotation = match pairs[0] {
+        Some([qa, qb]) => {
+            let alpha = alpha_of(0);
+            let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
+            normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign))
+        }
+        None => normalize_quat(Vec4::from(out.rotation)),
+    };
+    out
 }
 
 /// A decoded rotation key: a raw one as stored, a quantized one with `w >= 0` rebuilt from
@@ -229,6 +308,17 @@ pub(crate) fn rotation(v: [f32; 4], raw: bool) -> Vec4 {
         .max(0.0)
         .sqrt();
     Vec4::new(v[0], v[1], v[2], w)
+}
+
+/// The 64 bits from bit `at` (zeros past the words' end): a quantized key's three components
+/// (at most 48 bits) lie within them. Bits run least significant first within little-endian
+/// words, as the GPU reads them.
+#[inline(always)]
+fn window(w: &[u32], at: u32) -> u64 {
+    let i = (at / 32) as usize;
+    let word = |i: usize| u128::from(w.get(i).copied().unwrap_or(0));
+    let three = word(i) | word(i + 1) << 32 | word(i + 2) << 64;
+    (three >> (at % 32)) as u64
 }
 
 /// `count` bits (1 to 32) from bit `at`, least significant first within little-endian words.
