@@ -241,7 +241,7 @@ fn retargeted_clips_play_compressed_through_modes_plans_and_baked_goals() {
 }
 
 /// The sampling stage decodes each key a crowd's samples share once, at every bone, and plays
-/// them from there (`src/cpu/decoded.rs`); a sample alone decodes bone by bone. Both give the
+/// them from there (`DecodedKeys` in `src/cpu/packed.rs`); a sample alone decodes bone by bone. Both give the
 /// same bits, on the clips' own skeleton, through UE's modes and through a character plan.
 #[test]
 fn keys_a_crowd_shares_play_as_keys_decoded_bone_by_bone() {

@@ -247,3 +247,58 @@ fn dense_keys_off_a_grid_go_onto_one_and_sparse_keys_keep_their_times() {
     assert_eq!(c.times(), &sparse[..]);
     assert!(error_at(&skeleton, &clip, &c, &sparse) <= DEFAULT_TOLERANCE);
 }
+
+/// The sampling stage's shared keys (`DecodedKeys`): a key is decoded for sharing the second
+/// time it is asked for, plays every bone to the bit as the bone-by-bone decode does, and past
+/// the capacity the cache starts afresh.
+#[test]
+fn shared_keys_come_on_the_second_ask_play_alike_and_start_afresh_when_full() {
+    use crate::cpu::packed::DecodedKeys;
+    use crate::layout::PackedHeader;
+    let asset = humanoid_asset();
+    let clip = &asset.clips[0];
+    let c = CompressedClip::new(&asset.skeleton, clip, DEFAULT_TOLERANCE).unwrap();
+    let (w, times) = (&c.block[..], &c.times[..]);
+    let h = PackedHeader::read(w, 0);
+    let bones = h.descriptors() as usize;
+    assert_eq!(bones, asset.skeleton.len());
+    let duration = times[times.len() - 1] - times[0];
+    let (early, late) = (
+        h.cursor(w, times, times[0] + 0.1 * duration),
+        h.cursor(w, times, times[0] + 0.7 * duration),
+    );
+    assert!(
+        early.keys[1] < late.keys[0],
+        "{:?} {:?}",
+        early.keys,
+        late.keys
+    );
+    // Room for two keys: one pair.
+    let mut keys = DecodedKeys::with_capacity(2 * bones);
+    assert!(
+        keys.pair(w, 0, &early).is_none(),
+        "the first ask decodes nothing"
+    );
+    let [a, b] = keys
+        .pair(w, 0, &early)
+        .expect("the second ask shares the keys");
+    for bone in 0..bones {
+        let fill = c.reference[bone];
+        let alone = early.local(w, bone as u32, fill, true);
+        let shared = early.local_decoded(w, bone as u32, [&a[bone], &b[bone]], fill, true);
+        assert_eq!(shared, alone, "bone {bone}");
+    }
+    assert!(
+        keys.pair(w, 0, &early).is_some(),
+        "kept while there is room"
+    );
+    assert!(keys.pair(w, 0, &late).is_none());
+    assert!(
+        keys.pair(w, 0, &late).is_some(),
+        "the late pair replaces the early one"
+    );
+    assert!(
+        keys.pair(w, 0, &early).is_none(),
+        "the early pair was let go"
+    );
+}

@@ -8,8 +8,7 @@ use glam::{Quat, Vec3, Vec4};
 use crate::additive::delta::IDENTITY_DELTA;
 use crate::batch::RootPart;
 use crate::batch::{ClipSample, RootLock, RootMotionAxes};
-use crate::cpu::decoded::{DecodedKey, DecodedKeys};
-use crate::cpu::packed::KeyCursor;
+use crate::cpu::packed::{DecodedKey, DecodedKeys, KeyCursor};
 use crate::drive::plan::apply_bone;
 use crate::drive::TranslationMode;
 use crate::layout::PackedHeader;
@@ -56,7 +55,7 @@ impl KeySearch {
         let data = lib.data();
         let w = data.value_words();
         let cursor = packed_header(lib, &c).cursor(w, &data.times, sample.time);
-        let decoded = Some(keys.pair(w, &cursor));
+        let decoded = keys.pair(w, sample.clip, &cursor);
         Self {
             packed: Some(PackedSearch {
                 at: (c.channel_base * 4, sample.time.to_bits()),

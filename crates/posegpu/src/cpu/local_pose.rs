@@ -5,7 +5,7 @@
 //! the layer stage.
 
 use super::clip::{KeySearch, Prepared, Records};
-use super::decoded::DecodedKeys;
+use super::packed::DecodedKeys;
 use crate::additive::delta::{
     apply_delta, make_delta, weighted_delta, IDENTITY_DELTA, ZERO_WEIGHT,
 };

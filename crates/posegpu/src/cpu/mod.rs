@@ -13,7 +13,6 @@ mod advance;
 mod clip;
 pub(crate) mod crowd;
 mod curves;
-mod decoded;
 pub(crate) mod fused;
 mod hierarchy;
 mod ik;

@@ -2,6 +2,13 @@
 //! of the key values (issue 31); also the decoder [`crate::compress::CompressedClip`] samples
 //! with. Layout: the `PACKED_*` and `RATE_*` constants in `src/layout/clips.rs` and the header
 //! in `src/layout/packed.rs`; spec: `docs/pose-math.md`, "Compressed keys".
+//!
+//! In a crowd many instances sample a clip between the same two keys: the sampling stage
+//! decodes such a key once at every bone and shares it ([`DecodedKeys`]). A key is shared the
+//! second time a sample asks for it (a key one sample plays is cheaper decoded bone by bone),
+//! and holds the values [`KeyCursor::local`] decodes, so a sample plays alike from either.
+
+use std::sync::Arc;
 
 use glam::Vec4;
 
@@ -294,6 +301,100 @@ fn interpolate(d0: u32, alpha: f32, pairs: [Option<[Vec4; 2]>; 3], fill: Transfo
         None => normalize_quat(Vec4::from(out.rotation)),
     };
     out
+}
+
+/// One key of a compressed clip, decoded at every bone (and goal) of its block.
+pub(crate) type DecodedKey = Arc<[DecodedBone]>;
+
+/// The keys a scratch's samples have decoded, by clip and key; bounded: past
+/// [`DecodedKeys::CAPACITY`] bones it starts afresh (the keys samples hold stay theirs).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DecodedKeys {
+    /// By clip, then key: `Asked` where one sample has asked for it.
+    clips: Vec<Vec<Slot>>,
+    /// Bones held, over all keys.
+    held: usize,
+    /// Bones held at most; 0: [`DecodedKeys::CAPACITY`].
+    capacity: usize,
+}
+
+#[derive(Clone, Debug, Default)]
+enum Slot {
+    #[default]
+    Unasked,
+    Asked,
+    Decoded(DecodedKey),
+}
+
+impl DecodedKeys {
+    /// Decoded bones held at most: 6 MiB at 48 bytes each, a cache's worth.
+    const CAPACITY: usize = 1 << 17;
+
+    /// A cache of at most `capacity` decoded bones (tests: one that fills).
+    #[cfg(test)]
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        Self {
+            capacity,
+            ..Self::default()
+        }
+    }
+
+    /// The two keys of `cursor` (in `clip`) decoded, where both are shared (decoded here the
+    /// second time they are asked for); `None` where a sample should decode them itself.
+    pub(crate) fn pair(
+        &mut self,
+        w: &[u32],
+        clip: usize,
+        cursor: &KeyCursor,
+    ) -> Option<[DecodedKey; 2]> {
+        if self.clips.len() <= clip {
+            self.clips.resize(clip + 1, Vec::new());
+        }
+        let slots = &mut self.clips[clip];
+        if slots.is_empty() {
+            slots.resize(cursor.header.keys as usize, Slot::Unasked);
+        }
+        let keys = cursor.keys.map(|k| k as usize);
+        let asked = keys.map(|k| matches!(slots[k], Slot::Asked));
+        let needed = asked.iter().filter(|&&a| a).count() * cursor.header.descriptors() as usize;
+        let capacity = if self.capacity == 0 {
+            Self::CAPACITY
+        } else {
+            self.capacity
+        };
+        if self.held + needed > capacity {
+            // Afresh, but for what this sample has asked before.
+            self.clips
+                .iter_mut()
+                .flatten()
+                .for_each(|s| *s = Slot::Unasked);
+            self.held = 0;
+            for (k, asked) in keys.into_iter().zip(asked) {
+                if asked {
+                    self.clips[clip][k] = Slot::Asked;
+                }
+            }
+        }
+        let (a, b) = (self.key(w, clip, cursor, 0), self.key(w, clip, cursor, 1));
+        Some([a?, b?])
+    }
+
+    fn key(&mut self, w: &[u32], clip: usize, cursor: &KeyCursor, k: usize) -> Option<DecodedKey> {
+        let slot = &mut self.clips[clip][cursor.keys[k] as usize];
+        match slot {
+            Slot::Decoded(decoded) => Some(decoded.clone()),
+            Slot::Unasked => {
+                *slot = Slot::Asked;
+                None
+            }
+            Slot::Asked => {
+                let decoded: DecodedKey = cursor.decode_key(w, k).into();
+                self.held += decoded.len();
+                *slot = Slot::Decoded(decoded.clone());
+                Some(decoded)
+            }
+        }
+    }
 }
 
 /// A decoded rotation key: a raw one as stored, a quantized one with `w >= 0` rebuilt from
