@@ -5,8 +5,10 @@
 //! the GPU (the sampling pass's time from timestamp queries). The libraries: the procedural
 //! humanoid's clips on their own skeleton, through UE's modes (the humanoid preset) and through
 //! a character plan onto `humanoid_variant`; then motion capture where every bone is animated,
-//! the cross-tool pairs' clips on their own skeleton and through the default plan.
-//! `POSEGPU_BENCH_SIZES=10000` picks the crowd sizes (default 10,000).
+//! the cross-tool pairs' clips on their own skeleton and through the default plan; and a
+//! motion library, the 76 clips of KayKit's Knight on its own skeleton.
+//! `POSEGPU_BENCH_SIZES=64,10000` picks the crowd sizes (default 10,000): a crowd of many
+//! instances per clip shares its keys, one of few decodes them sample by sample.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -78,6 +80,15 @@ fn libraries() -> Vec<(String, AnimLibrary, AnimLibrary)> {
         both("humanoid_modes".into(), &h, &h.clips, Play::Modes(&variant)),
         both("humanoid_plan".into(), &h, &h.clips, Play::Plan(&variant)),
     ];
+    // A motion library: every clip of a character (76), each instance on one of them.
+    let knight = common::anim_data().join("gltf/kaykit-adventurers/Knight.glb");
+    let knight = posegpu::import::load(knight).unwrap();
+    out.push(both(
+        "knight_library".into(),
+        &knight,
+        &knight.clips,
+        Play::Own,
+    ));
     for i in 0..common::CROSS_TOOL_PAIRS.len() {
         let (s, clip, t, _) = common::cross_tool_pair(i);
         let clips = std::slice::from_ref(&clip);

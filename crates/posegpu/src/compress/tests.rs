@@ -284,8 +284,9 @@ fn shared_keys_come_on_the_second_ask_play_alike_and_start_afresh_when_full() {
         .expect("the second ask shares the keys");
     for bone in 0..bones {
         let fill = c.reference[bone];
-        let alone = early.local(w, bone as u32, fill, true);
-        let shared = early.local_decoded(w, bone as u32, [&a[bone], &b[bone]], fill, true);
+        let d = h.bone(w, bone as u32);
+        let alone = early.local(w, d, fill, true);
+        let shared = early.local_decoded(d, [&a[bone], &b[bone]], fill, true);
         assert_eq!(shared, alone, "bone {bone}");
     }
     assert!(

@@ -13,7 +13,7 @@ use crate::drive::plan::apply_bone;
 use crate::drive::TranslationMode;
 use crate::layout::PackedHeader;
 use crate::layout::{
-    BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Xform, CHANNEL_STEP,
+    BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Xform, BONE_PRESENT, CHANNEL_STEP,
     CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_COMPRESSED, CLIP_PLAN, RETARGET_ORIENT,
 };
 use crate::library::AnimLibrary;
@@ -42,6 +42,27 @@ struct PackedSearch {
     /// Both keys decoded at every bone, where the sample's scratch shares them
     /// ([`KeySearch::share_keys`]).
     decoded: Option<[DecodedKey; 2]>,
+}
+
+impl PackedSearch {
+    /// Source bone `source`'s local, of descriptor `d`: from the shared keys where the search
+    /// has them, else decoded bone by bone.
+    #[inline]
+    fn local(
+        &self,
+        lib: &AnimLibrary,
+        source: u32,
+        d: [u32; 2],
+        (fill, full): (Transform, bool),
+    ) -> Transform {
+        match &self.decoded {
+            Some([a, b]) => {
+                let pair = [&a[source as usize], &b[source as usize]];
+                self.cursor.local_decoded(d, pair, fill, full)
+            }
+            None => self.cursor.local(lib.data().value_words(), d, fill, full),
+        }
+    }
 }
 
 impl KeySearch {
@@ -167,11 +188,12 @@ fn sample_mode_bone(
         return unkeyed();
     };
     if c.flags & CLIP_COMPRESSED != 0 {
-        let keys = &packed_keys(lib, c, t, search).cursor;
-        if !keys.header.present(lib.data().value_words(), source) {
+        let keys = packed_keys(lib, c, t, search);
+        let d = keys.cursor.header.bone(lib.data().value_words(), source);
+        if d[0] & BONE_PRESENT == 0 {
             return unkeyed();
         }
-        let out = packed_local(lib, c, source, t, (reference(&r.source_ref), true), search);
+        let out = keys.local(lib, source, d, (reference(&r.source_ref), true));
         return retarget_bone(out, r, additive);
     }
     let channels = clip_channels(lib, c, source);
@@ -254,15 +276,9 @@ pub(crate) fn packed_local(
     (fill, full): (Transform, bool),
     search: &mut KeySearch,
 ) -> Transform {
-    let w = lib.data().value_words();
     let keys = packed_keys(lib, c, t, search);
-    match &keys.decoded {
-        Some([a, b]) => {
-            let pair = [&a[source as usize], &b[source as usize]];
-            keys.cursor.local_decoded(w, source, pair, fill, full)
-        }
-        None => keys.cursor.local(w, source, fill, full),
-    }
+    let d = keys.cursor.header.bone(lib.data().value_words(), source);
+    keys.local(lib, source, d, (fill, full))
 }
 
 /// Where compressed clip `c`'s keys at `t` lie, kept in `search` for the sample's next bones.

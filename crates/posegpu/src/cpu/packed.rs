@@ -93,7 +93,8 @@ impl PackedHeader {
         fill: Transform,
         full: bool,
     ) -> Transform {
-        self.cursor(w, times, t).local(w, bone, fill, full)
+        self.cursor(w, times, t)
+            .local(w, self.bone(w, bone), fill, full)
     }
 
     /// Whether the clip keys bone `bone` at all (`packed_present`).
@@ -128,27 +129,27 @@ pub(crate) struct KeyCursor {
 pub(crate) type DecodedBone = [Vec4; 3];
 
 impl KeyCursor {
-    /// [`PackedHeader::local`] at this cursor's keys. Where the CPU has FMA the
-    /// dequantization's `mul_add` is one instruction, not a call.
-    pub(crate) fn local(&self, w: &[u32], bone: u32, fill: Transform, full: bool) -> Transform {
+    /// [`PackedHeader::local`] at this cursor's keys, of the bone of descriptor `d`
+    /// ([`PackedHeader::bone`]). Where the CPU has FMA the dequantization's `mul_add` is one
+    /// instruction, not a call.
+    pub(crate) fn local(&self, w: &[u32], d: [u32; 2], fill: Transform, full: bool) -> Transform {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("fma") {
             // SAFETY: the CPU has FMA.
-            return unsafe { self.local_fma(w, bone, fill, full) };
+            return unsafe { self.local_fma(w, d, fill, full) };
         }
-        self.local_any(w, bone, fill, full)
+        self.local_any(w, d, fill, full)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "fma")]
-    fn local_fma(&self, w: &[u32], bone: u32, fill: Transform, full: bool) -> Transform {
-        self.local_any(w, bone, fill, full)
+    fn local_fma(&self, w: &[u32], d: [u32; 2], fill: Transform, full: bool) -> Transform {
+        self.local_any(w, d, fill, full)
     }
 
     #[inline(always)]
-    fn local_any(&self, w: &[u32], bone: u32, fill: Transform, full: bool) -> Transform {
+    fn local_any(&self, w: &[u32], d: [u32; 2], fill: Transform, full: bool) -> Transform {
         let h = &self.header;
-        let d = h.bone(w, bone);
         // No closures here: a closure is compiled apart, without the caller's FMA.
         let mut pairs = [None; 3];
         for (kind, pair) in pairs.iter_mut().enumerate() {
@@ -166,13 +167,11 @@ impl KeyCursor {
     #[inline]
     pub(crate) fn local_decoded(
         &self,
-        w: &[u32],
-        bone: u32,
+        d: [u32; 2],
         keys: [&DecodedBone; 2],
         fill: Transform,
         full: bool,
     ) -> Transform {
-        let d = self.header.bone(w, bone);
         let mut pairs = [None; 3];
         for (kind, pair) in pairs.iter_mut().enumerate() {
             let rate = (d[0] >> (RATE_SHIFT * kind as u32)) & RATE_MASK;
@@ -417,8 +416,11 @@ pub(crate) fn rotation(v: [f32; 4], raw: bool) -> Vec4 {
 #[inline(always)]
 fn window(w: &[u32], at: u32) -> u64 {
     let i = (at / 32) as usize;
-    let word = |i: usize| u128::from(w.get(i).copied().unwrap_or(0));
-    let three = word(i) | word(i + 1) << 32 | word(i + 2) << 64;
+    let [a, b, c] = match w.get(i..i + 3) {
+        Some(&[a, b, c]) => [a, b, c],
+        _ => [i, i + 1, i + 2].map(|i| w.get(i).copied().unwrap_or(0)),
+    };
+    let three = u128::from(a) | u128::from(b) << 32 | u128::from(c) << 64;
     (three >> (at % 32)) as u64
 }
 
