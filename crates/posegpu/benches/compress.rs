@@ -13,11 +13,10 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use posegpu::compress::{Compression, DEFAULT_TOLERANCE};
-use posegpu::frame_plan::Stage;
 use posegpu::retarget::{PlanOptions, RetargetPlan, Rig};
 use posegpu::{
     AnimLibrary, Asset, AssetFrame, Clip, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions,
@@ -135,20 +134,7 @@ fn decode(c: &mut Criterion) {
             for (keys, lib) in [("plain", plain), ("compressed", packed)] {
                 let mut gpu = GpuEvaluator::new(ctx, lib, n, &GpuOptions::default()).unwrap();
                 group.bench_function(BenchmarkId::new("gpu_sample", keys), |b| {
-                    b.iter_custom(|iters| {
-                        let mut total = Duration::ZERO;
-                        for frame in 0..iters {
-                            let inst = common::crowd(lib, n, frame as f32 / 60.0);
-                            let start = Instant::now();
-                            total += match gpu.evaluate_timed(&inst).unwrap() {
-                                Some(t) => Duration::from_nanos(
-                                    (t.ns(Stage::Sample) + t.ns(Stage::Fused)) as u64,
-                                ),
-                                None => start.elapsed(),
-                            };
-                        }
-                        total
-                    })
+                    b.iter_custom(|iters| common::gpu_sampling_time(&mut gpu, lib, n, iters))
                 });
             }
             group.finish();

@@ -99,20 +99,7 @@ fn retarget(c: &mut Criterion) {
             let Some(ctx) = &ctx else { continue };
             let mut gpu = GpuEvaluator::new(ctx, &lib, n, &GpuOptions::default()).unwrap();
             group.bench_function(BenchmarkId::new("gpu_sample", &label), |b| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for frame in 0..iters {
-                        let inst = common::crowd(&lib, n, frame as f32 / 60.0);
-                        let start = Instant::now();
-                        total += match gpu.evaluate_timed(&inst).unwrap() {
-                            Some(t) => Duration::from_nanos(
-                                (t.ns(Stage::Sample) + t.ns(Stage::Fused)) as u64,
-                            ),
-                            None => start.elapsed(),
-                        };
-                    }
-                    total
-                })
+                b.iter_custom(|iters| common::gpu_sampling_time(&mut gpu, &lib, n, iters))
             });
         }
         group.finish();

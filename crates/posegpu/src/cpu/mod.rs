@@ -107,8 +107,8 @@ impl<'a> CpuEvaluator<'a> {
             .zip(out.component.par_chunks_mut(chunk))
             .zip(out.skinning.par_chunks_mut(chunk))
             .zip(inertia)
-            // One scratch per worker, not per task: its records and decoded keys serve every
-            // instance the worker takes.
+            // A scratch per run of tasks a worker takes (rayon's `for_each_init`), not per
+            // task: its records and decoded keys serve all their instances.
             .for_each_init(
                 local_pose::Scratch::default,
                 |scratch, ((((first, l), c), s), mut inertia)| {

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
@@ -212,4 +213,27 @@ impl Lcg {
     pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
         lo + (hi - lo) * self.next()
     }
+}
+
+/// The sampling work's GPU time (the sampling pass, or the fused pass where the plan fuses)
+/// over `iters` frames of the crowd of `n` instances of `lib`, 1/60 s apart, from timestamp
+/// queries; the wall time, waiting included, where the adapter has none. For the benches'
+/// `iter_custom`.
+pub fn gpu_sampling_time(
+    gpu: &mut GpuEvaluator,
+    lib: &AnimLibrary,
+    n: usize,
+    iters: u64,
+) -> Duration {
+    use posegpu::frame_plan::Stage;
+    let mut total = Duration::ZERO;
+    for frame in 0..iters {
+        let instances = crowd(lib, n, frame as f32 / 60.0);
+        let start = Instant::now();
+        total += match gpu.evaluate_timed(&instances).unwrap() {
+            Some(t) => Duration::from_nanos((t.ns(Stage::Sample) + t.ns(Stage::Fused)) as u64),
+            None => start.elapsed(),
+        };
+    }
+    total
 }
