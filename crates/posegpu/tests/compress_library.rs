@@ -174,14 +174,20 @@ fn decoded_keys_agree_to_the_bit_or_the_products_rounding_on_the_gpu_and_the_twi
     assert!(d.rotation < 1e-6, "{d:?}");
 }
 
-#[test]
-fn retargeted_clips_play_compressed_through_modes_plans_and_baked_goals() {
+/// The humanoid and a variant of it without clips, to retarget onto.
+fn humanoid_and_variant() -> (posegpu::Asset, posegpu::Asset) {
     let asset = humanoid_asset();
     let target = posegpu::Asset {
         skeleton: humanoid_variant(7),
         clips: Vec::new(),
         ..asset.clone()
     };
+    (asset, target)
+}
+
+#[test]
+fn retargeted_clips_play_compressed_through_modes_plans_and_baked_goals() {
+    let (asset, target) = humanoid_and_variant();
     let batch_of = |lib: &AnimLibrary| {
         let mut batch = PoseBatch::new();
         for clip in 0..lib.clip_count() {
@@ -241,16 +247,12 @@ fn retargeted_clips_play_compressed_through_modes_plans_and_baked_goals() {
 }
 
 /// The sampling stage decodes each key a crowd's samples share once, at every bone, and plays
-/// them from there (`DecodedKeys` in `src/cpu/packed.rs`); a sample alone decodes bone by bone. Both give the
-/// same bits, on the clips' own skeleton, through UE's modes and through a character plan.
+/// them from there (`DecodedKeys` in `src/cpu/packed.rs`); a sample alone decodes bone by
+/// bone. Both give the same bits, on the clips' own skeleton, through UE's modes and through a
+/// character plan.
 #[test]
 fn keys_a_crowd_shares_play_as_keys_decoded_bone_by_bone() {
-    let asset = humanoid_asset();
-    let target = posegpu::Asset {
-        skeleton: humanoid_variant(7),
-        clips: Vec::new(),
-        ..asset.clone()
-    };
+    let (asset, target) = humanoid_and_variant();
     let plan = posegpu::retarget::RetargetPlan::new(&asset, &target, &Default::default()).unwrap();
     let builds: [(&str, &Skeleton, Build); 3] = [
         (
