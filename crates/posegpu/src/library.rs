@@ -471,8 +471,7 @@ impl LibraryBuilder {
                     },
             };
             let src = &lib.sources[source.0];
-            let packer = self.packer.as_ref();
-            let packing = match packer {
+            let packing = match &self.packer {
                 Some(p) => p.pack(lib, src, retarget_base, clip, goals)?,
                 None => None,
             };

@@ -69,26 +69,17 @@ impl KeySearch {
     /// A search for `sample`, a sample of a compressed clip, whose two keys come decoded from
     /// `keys` (decoded there where they are not yet); any other sample's search is fresh.
     pub(crate) fn share_keys(lib: &AnimLibrary, sample: &Prepared, keys: &mut DecodedKeys) -> Self {
+        let mut search = Self::default();
         let c = lib.data().clip_data(sample.clip as u32);
-        if c.flags & CLIP_COMPRESSED == 0 {
-            return Self::default();
+        if c.flags & CLIP_COMPRESSED != 0 {
+            packed_keys(lib, &c, sample.time, &mut search);
+            if let Some(p) = &mut search.packed {
+                p.decoded = keys.pair(lib.data().value_words(), sample.clip, &p.cursor);
+            }
         }
-        let data = lib.data();
-        let w = data.value_words();
-        let cursor = packed_header(lib, &c).cursor(w, &data.times, sample.time);
-        let decoded = keys.pair(w, sample.clip, &cursor);
-        Self {
-            packed: Some(PackedSearch {
-                at: (c.channel_base * 4, sample.time.to_bits()),
-                cursor,
-                decoded,
-            }),
-            ..Self::default()
-        }
+        search
     }
-}
 
-impl KeySearch {
     fn find(&mut self, lib: &AnimLibrary, ch: &ChannelData, t: f32) -> (usize, usize, f32) {
         // One key (a channel that holds still): no search, and the last one kept for the
         // channels around it (as `channel_keys` in `clip.wgsl`).

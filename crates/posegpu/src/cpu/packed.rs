@@ -307,14 +307,24 @@ pub(crate) type DecodedKey = Arc<[DecodedBone]>;
 
 /// The keys a scratch's samples have decoded, by clip and key; bounded: past
 /// [`DecodedKeys::CAPACITY`] bones it starts afresh (the keys samples hold stay theirs).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct DecodedKeys {
     /// By clip, then key: `Asked` where one sample has asked for it.
     clips: Vec<Vec<Slot>>,
     /// Bones held, over all keys.
     held: usize,
-    /// Bones held at most; 0: [`DecodedKeys::CAPACITY`].
+    /// Bones held at most.
     capacity: usize,
+}
+
+impl Default for DecodedKeys {
+    fn default() -> Self {
+        Self {
+            clips: Vec::new(),
+            held: 0,
+            capacity: Self::CAPACITY,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -356,12 +366,7 @@ impl DecodedKeys {
         let keys = cursor.keys.map(|k| k as usize);
         let asked = keys.map(|k| matches!(slots[k], Slot::Asked));
         let needed = asked.iter().filter(|&&a| a).count() * cursor.header.descriptors() as usize;
-        let capacity = if self.capacity == 0 {
-            Self::CAPACITY
-        } else {
-            self.capacity
-        };
-        if self.held + needed > capacity {
+        if self.held + needed > self.capacity {
             // Afresh, but for what this sample has asked before.
             self.clips
                 .iter_mut()
