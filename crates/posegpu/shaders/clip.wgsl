@@ -98,6 +98,15 @@ const ROOT_AXES_ALL: u32 = 0u;
 const ROOT_AXES_PLANE: u32 = 1u;
 const ROOT_AXES_NONE: u32 = 2u;
 
+// The paths a pipeline variant can take (src/gpu/specialize.rs folds the branches they decide
+// and drops what only those branches called): the library has plan clips, compressed clips;
+// the frame locks roots. Every path is on unless the evaluator says otherwise. Conditions
+// they decide combine with `&`, not `&&`: naga lowers `&&` to a branch through a variable,
+// which no constant then decides.
+override PLAN_CLIPS: bool = true;
+override PACKED_CLIPS: bool = true;
+override ROOT_LOCKS: bool = true;
+
 // The library's root-motion bone and its up (in the bone's parent's frame): each stage that
 // samples sets them (set_library).
 var<private> root_bone: u32 = 0u;
@@ -254,7 +263,7 @@ fn sample_search(sample: SampleEntry) -> KeySearch {
     let looping = (sample.clip_and_flags & INSTANCE_LOOP) != 0u;
     let t = map_time(sample.time, clip.duration, looping);
     var search = NO_SEARCH;
-    if ((clip.flags & CLIP_COMPRESSED) != 0u) {
+    if (PACKED_CLIPS & ((clip.flags & CLIP_COMPRESSED) != 0u)) {
         // Packed keys find their own (one multiply where uniform).
         return search;
     }
@@ -374,7 +383,7 @@ fn sample_channels(ct: ChannelData, cr: ChannelData, cs: ChannelData, t: f32, fi
 // translation and scale channels read as absent).
 fn source_local(clip: ClipData, bone: u32, rest: u32, t: f32, full: bool,
     search: ptr<function, KeySearch>) -> Xform {
-    if ((clip.flags & CLIP_COMPRESSED) != 0u) {
+    if (PACKED_CLIPS & ((clip.flags & CLIP_COMPRESSED) != 0u)) {
         return packed_local(clip, bone, t, retarget_xform(rest + bone * 3u), full);
     }
     var ct = ChannelData(0u, 0u, 0u, 0u);
@@ -581,16 +590,16 @@ fn root_locked(x: Xform, held: Xform, axes: u32) -> Xform {
 fn sample_clip(sample: SampleEntry, bone: u32) -> Xform {
     let lock = sample.root_lock & ROOT_LOCK_MASK;
     let axes = sample.root_lock & ~ROOT_LOCK_MASK;
-    let locked = bone == root_bone && lock != 0u;
+    let locked = ROOT_LOCKS & (bone == root_bone) & (lock != 0u);
     var held = IDENTITY;
-    if (locked && lock == ROOT_LOCK_REF_POSE) {
+    if (locked & (lock == ROOT_LOCK_REF_POSE)) {
         held = target_reference(bone);
         held.r = normalize_quat(held.r);
     }
     let clip = clip_data(sample.clip_and_flags & ~INSTANCE_LOOP);
     let looping = (sample.clip_and_flags & INSTANCE_LOOP) != 0u;
     let t = map_time(sample.time, clip.duration, looping);
-    if (locked && lock != ROOT_LOCK_FIRST_FRAME && axes == 0u) {
+    if (locked & (lock != ROOT_LOCK_FIRST_FRAME) & (axes == 0u)) {
         return held;
     }
     if (locked) {
@@ -599,13 +608,13 @@ fn sample_clip(sample: SampleEntry, bone: u32) -> Xform {
     }
     // The animation at t, and for a first-frame lock the clip at 0 (one call site in a loop:
     // compilers that inline every call copy it once).
-    let first_frame = locked && lock == ROOT_LOCK_FIRST_FRAME;
-    let times = array<f32, 2>(select(t, 0.0, first_frame && axes == 0u), 0.0);
+    let first_frame = locked & (lock == ROOT_LOCK_FIRST_FRAME);
+    let times = array<f32, 2>(select(t, 0.0, first_frame & (axes == 0u)), 0.0);
     var xs: array<Xform, 2>;
-    for (var k = 0u; k < select(1u, 2u, first_frame && axes != 0u); k++) {
+    for (var k = 0u; k < select(1u, 2u, first_frame & (axes != 0u)); k++) {
         xs[k] = sample_clip_at(clip, times[k], bone);
     }
-    if (!locked || (first_frame && axes == 0u)) {
+    if (!locked | (first_frame & (axes == 0u))) {
         return xs[0];
     }
     if (first_frame) {
@@ -617,13 +626,13 @@ fn sample_clip(sample: SampleEntry, bone: u32) -> Xform {
 // `bone` of `clip` at `t` (mapped into its range): retargeted through the clip's source.
 fn sample_clip_at(clip: ClipData, t: f32, bone: u32) -> Xform {
     let additive = (clip.flags & CLIP_ADDITIVE) != 0u;
-    if ((clip.flags & CLIP_PLAN) != 0u) {
+    if (PLAN_CLIPS & ((clip.flags & CLIP_PLAN) != 0u)) {
         return apply_plan(clip, t, bone);
     }
     let r = bone_retarget(clip.retarget_base, bone);
 
     // A bone with no source bone, or whose source bone has no track, keeps its reference.
-    let packed = (clip.flags & CLIP_COMPRESSED) != 0u;
+    let packed = PACKED_CLIPS & ((clip.flags & CLIP_COMPRESSED) != 0u);
     var ct = ChannelData(0u, 0u, 0u, 0u);
     var cr = ct;
     var cs = ct;

@@ -30,7 +30,7 @@ struct Params {
     group_instances: u32,
     parents_word: u32,
     inverse_bind_word: u32,
-    order_word: u32,
+    tasks_word: u32,
     level_starts_word: u32,
     pad0: u32,
     pad1: u32,
@@ -72,6 +72,10 @@ fn normalize_quat(q: vec4<f32>) -> vec4<f32> {
     return q * (1.0 / sqrt(dot(q, q)));
 }
 
+// Whether a scale can be negative in the pipeline's library (src/gpu/specialize.rs folds the
+// matrix path away where none can).
+override NEGATIVE_SCALES: bool = true;
+
 // True where a component of a or b is negative (a mirrored bone): the matrix path's test.
 fn any_negative(a: vec4<f32>, b: vec4<f32>) -> bool {
     return any(min(a.xyz, b.xyz) < vec3<f32>(0.0));
@@ -84,7 +88,7 @@ fn compose(child: Xform, parent: Xform) -> Xform {
     out.r = quat_mul(parent.r, child.r);
     out.s = vec4<f32>(child.s.xyz * parent.s.xyz, 0.0);
     out.t = vec4<f32>(quat_rotate(parent.r, parent.s.xyz * child.t.xyz) + parent.t.xyz, 0.0);
-    if (any_negative(child.s, parent.s)) {
+    if (NEGATIVE_SCALES & any_negative(child.s, parent.s)) {
         out.r = compose_rotation_mirrored(child, parent);
     }
     return out;
@@ -100,7 +104,7 @@ fn relative(a: Xform, b: Xform) -> Xform {
         vec4<f32>(quat_rotate(inv_r, a.t.xyz - b.t.xyz) * inv_s, 0.0),
         vec4<f32>(a.s.xyz * inv_s, 0.0),
     );
-    if (any_negative(a.s, b.s)) {
+    if (NEGATIVE_SCALES & any_negative(a.s, b.s)) {
         out.r = relative_rotation_mirrored(a, b);
     }
     return out;

@@ -4,8 +4,10 @@
 //   1. each bone's local pose (local_pose.wgsl) into workgroup memory, lanes over consecutive
 //      (instance, bone) pairs;
 //   2. the hierarchy level by level: the bones d steps below a root composed with their
-//      parents once level d - 1 is done, a barrier between levels. Each bone is composed with
-//      its parent exactly as the CPU twin does, so the results are the separate passes' own;
+//      parents once level d - 1 is done, a barrier between levels, each lane's bone and parent
+//      read from the skeleton's task table in one load (no division by the level's size).
+//      Each bone is composed with its parent exactly as the CPU twin does, so the results are
+//      the separate passes' own;
 //   3. the outputs, lane by lane over consecutive 16-byte words (a warp's store fills whole
 //      lines), the skinning matrices built into workgroup memory first.
 // No local pose makes the round trip through memory that the separate passes' does.
@@ -27,6 +29,12 @@ override WRITE_COMPONENT: bool = true;
 override SKIN_COLUMNS: bool = false;
 
 const FUSED_BONES: u32 = 320u;
+
+// The occupancy probe (`posegpu bench --occupancy-pad`): this many more words of workgroup
+// memory, so fewer workgroups fit an SM. If the pass's time stays flat as it grows, registers,
+// not workgroup memory, limit how many are resident.
+override OCCUPANCY_PAD_WORDS: u32 = 0u;
+var<workgroup> occupancy_pad: array<u32, OCCUPANCY_PAD_WORDS + 1u>;
 
 // The block's poses, then (step 3) the skinning matrices' rows in the same places.
 var<workgroup> poses: array<Xform, FUSED_BONES>;
@@ -74,6 +82,9 @@ fn main(
     let total = count * bones;
     let base = first * bones;
     set_library(params.bone_count, params.root_bone, params.root_up.xyz);
+    if (OCCUPANCY_PAD_WORDS > 0u) {
+        occupancy_pad[min(local_index, OCCUPANCY_PAD_WORDS)] = count;
+    }
 
     // 0. Each sample's key search, a lane per instance.
     block_entry = as_head(frame[min(first, params.instance_count - 1u)]).first;
@@ -107,11 +118,12 @@ fn main(
     for (var d = 1u; d < params.levels; d++) {
         let lo = table_u32(params.level_starts_word, d);
         let n = table_u32(params.level_starts_word, d + 1u) - lo;
+        // The block's first `count` instances' tasks of this level come first.
+        let tasks = params.group_instances * lo;
         for (var k = local_index; k < count * n; k += WORKGROUP_SIZE) {
-            let at = (k / n) * bones;
-            let bone = table_u32(params.order_word, lo + k % n);
-            let parent = table_u32(params.parents_word, bone);
-            poses[at + bone] = compose(poses[at + bone], poses[at + parent]);
+            let task = table_u32(params.tasks_word, tasks + k);
+            let at = task & 0xffffu;
+            poses[at] = compose(poses[at], poses[task >> 16u]);
         }
         workgroupBarrier();
     }
@@ -123,12 +135,20 @@ fn main(
     }
     // Every lane is done reading the poses before they turn into matrices.
     workgroupBarrier();
+    // The lane's bone steps by WORKGROUP_SIZE % bones, wrapping: one division per lane, not
+    // one per matrix.
+    let step = WORKGROUP_SIZE % bones;
+    var bone = local_index % bones;
     for (var k = local_index; k < total; k += WORKGROUP_SIZE) {
         // Row-major rows: lanes of neighbouring bones read neighbouring words.
-        let r = params.inverse_bind_word + k % bones;
+        let r = params.inverse_bind_word + bone;
         let b = Mat3x4(retarget_f32(r), retarget_f32(r + bones), retarget_f32(r + 2u * bones));
         let m = skinning_matrix(poses[k], b);
         poses[k] = Xform(m.r0, m.r1, m.r2);
+        bone += step;
+        if (bone >= bones) {
+            bone -= bones;
+        }
     }
     workgroupBarrier();
     if (SKIN_COLUMNS) {

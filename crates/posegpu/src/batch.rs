@@ -248,6 +248,8 @@ pub struct PoseBatch {
     ik: bool,
     inertia: bool,
     inertia_start: bool,
+    root_locks: bool,
+    heavy_layers: bool,
 }
 
 impl PoseBatch {
@@ -285,6 +287,8 @@ impl PoseBatch {
         self.ik = false;
         self.inertia = false;
         self.inertia_start = false;
+        self.root_locks = false;
+        self.heavy_layers = false;
     }
 
     /// The number of instances.
@@ -350,6 +354,17 @@ impl PoseBatch {
     /// are measured: the old pose is sampled).
     pub fn has_inertia_start(&self) -> bool {
         self.inertia_start
+    }
+
+    /// True when some sample locks its root ([`ClipSample::with_root_lock`]).
+    pub fn has_root_locks(&self) -> bool {
+        self.root_locks
+    }
+
+    /// True when some additive, dynamic or blend layer weighs more than 1 (it extrapolates:
+    /// a scale may turn negative).
+    pub fn has_heavy_layers(&self) -> bool {
+        self.heavy_layers
     }
 
     /// The 16-byte words this batch uploads each frame: a head per instance and its entries.
@@ -680,6 +695,13 @@ impl InstanceLayers<'_> {
         b.blends_or_layers |= !single;
         b.ik |= kind == LayerKind::Ik;
         b.inertia |= kind == LayerKind::Inertialize;
+        b.root_locks |= samples.iter().any(|s| s.root_lock.is_some());
+        // The word is a blend time or IK weight for these kinds, and the base's is unused.
+        let blends = !matches!(
+            kind,
+            LayerKind::Base | LayerKind::Ik | LayerKind::Inertialize
+        );
+        b.heavy_layers |= blends && weight > 1.0;
         let head = b.heads.last_mut().expect("an instance was pushed");
         head.layers += 1;
         if self.deferred {

@@ -301,6 +301,10 @@ pub struct FrameShape {
     pub inertia_starts: bool,
     /// Some instance has an IK layer.
     pub ik: bool,
+    /// Some sample locks its root.
+    pub root_locks: bool,
+    /// Some layer weighs more than 1.
+    pub heavy_layers: bool,
 }
 
 impl FrameShape {
@@ -312,6 +316,8 @@ impl FrameShape {
             inertia: batch.has_inertia(),
             inertia_starts: batch.has_inertia_start(),
             ik: batch.has_ik(),
+            root_locks: batch.has_root_locks(),
+            heavy_layers: batch.has_heavy_layers(),
         }
     }
 }
@@ -325,11 +331,7 @@ pub struct FrameOptions {
     pub crowd: Option<bool>,
 }
 
-/// Instances per workgroup of the fused pass: as many whole skeletons of `bones` bones as its
-/// workgroup memory holds.
-pub(crate) fn fused_group_instances(bones: u32) -> u32 {
-    (FUSED_BONES / bones.max(1)).max(1)
-}
+pub(crate) use crate::layout::fused_group_instances;
 
 /// One pass of a plan and how it is dispatched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -492,7 +494,7 @@ mod tests {
     #[test]
     fn every_stage_binds_what_its_shader_declares_in_binding_order() {
         for stage in Stage::ALL {
-            let module = shaders::tests::module(shaders::stage(stage.name()));
+            let module = shaders::tests::module(shaders::shader(stage));
             let mut declared: Vec<(u32, String)> = module
                 .global_variables
                 .iter()
@@ -550,6 +552,8 @@ mod tests {
             inertia: true,
             inertia_starts: true,
             ik: true,
+            root_locks: true,
+            heavy_layers: true,
         };
         // IK runs only where the library has chains; the random asset has none.
         let crowd = FrameOptions {

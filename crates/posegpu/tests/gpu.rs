@@ -462,3 +462,44 @@ fn the_fused_pass_gives_the_separate_passes_bits() {
     }
     assert_eq!(checked, 4, "too few animated files");
 }
+
+/// Pipelines built without wgpu's runtime checks (the default) give the bits of those built
+/// with them (bounds clamps, loop counters, zero-filled workgroup memory), fused and separate,
+/// on a library that takes every optional path but plans: blends, root locks, negative scales
+/// (compressed clips count as having them), compressed clips.
+#[test]
+fn pipelines_without_runtime_checks_give_the_checked_bits() {
+    let Some(ctx) = gpu() else { return };
+    let asset = posegpu::procedural::humanoid_asset();
+    let mut builder = AnimLibrary::builder(&asset.skeleton);
+    builder.compress(Some(posegpu::compress::Compression::all(3e-4).unwrap()));
+    builder.add_clips(&asset.clips).unwrap();
+    let lib = builder.build();
+    let clips = lib.clip_count() as u32;
+    let mut batch = PoseBatch::new();
+    for i in 0..40u32 {
+        let t = 0.13 * i as f32;
+        let lock = (i % 4 == 1).then_some(posegpu::RootLock::FirstFrame);
+        batch.push_blend(&[
+            ClipSample::new(i % clips, t, true).with_root_lock(lock),
+            ClipSample::new((i + 5) % clips, t + 0.3, true).with_weight(0.4),
+        ]);
+    }
+    for passes in [PassPlan::Fused, PassPlan::Separate] {
+        let eval = |runtime_checks: bool| {
+            let options = GpuOptions {
+                passes,
+                runtime_checks,
+                ..Default::default()
+            };
+            let mut gpu = GpuEvaluator::new(&ctx, &lib, batch.len(), &options).unwrap();
+            gpu.evaluate_timed(&batch).unwrap();
+            gpu.read_back().unwrap()
+        };
+        let checked = eval(true);
+        assert_eq!(eval(false), checked, "{passes:?}");
+        let cpu = common::cpu_eval_batch(&lib, &batch);
+        let d = Deviation::between(&checked, &cpu).relative(lib.skeleton().extent());
+        assert!(d <= TOLERANCE, "{passes:?}: {d:e}");
+    }
+}

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use crate::bandwidth::{copy_bandwidth, Bandwidth};
 use clap::ValueEnum;
-use posegpu::frame_plan::Stage;
+use posegpu::frame_plan::{FrameOptions, FramePlan, FrameShape, Stage};
 use posegpu::{AdditiveSpace, CpuEvaluator, Error, GpuContext, GpuEvaluator, GpuOptions};
 use posegpu::{Outputs, PassPlan};
 use posegpu::{PoseBatch, Poses};
@@ -122,6 +122,17 @@ pub struct BenchArgs {
     /// separate passes and the fused pass.
     #[arg(long)]
     traffic: bool,
+    /// Print each pipeline the configuration runs (the first `--instances` size's frame, on
+    /// the plan `--passes` gives, fused for auto), specialised as the evaluator specialises
+    /// it: SPIR-V instructions of its entry point with every call inlined, and workgroup
+    /// memory (no GPU needed); measure nothing.
+    #[arg(long)]
+    shader_stats: bool,
+    /// The occupancy probe: pad the fused pass's workgroup memory by this many 4-byte words
+    /// (`GpuOptions::occupancy_pad_words`). If its time stays flat as the padding grows,
+    /// registers, not workgroup memory, limit the workgroups resident on an SM.
+    #[arg(long, default_value_t = 0)]
+    occupancy_pad: u32,
     #[command(flatten)]
     compress: crate::util::CompressArg,
     /// MiB copied by the bandwidth probe (clamped to the device's storage-binding limit).
@@ -190,6 +201,17 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
             })
             .collect::<Result<_, _>>()?,
     };
+    let outputs = match args.outputs {
+        Kept::All => Outputs::ALL,
+        Kept::Component => Outputs::COMPONENT_AND_SKINNING,
+        Kept::Skinning => Outputs::SKINNING,
+    };
+    if args.shader_stats {
+        for w in &workloads {
+            print_shader_stats(w, args.instances[0], args.passes, outputs)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut csv = Csv::create(&args.csv)?;
     let mut plot_file = Output::create(&args.plot)?;
 
@@ -256,11 +278,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
             Passes::Fused => PassPlan::Fused,
             Passes::Separate => PassPlan::Separate,
         },
-        outputs: match args.outputs {
-            Kept::All => Outputs::ALL,
-            Kept::Component => Outputs::COMPONENT_AND_SKINNING,
-            Kept::Skinning => Outputs::SKINNING,
-        },
+        outputs,
+        occupancy_pad_words: args.occupancy_pad,
         ..Default::default()
     };
     let mut rows = Vec::new();
@@ -398,6 +417,32 @@ fn measure(
         cpu_threads: 0,
         adapter: String::new(),
     })
+}
+
+/// One line per pipeline the frame of `n` instances of `w` runs (at most [`REPLAYED`]: the
+/// frame's shape is what matters), on the fused plan unless `passes` is separate.
+fn print_shader_stats(
+    w: &Workload,
+    n: usize,
+    passes: Passes,
+    outputs: Outputs,
+) -> Result<(), Error> {
+    let mut batch = PoseBatch::with_capacity(n.min(REPLAYED), 5);
+    w.batch(n.min(REPLAYED), 0.0, &mut batch);
+    let shape = FrameShape::of(&batch);
+    let options = FrameOptions {
+        fuse: passes != Passes::Separate,
+        crowd: None,
+    };
+    let plan = FramePlan::new(&w.lib, &shape, &options);
+    println!("{} ({outputs:?}):", w.description);
+    for p in posegpu::analysis::shader_stats(&w.lib, &plan, &shape, outputs)? {
+        println!(
+            "shader {}: {} SPIR-V instructions, {} bytes of workgroup memory",
+            p.name, p.stats.instructions, p.stats.workgroup_bytes
+        );
+    }
+    Ok(())
 }
 
 /// Instances the traffic replay runs (a whole number of fused workgroups for any skeleton up

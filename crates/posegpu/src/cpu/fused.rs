@@ -7,6 +7,7 @@
 use super::hierarchy::skinning_matrix;
 use super::local_pose::{sample_instance, Scratch};
 use crate::batch::PoseBatch;
+use crate::frame_plan::fused_group_instances;
 use crate::layout::{Mat3x4, Xform};
 use crate::library::AnimLibrary;
 use crate::Transform;
@@ -22,17 +23,19 @@ pub(super) fn run_instance(
 ) {
     sample_instance(lib, batch, instance, locals, &mut [], scratch);
     component.copy_from_slice(locals);
-    // The skeleton as the fused pass reads it: its section of the retarget table.
+    // The skeleton as the fused pass reads it: its section of the retarget table, the tasks of
+    // a block's first instance (whose pose indices are bone indices).
     let (data, s) = (lib.data(), lib.data().skeleton_section);
+    let bones = data.table_bones();
+    let g = fused_group_instances(bones);
     for d in 1..s.levels {
         let lo = data.table_u32(s.level_starts, d);
-        for k in lo..data.table_u32(s.level_starts, d + 1) {
-            let bone = data.table_u32(s.order, k);
-            let (b, p) = (bone as usize, data.table_u32(s.parents, bone) as usize);
+        for k in 0..data.table_u32(s.level_starts, d + 1) - lo {
+            let task = data.table_u32(s.tasks, g * lo + k);
+            let (b, p) = ((task & 0xffff) as usize, (task >> 16) as usize);
             component[b] = Transform::compose(&component[b].into(), &component[p].into()).into();
         }
     }
-    let bones = data.table_bones();
     for (bone, (cs, m)) in (0..).zip(component.iter().zip(skinning)) {
         let rows = [0, 1, 2].map(|r| data.retarget_f32(s.inverse_bind_word(bones, bone, r)));
         *m = skinning_matrix(bytemuck::cast_ref(&rows), &(*cs).into());

@@ -134,6 +134,14 @@ impl GpuCrowd {
         let mut eval = GpuEvaluator::new(ctx, lib, crowd.len(), options)?;
         let batch = crowd.batch();
         eval.write(&batch)?;
+        // The crowd writes its frames on the device from now on: its pipelines keep the paths
+        // a later frame could take (a montage's root lock, a layer's weight).
+        let shape = FrameShape {
+            root_locks: true,
+            heavy_layers: true,
+            ..eval.frame_shape()
+        };
+        eval.plan_frame(shape);
         let device = eval.device().clone();
         let max_binding = eval.max_binding();
         let too_large = |what: String, size: u64| fits_binding(|| what, size, max_binding);
@@ -248,10 +256,11 @@ impl GpuCrowd {
         }
 
         let scope = ErrorScope::push(&device);
-        let advance = StagePipeline::new(&device, Stage::Advance.name(), &[]);
-        let root_motion = StagePipeline::new(&device, Stage::RootMotion.name(), &[]);
-        advance.get();
-        root_motion.get();
+        let checks = options.runtime_checks;
+        let advance = StagePipeline::new(&device, Stage::Advance, &[], checks);
+        let root_motion = StagePipeline::new(&device, Stage::RootMotion, &[], checks);
+        advance.get(eval.paths());
+        root_motion.get(eval.paths());
         let events = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("finished events"),
             size: 4 * (1 + crowd.len() as u64),
@@ -560,7 +569,7 @@ impl GpuCrowd {
                 label: Some(planned.pass.label()),
                 timestamp_writes: writes,
             });
-            pass.set_pipeline(pipeline.get());
+            pass.set_pipeline(&pipeline.get(self.eval.paths()));
             for c in &self.chunks {
                 let (workgroups, _) = planned.dispatch.workgroups(c.count as u64);
                 let (x, y) = grid(workgroups, self.eval.max_workgroups());

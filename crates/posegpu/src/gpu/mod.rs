@@ -5,7 +5,9 @@ mod crowd;
 mod evaluator;
 mod outputs;
 mod replay;
+mod shader_stats;
 pub(crate) mod shaders;
+mod specialize;
 mod util;
 
 pub use context::GpuContext;
@@ -13,6 +15,7 @@ pub use crowd::GpuCrowd;
 pub use evaluator::{GpuEvaluator, GpuOptions, OutputChunk, PassPlan};
 pub use outputs::{Outputs, SkinningLayout};
 pub use replay::{replay_traffic, PassTraffic};
+pub use shader_stats::{shader_stats, PipelineStats, ShaderStats};
 pub use util::PassTimer;
 #[cfg(feature = "render")]
 pub(crate) use util::{read_mapped, ErrorScope};

@@ -2,6 +2,8 @@
 //! names prepended, and the bind group layout each declares, written out here so that a
 //! pipeline's layout is explicit (a test checks it against the shader's own declarations).
 
+use crate::frame_plan::Stage;
+
 /// Types and math shared by every stage.
 pub(crate) const COMMON: &str = include_str!("../../shaders/common.wgsl");
 
@@ -29,9 +31,9 @@ use Binding::{Storage, Uniform};
 const RO: Binding = Storage { read_only: true };
 const RW: Binding = Storage { read_only: false };
 
-/// One stage: its name (and file), the shared files it uses, its source, its group-0 bindings
-/// in binding order, and the shader stages that see them.
-pub(crate) struct Stage {
+/// One stage's shader: its name (and file), the shared files it uses, its source, its group-0
+/// bindings in binding order, and the shader stages that see them.
+pub(crate) struct Shader {
     pub name: &'static str,
     pub shared: &'static [&'static str],
     pub body: &'static str,
@@ -58,8 +60,8 @@ const fn tables(seventh: Binding, eighth: Binding) -> [(u32, Binding); 8] {
 
 /// Every stage. The pose stages read the library's tables (the clip table, `times`, `values`,
 /// `retarget`) at bindings 2, 4, 5 and 6, where `clip.wgsl` declares them.
-pub(crate) const STAGES: &[Stage] = &[
-    Stage {
+pub(crate) const STAGES: &[Shader] = &[
+    Shader {
         name: "sample",
         shared: &[PACKED, CLIP, LOCAL_POSE],
         body: include_str!("../../shaders/sample.wgsl"),
@@ -67,7 +69,7 @@ pub(crate) const STAGES: &[Stage] = &[
         bindings: &tables(RW, RW),
         visibility: COMPUTE,
     },
-    Stage {
+    Shader {
         name: "fused",
         shared: &[PACKED, CLIP, LOCAL_POSE],
         body: include_str!("../../shaders/fused.wgsl"),
@@ -85,7 +87,7 @@ pub(crate) const STAGES: &[Stage] = &[
         ],
         visibility: COMPUTE,
     },
-    Stage {
+    Shader {
         name: "layers",
         shared: &[],
         body: include_str!("../../shaders/layers.wgsl"),
@@ -93,7 +95,7 @@ pub(crate) const STAGES: &[Stage] = &[
         bindings: &[(0, Uniform), (1, RO), (2, RO), (3, RW), (4, RW)],
         visibility: COMPUTE,
     },
-    Stage {
+    Shader {
         name: "inertialize",
         shared: &[PACKED, CLIP],
         body: include_str!("../../shaders/inertialize.wgsl"),
@@ -101,7 +103,7 @@ pub(crate) const STAGES: &[Stage] = &[
         bindings: &tables(RW, RW),
         visibility: COMPUTE,
     },
-    Stage {
+    Shader {
         name: "ik",
         shared: &[PACKED, CLIP],
         body: include_str!("../../shaders/ik.wgsl"),
@@ -109,7 +111,7 @@ pub(crate) const STAGES: &[Stage] = &[
         bindings: &tables(RW, RO),
         visibility: COMPUTE,
     },
-    Stage {
+    Shader {
         name: "curves",
         shared: &[PACKED, CLIP],
         body: include_str!("../../shaders/curves.wgsl"),
@@ -117,7 +119,7 @@ pub(crate) const STAGES: &[Stage] = &[
         bindings: &tables(RO, RW),
         visibility: COMPUTE,
     },
-    Stage {
+    Shader {
         name: "hierarchy",
         shared: &[],
         body: include_str!("../../shaders/hierarchy.wgsl"),
@@ -125,7 +127,7 @@ pub(crate) const STAGES: &[Stage] = &[
         bindings: &[(0, Uniform), (1, RO), (2, RO), (3, RO), (4, RW), (5, RW)],
         visibility: COMPUTE,
     },
-    Stage {
+    Shader {
         name: "advance",
         shared: &[PLAYBACK],
         body: include_str!("../../shaders/advance.wgsl"),
@@ -141,7 +143,7 @@ pub(crate) const STAGES: &[Stage] = &[
         ],
         visibility: COMPUTE,
     },
-    Stage {
+    Shader {
         name: "root_motion",
         shared: &[PACKED, CLIP, PLAYBACK],
         body: include_str!("../../shaders/root_motion.wgsl"),
@@ -150,7 +152,7 @@ pub(crate) const STAGES: &[Stage] = &[
         visibility: COMPUTE,
     },
     #[cfg(feature = "render")]
-    Stage {
+    Shader {
         name: "skin",
         shared: &[],
         body: include_str!("../../shaders/skin.wgsl"),
@@ -160,17 +162,31 @@ pub(crate) const STAGES: &[Stage] = &[
     },
 ];
 
-/// The stage named `name` (a name from [`STAGES`]; anything else is a bug).
-pub(crate) fn stage(name: &str) -> &'static Stage {
-    STAGES
-        .iter()
-        .find(|s| s.name == name)
-        .unwrap_or_else(|| panic!("no shader stage named '{name}'"))
+/// The shader of `stage`: the registry of compute stages, one arm per [`Stage`] (a test checks
+/// that each arm names its stage's file).
+pub(crate) fn shader(stage: Stage) -> &'static Shader {
+    &STAGES[match stage {
+        Stage::Sample => 0,
+        Stage::Fused => 1,
+        Stage::Layers => 2,
+        Stage::Inertialize => 3,
+        Stage::Ik => 4,
+        Stage::Curves => 5,
+        Stage::Hierarchy => 6,
+        Stage::Advance => 7,
+        Stage::RootMotion => 8,
+    }]
+}
+
+/// The draw stage's shader (`skin.wgsl`), the last of [`STAGES`].
+#[cfg(feature = "render")]
+pub(crate) fn skin() -> &'static Shader {
+    &STAGES[STAGES.len() - 1]
 }
 
 /// The full source of a stage as compiled: `common.wgsl`, the shared files it uses, then the
 /// stage file.
-pub(crate) fn source(stage: &Stage) -> String {
+pub(crate) fn source(stage: &Shader) -> String {
     let mut src = COMMON.to_string();
     for part in stage.shared.iter().chain([&stage.body]) {
         src.push('\n');
@@ -179,8 +195,8 @@ pub(crate) fn source(stage: &Stage) -> String {
     src
 }
 
-/// The stage's group-0 layout, exactly as [`Stage::bindings`] declares it.
-pub(crate) fn bind_group_layout(device: &wgpu::Device, stage: &Stage) -> wgpu::BindGroupLayout {
+/// The stage's group-0 layout, exactly as [`Shader::bindings`] declares it.
+pub(crate) fn bind_group_layout(device: &wgpu::Device, stage: &Shader) -> wgpu::BindGroupLayout {
     let entries: Vec<_> = stage
         .bindings
         .iter()
@@ -223,7 +239,7 @@ pub(crate) mod tests {
     use super::*;
 
     /// Parses and validates a stage with naga (no GPU needed).
-    pub(crate) fn module(stage: &Stage) -> naga::Module {
+    pub(crate) fn module(stage: &Shader) -> naga::Module {
         let src = source(stage);
         let module = naga::front::wgsl::parse_str(&src)
             .unwrap_or_else(|e| panic!("{}.wgsl:\n{}", stage.name, e.emit_to_string(&src)));
@@ -254,6 +270,15 @@ pub(crate) mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_registry_gives_each_stage_its_own_shader() {
+        for stage in Stage::ALL {
+            assert_eq!(shader(stage).name, stage.name());
+        }
+        #[cfg(feature = "render")]
+        assert_eq!(skin().name, "skin");
     }
 
     #[test]

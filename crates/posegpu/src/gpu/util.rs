@@ -1,64 +1,108 @@
 //! Small pieces every GPU stage uses: pipelines, dispatch grids, timestamps, read-backs and
 //! error scopes.
 
-use super::shaders::{self, Stage};
-use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::sync::Mutex;
 
-/// A compute stage's pipeline with the explicit bind group layout its [`Stage`] declares. The
-/// layout is made at once (bind groups need it); the pipeline is compiled the first time it is
-/// asked for, so that an evaluator compiles only the variants its batches use (half a second
-/// each on lavapipe).
+use super::shaders::{self, Shader};
+use super::specialize::{specialize, Paths, ENTRY};
+use crate::error::{Error, Result};
+use crate::frame_plan::Stage;
+
+/// A compute stage's pipelines, one per [`Paths`] variant a workload asks for, with the
+/// explicit bind group layout its [`Shader`] declares (the same for every variant). The layout
+/// is made at once (bind groups need it); a variant is compiled the first time it is asked
+/// for, so that an evaluator compiles only the variants its frames use (half a second each on
+/// lavapipe).
 pub(crate) struct StagePipeline {
     device: wgpu::Device,
     layout: wgpu::BindGroupLayout,
-    stage: &'static Stage,
+    shader: &'static Shader,
     constants: Vec<(&'static str, f64)>,
-    pipeline: std::sync::OnceLock<wgpu::ComputePipeline>,
+    checks: bool,
+    variants: Mutex<HashMap<Paths, wgpu::ComputePipeline>>,
 }
 
 impl StagePipeline {
-    /// The pipeline of `stage` (entry point `main`), with `constants` for its override
-    /// constants.
+    /// The pipelines of `stage` (entry point `main`), with `constants` for its own override
+    /// constants; `checks` keeps wgpu's runtime checks (bounds clamps, loop counters,
+    /// zero-filled workgroup memory), which the library's validation otherwise makes
+    /// redundant.
     pub(crate) fn new(
         device: &wgpu::Device,
-        stage: &str,
+        stage: Stage,
         constants: &[(&'static str, f64)],
+        checks: bool,
     ) -> Self {
-        let stage = shaders::stage(stage);
+        let shader = shaders::shader(stage);
         Self {
             device: device.clone(),
-            layout: shaders::bind_group_layout(device, stage),
-            stage,
+            layout: shaders::bind_group_layout(device, shader),
+            shader,
             constants: constants.to_vec(),
-            pipeline: std::sync::OnceLock::new(),
+            checks,
+            variants: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Whether the pipeline has been compiled.
-    pub(crate) fn is_compiled(&self) -> bool {
-        self.pipeline.get().is_some()
+    /// Whether the variant for `paths` has been compiled.
+    pub(crate) fn is_compiled(&self, paths: Paths) -> bool {
+        self.variants.lock().unwrap().contains_key(&paths)
     }
 
-    /// The pipeline, compiled on first use. Callers that must report a failure as an error
-    /// compile it first inside an [`ErrorScope`].
-    pub(crate) fn get(&self) -> &wgpu::ComputePipeline {
-        self.pipeline.get_or_init(|| {
-            let device = &self.device;
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(self.stage.name),
-                source: wgpu::ShaderSource::Wgsl(shaders::source(self.stage).into()),
-            });
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(self.stage.name),
-                layout: Some(&shaders::pipeline_layout(device, &self.layout)),
-                module: &module,
-                entry_point: Some("main"),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: &self.constants,
-                    ..Default::default()
-                },
-                cache: None,
-            })
+    /// The constants of the variant for `paths`: the stage's own, then the paths'.
+    pub(crate) fn constants(&self, paths: Paths) -> Vec<(&'static str, f64)> {
+        let mut c = self.constants.clone();
+        c.extend(paths.constants());
+        c
+    }
+
+    /// The pipeline for `paths`, compiled on first use. Callers that must report a failure as
+    /// an error compile it first inside an [`ErrorScope`].
+    pub(crate) fn get(&self, paths: Paths) -> wgpu::ComputePipeline {
+        let mut variants = self.variants.lock().unwrap();
+        if let Some(p) = variants.get(&paths) {
+            return p.clone();
+        }
+        let pipeline = self.compile(paths);
+        variants.insert(paths, pipeline.clone());
+        pipeline
+    }
+
+    fn compile(&self, paths: Paths) -> wgpu::ComputePipeline {
+        let device = &self.device;
+        let label = Some(self.shader.name);
+        // Every shader validates unspecialised (a test); a variant that does not is a bug.
+        let module = specialize(self.shader, &self.constants(paths))
+            .unwrap_or_else(|e| panic!("{} does not specialise: {e}", self.shader.name))
+            .module;
+        let desc = wgpu::ShaderModuleDescriptor {
+            label,
+            source: wgpu::ShaderSource::Naga(std::borrow::Cow::Owned(module)),
+        };
+        let module = if self.checks {
+            device.create_shader_module(desc)
+        } else {
+            let mut checks = wgpu::ShaderRuntimeChecks::unchecked();
+            // A division by zero is undefined in SPIR-V; the guard costs a select.
+            checks.int_div_checks = true;
+            // SAFETY: the library checks every index its tables hold when they are built
+            // (clip, channel, key, retarget and plan words, packed blocks), batches check every
+            // clip, mask and bone they name, and every loop is bounded by a count the library
+            // or batch wrote; wgpu's clamps and loop counters would only repeat that.
+            unsafe { device.create_shader_module_trusted(desc, checks) }
+        };
+        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label,
+            layout: Some(&shaders::pipeline_layout(device, &self.layout)),
+            module: &module,
+            entry_point: Some(ENTRY),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                // Every workgroup array is written before it is read (each stage's barriers).
+                zero_initialize_workgroup_memory: self.checks,
+                ..Default::default()
+            },
+            cache: None,
         })
     }
 
@@ -66,13 +110,13 @@ impl StagePipeline {
     pub(crate) fn bind(&self, device: &wgpu::Device, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
         assert_eq!(
             buffers.len(),
-            self.stage.bindings.len(),
+            self.shader.bindings.len(),
             "the {} stage binds {} buffers",
-            self.stage.name,
-            self.stage.bindings.len()
+            self.shader.name,
+            self.shader.bindings.len()
         );
         let entries: Vec<_> = self
-            .stage
+            .shader
             .bindings
             .iter()
             .zip(buffers)
@@ -82,7 +126,7 @@ impl StagePipeline {
             })
             .collect();
         device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(self.stage.name),
+            label: Some(self.shader.name),
             layout: &self.layout,
             entries: &entries,
         })

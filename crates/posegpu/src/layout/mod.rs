@@ -107,7 +107,7 @@ pub(crate) struct Params {
     pub group_instances: u32,
     pub parents_word: u32,
     pub inverse_bind_word: u32,
-    pub order_word: u32,
+    pub tasks_word: u32,
     pub level_starts_word: u32,
     pub pad0: u32,
     pub pad1: u32,
@@ -116,6 +116,12 @@ pub(crate) struct Params {
 /// Bones the fused pass holds in workgroup memory (48 bytes each, within WebGPU's 16 KiB):
 /// larger skeletons take the separate passes.
 pub(crate) const FUSED_BONES: u32 = 320;
+
+/// Instances per workgroup of the fused pass: as many whole skeletons of `bones` bones as its
+/// workgroup memory holds.
+pub(crate) fn fused_group_instances(bones: u32) -> u32 {
+    (FUSED_BONES / bones.max(1)).max(1)
+}
 /// Key searches the fused pass shares per workgroup (one per sample of its block's first frame
 /// words; 20 bytes each, in the 1 KiB of workgroup memory the poses leave).
 pub(crate) const SHARED_SEARCHES: u32 = 48;

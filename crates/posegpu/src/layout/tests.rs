@@ -51,7 +51,7 @@ const STRUCTS: &[StructLayout] = &[
         group_instances: group_instances,
         parents_word: parents_word,
         inverse_bind_word: inverse_bind_word,
-        order_word: order_word,
+        tasks_word: tasks_word,
         level_starts_word: level_starts_word,
         pad0: pad0,
         pad1: pad1

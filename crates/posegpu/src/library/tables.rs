@@ -15,6 +15,7 @@
 
 use super::{packed, LibraryData};
 use crate::drive::TranslationMode;
+use crate::layout::{fused_group_instances, FUSED_BONES};
 use crate::layout::{
     BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CLIP_COMPRESSED,
     CLIP_SOURCES_SHIFT, PLAN_WORDS, RETARGET_WORDS,
@@ -36,11 +37,16 @@ pub(crate) struct SkeletonSection {
     /// Inverse bind matrices' rows, row-major: row `r` of bone `b` at word `r * bones + b`
     /// ([`Self::inverse_bind_word`]).
     pub inverse_bind: u32,
-    /// Bones ordered by depth, then index, four per word ([`crate::Skeleton::depth_levels`]):
-    /// level `d` (bones `d` steps below a root) is `order[level_starts[d] .. level_starts[d +
-    /// 1]]`.
-    pub order: u32,
-    /// Where each level starts in `order`, four per word; `levels + 1` of them.
+    /// The hierarchy's compose tasks for one block of the fused pass's `G` instances
+    /// ([`fused_group_instances`]), four per word, level by level and instance by instance
+    /// within a level: task `G * level_starts[d] + i * n + j` (`n` bones in level `d`) composes
+    /// the `j`-th bone of level `d` (by index) of the block's instance `i` with its parent, as
+    /// the indices of both in the block's poses, `child | parent << 16`. A lane finds its
+    /// bone and its parent in one load, without dividing by the level's size. Empty for
+    /// skeletons past [`FUSED_BONES`], which the fused pass does not run.
+    pub tasks: u32,
+    /// Where each level (bones `d` steps below a root, [`crate::Skeleton::depth_levels`])
+    /// starts in the depth order, four per word; `levels + 1` of them.
     pub level_starts: u32,
     /// The skeleton's depth levels (1 for a skeleton of roots alone).
     pub levels: u32,
@@ -65,14 +71,14 @@ impl SkeletonSection {
                     .map(|m| std::array::from_fn(|k| m[row * 4 + k].to_bits())),
             );
         }
-        let order_at = first + words.len() as u32;
-        words.extend(packed(&order));
+        let tasks_at = first + words.len() as u32;
+        words.extend(packed(&fused_tasks(parents, &order, &starts)));
         let starts_at = first + words.len() as u32;
         words.extend(packed(&starts));
         let section = Self {
             parents: first,
             inverse_bind: inverse_bind_at,
-            order: order_at,
+            tasks: tasks_at,
             level_starts: starts_at,
             levels: starts.len() as u32 - 1,
         };
@@ -84,6 +90,29 @@ impl SkeletonSection {
     pub(crate) fn inverse_bind_word(&self, bones: u32, bone: u32, row: u32) -> u32 {
         self.inverse_bind + row * bones + bone
     }
+}
+
+/// [`SkeletonSection::tasks`] of a skeleton of `parents` with depth order `order` and level
+/// starts `starts`.
+fn fused_tasks(parents: &[i32], order: &[u32], starts: &[u32]) -> Vec<u32> {
+    let bones = parents.len() as u32;
+    if bones > FUSED_BONES {
+        return Vec::new();
+    }
+    let g = fused_group_instances(bones);
+    let mut tasks = vec![0; (g * bones) as usize];
+    for level in starts.windows(2).skip(1) {
+        let (lo, n) = (level[0], level[1] - level[0]);
+        for i in 0..g {
+            for j in 0..n {
+                let bone = order[(lo + j) as usize];
+                let parent = parents[bone as usize] as u32;
+                tasks[(g * lo + i * n + j) as usize] =
+                    (i * bones + bone) | (i * bones + parent) << 16;
+            }
+        }
+    }
+    tasks
 }
 
 /// `records`, `words` 16-byte words each, laid out field-major: word `k` of record `b` at
@@ -420,8 +449,20 @@ mod tests {
         let s = data.skeleton_section;
         let (order, starts) = skeleton.depth_levels();
         assert_eq!(s.levels as usize, starts.len() - 1);
-        for (i, &o) in (0..).zip(&order) {
-            assert_eq!(data.table_u32(s.order, i), o);
+        // The block's last instance's tasks: each bone once, after its parent's level.
+        let g = fused_group_instances(bones as u32);
+        let last = (g - 1) * bones as u32;
+        for level in starts.windows(2).skip(1) {
+            let (lo, n) = (level[0], level[1] - level[0]);
+            for j in 0..n {
+                let task = data.table_u32(s.tasks, g * lo + (g - 1) * n + j);
+                let bone = order[(lo + j) as usize];
+                assert_eq!(task & 0xffff, last + bone);
+                assert_eq!(
+                    (task >> 16) as i32,
+                    last as i32 + data.parents[bone as usize]
+                );
+            }
         }
         for (i, &start) in (0..).zip(&starts) {
             assert_eq!(data.table_u32(s.level_starts, i), start);

@@ -184,7 +184,7 @@ impl CrowdRenderer {
         mesh.validate(bones)?;
         let device = ctx.device.clone();
         let scope = crate::gpu::ErrorScope::push(&device);
-        let stage = shaders::stage("skin");
+        let stage = shaders::skin();
         let group_layout = shaders::bind_group_layout(&device, stage);
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("skin"),

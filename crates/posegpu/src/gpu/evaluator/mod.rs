@@ -9,10 +9,11 @@ mod resources;
 mod upload;
 
 pub use resources::OutputChunk;
-pub(crate) use resources::PerPass;
+pub(crate) use resources::{pass_constants, PerPass};
 
 use super::context::GpuContext;
 use super::outputs::{Outputs, SkinningLayout};
+use super::specialize::Paths;
 use super::util::{fits_binding, ErrorScope, PassTimer, StagePipeline};
 use crate::error::Result;
 use crate::frame_plan::{FrameOptions, FramePlan, FrameShape};
@@ -40,6 +41,16 @@ pub struct GpuOptions {
     /// One fused pass or separate passes for the batches the fused pass can run (no
     /// mesh-space layers, IK or inertialization, at most 320 bones).
     pub passes: PassPlan,
+    /// Keep wgpu's runtime checks in the shaders: bounds clamps on every index, a counter in
+    /// every loop, workgroup memory zero-filled. Off by default: the library and batches
+    /// check every index they hold when they are built, so the checks only cost time; on,
+    /// an index out of bounds reads a clamped word instead of whatever lies there.
+    pub runtime_checks: bool,
+    /// The occupancy probe: this many more 4-byte words of workgroup memory in the fused
+    /// pass, so that fewer of its workgroups fit an SM (`posegpu bench --occupancy-pad`).
+    /// Past the device's workgroup storage limit it is a typed error. 0 (the default) for
+    /// any other use.
+    pub occupancy_pad_words: u32,
 }
 
 /// How batches with no stage between sampling and the hierarchy are evaluated
@@ -63,8 +74,10 @@ pub struct GpuEvaluator {
     queue: wgpu::Queue,
     lib: AnimLibrary,
     assets: Assets,
-    /// A pipeline per pass.
+    /// A pipeline per pass, a variant per [`Paths`] its frames take.
     pipelines: PerPass<StagePipeline>,
+    /// The paths the library's clips take (root locks and heavy layers are the frame's).
+    library_paths: Paths,
     /// Where the fused pass finds the skeleton in the retarget table.
     skeleton: SkeletonSection,
     /// Whether frames that can run as the fused pass do, and a crowd's passes.
@@ -131,7 +144,7 @@ impl GpuEvaluator {
         let skeleton = lib.data().skeleton_section;
         let scope = ErrorScope::push(&device);
         let assets = Assets::upload(&device, lib, max_binding)?;
-        let pipelines = resources::pipelines(&device, outputs);
+        let pipelines = resources::pipelines(&device, options);
         let timer = device
             .features()
             .contains(wgpu::Features::TIMESTAMP_QUERY)
@@ -152,6 +165,7 @@ impl GpuEvaluator {
             lib: lib.clone(),
             assets,
             pipelines,
+            library_paths: Paths::of(lib.data(), false, false),
             chunks: Vec::new(),
             instances_per_chunk,
             max_binding,
@@ -231,6 +245,16 @@ impl GpuEvaluator {
     /// The library this evaluator plays.
     pub fn library(&self) -> &AnimLibrary {
         &self.lib
+    }
+
+    /// The paths the frame last written takes: the pipeline variants it runs.
+    pub(crate) fn paths(&self) -> Paths {
+        let lib = self.library_paths;
+        Paths {
+            root_locks: self.shape.root_locks,
+            negative_scales: lib.negative_scales || self.shape.heavy_layers,
+            ..lib
+        }
     }
 
     pub(crate) fn timer(&self) -> Option<&PassTimer> {

@@ -39,7 +39,7 @@ impl GpuEvaluator {
             label: Some(planned.pass.label()),
             timestamp_writes,
         });
-        pass.set_pipeline(pipeline.get());
+        pass.set_pipeline(&pipeline.get(self.paths()));
         for chunk in self.chunks.iter().filter(|c| c.count > 0) {
             let (workgroups, dispatches) = planned.dispatch.workgroups(chunk.count as u64);
             let (x, y) = grid(workgroups, self.max_workgroups);
@@ -54,16 +54,17 @@ impl GpuEvaluator {
     /// Compiles the pipelines the next frame runs that are not compiled yet, reporting a
     /// failure as an error (a pipeline is compiled the first time a frame needs it).
     pub(crate) fn compile_planned(&self) -> Result<()> {
+        let paths = self.paths();
         let missing: Vec<_> = (self.plan.passes().iter())
             .filter_map(|p| self.pipelines.get(p.pass))
-            .filter(|p| !p.is_compiled())
+            .filter(|p| !p.is_compiled(paths))
             .collect();
         if missing.is_empty() {
             return Ok(());
         }
         let scope = ErrorScope::push(&self.device);
         for pipeline in missing {
-            pipeline.get();
+            pipeline.get(paths);
         }
         scope.pop()
     }

@@ -4,9 +4,9 @@
 
 use wgpu::util::DeviceExt;
 
-use super::super::outputs::{Outputs, SkinningLayout};
+use super::super::outputs::SkinningLayout;
 use super::super::util::{fits_binding, StagePipeline};
-use super::{GpuEvaluator, XFORM_BYTES};
+use super::{GpuEvaluator, GpuOptions, XFORM_BYTES};
 use crate::error::Result;
 use crate::frame_plan::{Binding, Pass};
 use crate::layout::Params;
@@ -71,35 +71,37 @@ impl<T> PerPass<T> {
 
 /// The pipeline of each pass: its stage, with the pipeline constants of its variant and of the
 /// outputs kept. Compiled the first time a frame needs it.
-pub(super) fn pipelines(device: &wgpu::Device, outputs: Outputs) -> PerPass<StagePipeline> {
+pub(super) fn pipelines(device: &wgpu::Device, options: &GpuOptions) -> PerPass<StagePipeline> {
+    PerPass::new(|pass| {
+        let constants = pass_constants(pass, options);
+        StagePipeline::new(device, pass.stage(), &constants, options.runtime_checks)
+    })
+}
+
+/// The override constants of `pass`'s variant with `options` (the paths' apart).
+pub(crate) fn pass_constants(pass: Pass, options: &GpuOptions) -> Vec<(&'static str, f64)> {
+    let outputs = options.outputs;
     let flag = |on: bool| f64::from(u8::from(on));
     let columns = (
         "SKIN_COLUMNS",
         flag(outputs.skinning == SkinningLayout::Columns4x4),
     );
-    PerPass::new(|pass| {
-        let constants = match pass {
-            Pass::Sample { single_clips } => vec![("SINGLE_CLIP", 1.0)]
-                .into_iter()
-                .filter(|_| single_clips)
-                .collect(),
-            Pass::Fused { single_clips } => {
-                let mut c = vec![
-                    ("WRITE_LOCALS", flag(outputs.locals)),
-                    ("WRITE_COMPONENT", flag(outputs.component)),
-                    columns,
-                ];
-                if single_clips {
-                    c.push(("SINGLE_CLIP", 1.0));
-                }
-                c
-            }
-            Pass::Inertialize { starts } => vec![("STARTS", flag(starts))],
-            Pass::Hierarchy => vec![("IN_PLACE", flag(!outputs.locals)), columns],
-            _ => Vec::new(),
-        };
-        StagePipeline::new(device, pass.stage().name(), &constants)
-    })
+    match pass {
+        Pass::Sample { single_clips } => vec![("SINGLE_CLIP", flag(single_clips))],
+        Pass::Fused { single_clips } => vec![
+            ("WRITE_LOCALS", flag(outputs.locals)),
+            ("WRITE_COMPONENT", flag(outputs.component)),
+            columns,
+            ("SINGLE_CLIP", flag(single_clips)),
+            (
+                "OCCUPANCY_PAD_WORDS",
+                f64::from(options.occupancy_pad_words),
+            ),
+        ],
+        Pass::Inertialize { starts } => vec![("STARTS", flag(starts))],
+        Pass::Hierarchy => vec![("IN_PLACE", flag(!outputs.locals)), columns],
+        _ => Vec::new(),
+    }
 }
 
 /// The library's tables on the device.

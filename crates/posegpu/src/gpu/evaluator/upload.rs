@@ -94,7 +94,7 @@ impl GpuEvaluator {
                 group_instances,
                 parents_word: self.skeleton.parents,
                 inverse_bind_word: self.skeleton.inverse_bind,
-                order_word: self.skeleton.order,
+                tasks_word: self.skeleton.tasks,
                 level_starts_word: self.skeleton.level_starts,
                 pad0: 0,
                 pad1: 0,

@@ -31,7 +31,7 @@ use super::evaluator::PassPlan;
 use super::outputs::Outputs;
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, LayerKind, PoseBatch};
-use crate::frame_plan::{Dispatch, FrameOptions, FramePlan, Pass};
+use crate::frame_plan::{fused_group_instances, Dispatch, FrameOptions, FramePlan, Pass};
 use crate::layout::{Entry, LAYER_SAMPLES_SHIFT, SHARED_SEARCHES, WORKGROUP_SIZE};
 use crate::library::{table_u32_at, AnimLibrary};
 use crate::model::AdditiveSpace;
@@ -323,10 +323,9 @@ impl<'a> Replay<'a> {
                 }
                 let lo = data.table_u32(s.level_starts, d);
                 let level = (data.table_u32(s.level_starts, d + 1) - lo) as usize;
+                let g = fused_group_instances(bones as u32);
                 for k in strided.clone().take_while(|&k| k < count * level) {
-                    let at = lo + (k % level) as u32;
-                    read_table_u32(out, 912, s.order, at);
-                    read_table_u32(out, 913, s.parents, data.table_u32(s.order, at));
+                    read_table_u32(out, 912, s.tasks, g * lo + k as u32);
                 }
             }
             if self.outputs.component {
