@@ -11,8 +11,15 @@ workload.json, inverse_bind.f32, times.f32, values.f32, sample_skinning.f32), fi
 its skinning matrices against posegpu's CPU twin on the sample instances, then times crowds
 of growing size (median ms per frame, bones per second).
 
+`--compile` runs the same function through torch.compile (dynamic shapes, so one
+compilation serves the sample and every crowd size); the compiling first call, like every
+size's first frame, is left out of the timings, and the compile time is reported apart. `--selftest-first` checks the code against the numpy oracle
+on a tiny random workload before the workload (eager: it checks the code, not the compiler).
+cuda_fk.py imports the loading, the comparison and the self-test's oracle from here.
+
     torch_fk.py WORKLOAD_DIR [--instances 10000,100000,1000000] [--frames 20]
                 [--device auto|cuda|cpu] [--json PATH] [--max-seconds 300]
+                [--compile [--compile-mode MODE]] [--selftest-first]
     torch_fk.py --selftest [DIR] [--device cpu]   # tiny random workload, numpy float64 oracle
 """
 
@@ -23,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -34,6 +42,49 @@ except ImportError:  # the numpy oracle below still works without torch
 FLOATS_PER_BONE = 100  # rough peak of live float32 intermediates per (instance, bone)
 
 
+# ------------------------------------------------- the exporter's files (shared with cuda_fk.py)
+
+
+def read_export(path):
+    """The exporter's files as numpy float32 arrays: meta (workload.json), bones, parents,
+    clips, times [K] (every clip's key times in a row), values [K, B, 10] (translation,
+    rotation x y z w, scale), inverse_bind [B, 3, 4] (rows), depth [B] (0 for roots)."""
+    path = Path(path)
+    meta = json.loads((path / "workload.json").read_text())
+    if meta.get("format") != "posegpu-peer-1":
+        raise SystemExit(f"{path}: not a posegpu-peer-1 workload")
+    b, k = meta["bones"], meta["key_count"]
+    read = lambda name: np.fromfile(path / name, dtype="<f4")
+    times, values = read("times.f32"), read("values.f32")
+    assert times.size == k and values.size == k * b * 10, "file sizes disagree with json"
+    parents = meta["parents"]
+    depth = []
+    for i, p in enumerate(parents):
+        assert p < i, "parents must come first"
+        depth.append(0 if p < 0 else depth[p] + 1)
+    return SimpleNamespace(meta=meta, bones=b, parents=parents, clips=meta["clips"], times=times,
+                           values=values.reshape(k, b, 10),
+                           inverse_bind=read("inverse_bind.f32").reshape(b, 3, 4), depth=depth)
+
+
+def compare(got, path, meta):
+    """Prints and returns how far `got` ([S, B, 3, 4], the sample's skinning) is from the
+    sample_skinning.f32 beside the workload, as the largest deviation over each matrix's
+    size against the workload's tolerance."""
+    s = meta["sample"]
+    n, b, tol = s["instances"], meta["bones"], meta["tolerance"]
+    expected = np.fromfile(Path(path) / "sample_skinning.f32", dtype="<f4").astype(np.float64)
+    expected = expected.reshape(n, b, 12)
+    got = np.asarray(got, dtype=np.float64).reshape(n, b, 12)
+    scale = np.maximum(1.0, np.abs(expected).max(-1))
+    deviation = float((np.abs(got - expected).max(-1) / scale).max()) if n else 0.0
+    ok = bool(deviation <= tol)  # False on NaN
+    against = meta.get("reference", "posegpu's CPU twin")
+    print(f"check: {n} instances x {b} bones against {against}: "
+          f"largest deviation {deviation:.3g} (tolerance {tol:g}): {'ok' if ok else 'FAIL'}")
+    return {"deviation": deviation, "tolerance": tol, "ok": ok}
+
+
 # ---------------------------------------------------------------------------- the peer
 
 
@@ -41,34 +92,23 @@ class Workload:
     """The exporter's files, as float32 / int64 tensors on `device`."""
 
     def __init__(self, path, device):
-        path = Path(path)
-        self.meta = meta = json.loads((path / "workload.json").read_text())
-        if meta.get("format") != "posegpu-peer-1":
-            raise SystemExit(f"{path}: not a posegpu-peer-1 workload")
-        self.bones = b = meta["bones"]
-        k = meta["key_count"]
-        clips = meta["clips"]
-        read = lambda name: np.fromfile(path / name, dtype="<f4")
-        times, values = read("times.f32"), read("values.f32")
-        assert times.size == k and values.size == k * b * 10, "file sizes disagree with json"
+        ex = read_export(path)
+        self.meta, self.bones = ex.meta, ex.bones
+        b, clips, times, parents = ex.bones, ex.clips, ex.times, ex.parents
         kmax = max(c["keys"] for c in clips)
         padded = np.full((len(clips), kmax), np.inf, np.float32)  # +inf never counts as <= u
         for i, c in enumerate(clips):
             padded[i, : c["keys"]] = times[c["first_key"] : c["first_key"] + c["keys"]]
         dev = lambda a, dtype=torch.float32: torch.as_tensor(a, dtype=dtype, device=device)
-        self.inverse_bind = dev(read("inverse_bind.f32").reshape(b, 3, 4))
-        self.values = dev(values.reshape(k, b, 10))
+        self.inverse_bind = dev(ex.inverse_bind)
+        self.values = dev(ex.values)
         self.times = dev(padded)
         self.duration = dev([c["duration"] for c in clips])
         self.first_key = dev([c["first_key"] for c in clips], torch.int64)
         self.keys = dev([c["keys"] for c in clips], torch.int64)
         self.clip_count, self.kmax = len(clips), kmax
         # Depth levels: every bone of level d has its parent in a level < d.
-        parents = meta["parents"]
-        depth = []
-        for i, p in enumerate(parents):
-            assert p < i, "parents must come first"
-            depth.append(0 if p < 0 else depth[p] + 1)
+        depth = ex.depth
         self.levels = []
         for d in range(1, max(depth) + 1):
             bones = [i for i in range(b) if depth[i] == d]
@@ -130,21 +170,19 @@ def forward_kinematics(w, clip, t, looping=True):
     return compose(world, w.inverse_bind)
 
 
-def check(w, path, device):
+def check(w, path, device, fk=forward_kinematics):
     s = w.meta["sample"]
-    n, b, tol = s["instances"], w.bones, w.meta["tolerance"]
-    expected = np.fromfile(Path(path) / "sample_skinning.f32", dtype="<f4").astype(np.float64)
-    expected = expected.reshape(n, b, 12)
     clip = torch.tensor(s["clip"], dtype=torch.int64, device=device)
     t = torch.tensor(s["time"], dtype=torch.float32, device=device)
-    got = forward_kinematics(w, clip, t, s.get("looping", True)).double().cpu().numpy()
-    got = got.reshape(n, b, 12)
-    scale = np.maximum(1.0, np.abs(expected).max(-1))
-    deviation = float((np.abs(got - expected).max(-1) / scale).max()) if n else 0.0
-    ok = bool(deviation <= tol)  # False on NaN
-    print(f"check: {n} instances x {b} bones against posegpu's CPU twin: "
-          f"largest deviation {deviation:.3g} (tolerance {tol:g}): {'ok' if ok else 'FAIL'}")
-    return {"deviation": deviation, "tolerance": tol, "ok": ok}
+    got = fk(w, clip, t, s.get("looping", True)).double().cpu().numpy()
+    return compare(got, path, w.meta)
+
+
+def selftest(device):
+    """The self-test's workload (write_selftest) checked on `device`, eagerly."""
+    with tempfile.TemporaryDirectory() as d:
+        write_selftest(Path(d))
+        return check(Workload(d, device), d, device)
 
 
 def free_bytes(device):
@@ -156,8 +194,10 @@ def free_bytes(device):
     return 1 << 62
 
 
-def time_size(w, n, frames, device, deadline):
-    """Median ms per frame for a crowd of n instances, or a string saying why not."""
+def time_size(w, n, frames, device, deadline, fk=forward_kinematics):
+    """(median ms per frame, frames timed, seconds of the untimed first frame) for a crowd of
+    n instances, or a string saying why not. The first frame warms up (under torch.compile
+    it compiles when the shape is new)."""
     need = n * (w.bones * FLOATS_PER_BONE + w.kmax + 8) * 4
     if need > 0.9 * free_bytes(device):
         return f"would not fit (needs ~{need / 2**30:.1f} GiB)"
@@ -166,22 +206,25 @@ def time_size(w, n, frames, device, deadline):
     phase = torch.frac(i.to(torch.float32) * 0.618034) * w.duration[clip]  # as posegpu's crowd
     del i
     cuda = device.type == "cuda"
-    ms, out, oom = [], None, False
+    ms, out, oom, first = [], None, False, 0.0
     try:
         for f in range(max(1, frames) + 1):  # frame 0 warms up
             t = phase + f / 60.0
             out = None
+            wall = time.perf_counter()
             if cuda:
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
-                out = forward_kinematics(w, clip, t)
+                out = fk(w, clip, t)
                 end.record()
                 torch.cuda.synchronize()
                 elapsed = start.elapsed_time(end)
             else:
                 t0 = time.perf_counter()
-                out = forward_kinematics(w, clip, t)
+                out = fk(w, clip, t)
                 elapsed = (time.perf_counter() - t0) * 1e3
+            if f == 0:
+                first = time.perf_counter() - wall
             assert out.shape == (n, w.bones, 3, 4) and out.dtype == torch.float32
             if f > 0:
                 ms.append(elapsed)
@@ -192,7 +235,14 @@ def time_size(w, n, frames, device, deadline):
     out = None
     if cuda:
         torch.cuda.empty_cache()
-    return "out of memory" if oom else (statistics.median(ms), len(ms))
+    return "out of memory" if oom else (statistics.median(ms), len(ms), first)
+
+
+def save(args, result):
+    """The JSON so far: written after every step, so a run stopped by a timeout leaves what it
+    measured."""
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
 
 
 def run(args):
@@ -204,9 +254,38 @@ def run(args):
     device = torch.device(args.device)
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     print(f"device: {name}\ntorch: {torch.__version__}")
+    result = {"device": name, "torch": torch.__version__, "mode": "eager", "rows": [], "skipped": []}
+    if args.selftest_first and not args.selftest:
+        print("selftest: a tiny random workload against a float64 numpy oracle")
+        result["selftest"] = selftest(device)
     w = Workload(args.workload, device)
-    result = {"device": name, "torch": torch.__version__,
-              "check": check(w, args.workload, device), "rows": [], "skipped": []}
+    fk = forward_kinematics
+    if args.compile:
+        result.update(mode="torch.compile", compile_mode=args.compile_mode)
+    save(args, result)
+    first = time.perf_counter()
+    try:
+        if args.compile:
+            # Dynamic shapes: one compilation for every crowd size and the sample, not one each.
+            mode = None if args.compile_mode == "default" else args.compile_mode
+            fk = torch.compile(forward_kinematics, mode=mode, dynamic=True)
+        result["check"] = check(w, args.workload, device, fk)
+    except Exception as e:  # under torch.compile: no triton, no C compiler, a dynamo limit...
+        if not args.compile:
+            raise
+        import traceback
+        traceback.print_exc()
+        why = (str(e).strip().splitlines() or [""])[0][:300]
+        result["error"] = f"torch.compile failed: {type(e).__name__}: {why}"
+        result["check"] = {"ok": False, "error": result["error"]}
+        print(result["error"])
+        save(args, result)
+        return result
+    if args.compile:
+        result["compile_s"] = time.perf_counter() - first
+        print(f"compile: the first call (compiling, then the sample) took {result['compile_s']:.1f} s, "
+              "not in the timings")
+    save(args, result)
     if args.selftest:
         return result
     deadline = started + args.max_seconds
@@ -216,16 +295,20 @@ def run(args):
             print(f"{n:>10} {w.bones:>6}  skipped: past --max-seconds {args.max_seconds:g}")
             result["skipped"].append({"instances": n, "reason": "max-seconds"})
             continue
-        r = time_size(w, n, args.frames, device, deadline)
+        r = time_size(w, n, args.frames, device, deadline, fk)
         if isinstance(r, str):
             print(f"{n:>10} {w.bones:>6}  {r}")
             result["skipped"].append({"instances": n, "reason": r})
             continue
-        ms, frames = r
+        ms, frames, warmup = r
         rate = n * w.bones / (ms * 1e-3)
-        print(f"{n:>10} {w.bones:>6} {ms:>10.3f} {rate / 1e9:>9.3f}")
+        extra = f"   (first frame {warmup:.1f} s, not timed)" if args.compile else ""
+        print(f"{n:>10} {w.bones:>6} {ms:>10.3f} {rate / 1e9:>9.3f}{extra}")
         result["rows"].append({"instances": n, "bones": w.bones, "ms": ms,
-                               "bones_per_s": rate, "frames": frames})
+                               "bones_per_s": rate, "frames": frames, "first_frame_s": warmup})
+        if args.compile:
+            result["compile_s"] += max(0.0, warmup - ms * 1e-3)  # a new shape may compile again
+        save(args, result)
     return result
 
 
@@ -314,7 +397,8 @@ def write_selftest(path, seed=7):
         t[i] = times[c["first_key"] + int(rng.integers(0, c["keys"]))]
     t = [float(x) for x in t.astype(np.float32)]
     meta = {"format": "posegpu-peer-1", "bones": b, "parents": parents, "extent": 1.0,
-            "tolerance": 1e-5, "clips": clips, "key_count": len(times),
+            "tolerance": 1e-5, "reference": "a float64 numpy oracle", "clips": clips,
+            "key_count": len(times),
             "sample": {"instances": count, "clip": clip, "time": t, "looping": True}}
     (path / "workload.json").write_text(json.dumps(meta, indent=1))
     arrays = {"inverse_bind.f32": ib, "times.f32": np.array(times), "values.f32": np.stack(values)}
@@ -337,6 +421,12 @@ def main():
     p.add_argument("--max-seconds", type=float, default=300.0)
     p.add_argument("--selftest", action="store_true",
                    help="check against a numpy float64 oracle on a tiny random workload")
+    p.add_argument("--selftest-first", action="store_true",
+                   help="the self-test (eager) before the workload, in the same process")
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the peer; compile time is reported apart")
+    p.add_argument("--compile-mode", default="default", metavar="MODE",
+                   help="torch.compile's mode: default, reduce-overhead, max-autotune, ...")
     args = p.parse_args()
     if args.selftest:
         tmp = None if args.workload else tempfile.TemporaryDirectory()
@@ -345,9 +435,9 @@ def main():
     elif not args.workload:
         p.error("WORKLOAD_DIR is required")
     result = run(args)
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
-    sys.exit(0 if result["check"]["ok"] else 1)
+    save(args, result)
+    ok = result["check"]["ok"] and result.get("selftest", {"ok": True})["ok"]
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":
