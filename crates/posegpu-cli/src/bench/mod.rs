@@ -128,6 +128,10 @@ pub struct BenchArgs {
     /// memory (no GPU needed); measure nothing.
     #[arg(long)]
     shader_stats: bool,
+    /// With `--shader-stats`, also write each pipeline's specialised SPIR-V into this folder
+    /// (`NAME.spv`, `/` in the name as `-`), for a disassembler or a driver's compiler.
+    #[arg(long, value_name = "DIR", requires = "shader_stats")]
+    spirv: Option<PathBuf>,
     /// The occupancy probe: pad the fused pass's workgroup memory by this many 4-byte words
     /// (`GpuOptions::occupancy_pad_words`). If its time stays flat as the padding grows,
     /// registers, not workgroup memory, limit the workgroups resident on an SM.
@@ -208,7 +212,12 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
     };
     if args.shader_stats {
         for w in &workloads {
-            print_shader_stats(w, args.instances[0], args.passes, outputs)?;
+            print_shader_stats(
+                w,
+                args.instances[0],
+                (args.passes, outputs),
+                args.spirv.as_deref(),
+            )?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -424,8 +433,8 @@ fn measure(
 fn print_shader_stats(
     w: &Workload,
     n: usize,
-    passes: Passes,
-    outputs: Outputs,
+    (passes, outputs): (Passes, Outputs),
+    spirv: Option<&std::path::Path>,
 ) -> Result<(), Error> {
     let mut batch = PoseBatch::with_capacity(n.min(REPLAYED), 5);
     w.batch(n.min(REPLAYED), 0.0, &mut batch);
@@ -441,6 +450,15 @@ fn print_shader_stats(
             "shader {}: {} SPIR-V instructions, {} bytes of workgroup memory",
             p.name, p.stats.instructions, p.stats.workgroup_bytes
         );
+        if let Some(dir) = spirv {
+            let path = dir.join(format!("{}.spv", p.name.replace('/', "-")));
+            let io = |source| Error::Io {
+                path: path.clone(),
+                source,
+            };
+            std::fs::create_dir_all(dir).map_err(io)?;
+            std::fs::write(&path, bytemuck::cast_slice::<u32, u8>(&p.spirv)).map_err(io)?;
+        }
     }
     Ok(())
 }

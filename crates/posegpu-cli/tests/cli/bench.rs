@@ -198,3 +198,72 @@ fn bench_rejects_bad_arguments_with_a_message() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `bench --shader-stats`: a line per pipeline, each pipeline specialised to what its
+/// workload can take (issue 38's aim: the full workload's fused pipeline within 8,000 SPIR-V
+/// instructions, where every path compiled in gave 33,640), and `--spirv` writes the modules.
+#[test]
+fn bench_shader_stats_prints_each_specialised_pipeline() {
+    let dir = scratch("shader-stats");
+    let stats = |args: &[&str]| {
+        let mut all = vec!["bench", "--shader-stats", "--instances", "64"];
+        all.extend_from_slice(args);
+        let out = posegpu(&all);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let lines: Vec<(String, u64, u64)> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("shader "))
+            .map(|l| {
+                let (name, rest) = l.split_once(": ").unwrap();
+                let words: Vec<&str> = rest.split_whitespace().collect();
+                // Exactly `N SPIR-V instructions, M bytes of workgroup memory`.
+                let shape = [&words[1..3], &words[4..]].concat();
+                let expected = [
+                    "SPIR-V",
+                    "instructions,",
+                    "bytes",
+                    "of",
+                    "workgroup",
+                    "memory",
+                ];
+                assert_eq!(shape, expected, "{l}");
+                (
+                    name.to_string(),
+                    words[0].parse().unwrap(),
+                    words[3].parse().unwrap(),
+                )
+            })
+            .collect();
+        assert!(!lines.is_empty(), "{text}");
+        lines
+    };
+    let dir_arg = dir.display().to_string();
+    let full = stats(&["--passes", "fused", "--spirv", &dir_arg]);
+    assert_eq!(full.len(), 1, "{full:?}");
+    let (name, instructions, workgroup) = &full[0];
+    assert!(name.starts_with("fused/"), "{name}");
+    assert!(*instructions <= 8_000, "{name}: {instructions}");
+    assert!(*workgroup >= 320 * 48, "{name}: {workgroup} bytes");
+    let spv = std::fs::read(dir.join(format!("{}.spv", name.replace('/', "-")))).unwrap();
+    assert_eq!(spv[..4], 0x0723_0203u32.to_le_bytes());
+    // The separate passes: sampling and the hierarchy, neither with workgroup memory.
+    let separate = stats(&["--passes", "separate"]);
+    let names: Vec<&str> = separate.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert!(
+        names[0].starts_with("sample/") && names[1].starts_with("hierarchy/"),
+        "{names:?}"
+    );
+    assert!(separate.iter().all(|&(_, _, w)| w == 0), "{separate:?}");
+    // Compressed clips compile their decoder in: a larger pipeline, named for the path.
+    let packed = stats(&["--passes", "fused", "--compress"]);
+    assert!(packed[0].0.contains("packed"), "{packed:?}");
+    assert!(
+        packed[0].1 > *instructions,
+        "{packed:?} against {instructions}"
+    );
+}

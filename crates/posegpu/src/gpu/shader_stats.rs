@@ -23,6 +23,9 @@ pub struct PipelineStats {
     pub name: String,
     /// What it asks of a GPU.
     pub stats: ShaderStats,
+    /// The specialised module as SPIR-V words (naga's output, entry point `main`): for offline
+    /// tools (a disassembler, a driver's compiler).
+    pub spirv: Vec<u32>,
 }
 
 /// The statistics of each pipeline `plan` runs, specialised as a [`GpuEvaluator`] of `lib`
@@ -46,7 +49,7 @@ pub fn shader_stats(
             };
             let mut constants = pass_constants(pass, &options);
             constants.extend(paths.constants());
-            let stats = specialize(shader(pass.stage()), &constants)
+            let (stats, spirv) = specialize(shader(pass.stage()), &constants)
                 .and_then(|s| ShaderStats::of(&s))
                 .map_err(|e| Error::Gpu {
                     what: format!("specialising {}: {e}", pass.label()),
@@ -60,7 +63,7 @@ pub fn shader_stats(
                 _ => "",
             };
             let name = format!("{}/{variant}{}", pass.stage().name(), paths.name());
-            Ok(PipelineStats { name, stats })
+            Ok(PipelineStats { name, stats, spirv })
         })
         .collect()
 }
@@ -80,7 +83,8 @@ const OP_FUNCTION_END: u32 = 56;
 const OP_FUNCTION_CALL: u32 = 57;
 
 impl ShaderStats {
-    pub(crate) fn of(s: &Specialized) -> Result<Self, String> {
+    /// The statistics of `s`, and its SPIR-V.
+    pub(crate) fn of(s: &Specialized) -> Result<(Self, Vec<u32>), String> {
         let stage = s
             .module
             .entry_points
@@ -111,10 +115,11 @@ impl ShaderStats {
             .filter(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
             .map(|(_, g)| u64::from(layouter[g.ty].size))
             .sum();
-        Ok(Self {
+        let stats = Self {
             instructions,
             workgroup_bytes,
-        })
+        };
+        Ok((stats, words))
     }
 }
 

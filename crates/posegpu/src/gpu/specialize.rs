@@ -289,7 +289,7 @@ mod tests {
         let mut constants = paths.constants().to_vec();
         constants.extend_from_slice(more);
         let s = specialize(stage, &constants).unwrap_or_else(|e| panic!("{}: {e}", stage.name));
-        ShaderStats::of(&s).unwrap().instructions
+        ShaderStats::of(&s).unwrap().0.instructions
     }
 
     #[test]
