@@ -137,6 +137,10 @@ pub struct BenchArgs {
     /// registers, not workgroup memory, limit the workgroups resident on an SM.
     #[arg(long, default_value_t = 0)]
     occupancy_pad: u32,
+    /// Keep wgpu's runtime checks in the shaders (`GpuOptions::runtime_checks`): bounds
+    /// clamps, loop counters, zero-filled workgroup memory. What they cost, measured.
+    #[arg(long)]
+    runtime_checks: bool,
     #[command(flatten)]
     compress: crate::util::CompressArg,
     /// MiB copied by the bandwidth probe (clamped to the device's storage-binding limit).
@@ -289,6 +293,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
         },
         outputs,
         occupancy_pad_words: args.occupancy_pad,
+        runtime_checks: args.runtime_checks,
         ..Default::default()
     };
     let mut rows = Vec::new();
