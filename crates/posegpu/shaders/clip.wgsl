@@ -64,6 +64,11 @@ struct BonePlan {
 
 const CHANNEL_STEP: u32 = 1u;
 const CHANNEL_STRIDE_SHIFT: u32 = 8u;
+const KEYS_PRESENT: u32 = 1u;
+const KEYS_MOVING: u32 = 8u;
+const KEYS_STEP: u32 = 64u;
+const KEYS_OWN_TIMES: u32 = 512u;
+const KEYS_STRIDE_SHIFT: u32 = 16u;
 const CLIP_SOURCES_SHIFT: u32 = 8u;
 const CLIP_ADDITIVE: u32 = 1u;
 const RETARGET_ORIENT: u32 = 1u;
@@ -125,13 +130,14 @@ fn set_library(bone_count: u32, bone: u32, up: vec3<f32>) {
 // The clip table: the library's clips, then their channels, one binding for both
 // (src/library/tables.rs). A clip's channels are kind-major (all its source bones' translations,
 // then rotations, then scales), so that lanes sampling neighbouring bones read neighbouring
-// words; channel_base counts from the table's start and the clip's flags carry its source
-// bone count above bit 8.
+// words, then (a clip of UE's modes) a bone-keys word per target bone (bone_keys);
+// channel_base counts from the table's start and the clip's flags carry its source bone count
+// above bit 8.
 @group(0) @binding(2) var<storage, read> clip_table: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read> times: array<f32>;
 @group(0) @binding(5) var<storage, read> values: array<vec4<f32>>;
 // The retarget table, 16-byte words: per source its BoneRetargets (RETARGET_WORDS words each,
-// field-major: bone_retarget), or a character source's BonePlans, its reference locals and its
+// field-major: record_word), or a character source's BonePlans, its reference locals and its
 // path entries (four per word), read word by word in the order of their fields; the bone
 // masks; then the skeleton section the fused pass reads (src/library/tables.rs).
 @group(0) @binding(6) var<storage, read> retarget: array<vec4<u32>>;
@@ -159,18 +165,19 @@ fn retarget_xform(w: u32) -> Xform {
     return Xform(retarget_f32(w), retarget_f32(w + 1u), retarget_f32(w + 2u));
 }
 
-// Target bone `bone`'s record of the retarget section at word `base`. The section is
-// field-major (word k of bone b at base + k * table_bones + b: lanes of neighbouring bones read
-// neighbouring words); src/library/tables.rs lays it out.
-fn bone_retarget(base: u32, bone: u32) -> BoneRetarget {
-    let n = table_bones;
-    let w = base + bone;
-    let h = retarget[w];
-    return BoneRetarget(bitcast<i32>(h.x), h.y, h.z, bitcast<f32>(h.w),
-        Xform(retarget_f32(w + n), retarget_f32(w + 2u * n), retarget_f32(w + 3u * n)),
-        Xform(retarget_f32(w + 4u * n), retarget_f32(w + 5u * n), retarget_f32(w + 6u * n)),
-        Xform(retarget_f32(w + 7u * n), retarget_f32(w + 8u * n), retarget_f32(w + 9u * n)),
-        retarget_f32(w + 10u * n), retarget_f32(w + 11u * n), retarget_f32(w + 12u * n));
+// Word `k` of target bone `bone`'s record (BoneRetarget) in the retarget section at word
+// `base`. The section is field-major (word k of bone b at base + k * table_bones + b: lanes of
+// neighbouring bones read neighbouring words); src/library/tables.rs lays it out. Each use
+// loads the fields it reads, where it reads them: a mode loads its own.
+fn record_word(base: u32, bone: u32, k: u32) -> u32 {
+    return base + k * table_bones + bone;
+}
+
+// The Xform of fields k, k + 1 and k + 2 of a record: 1 source_ref, 4 target_ref, 7 relative.
+fn record_xform(base: u32, bone: u32, k: u32) -> Xform {
+    return Xform(retarget_f32(record_word(base, bone, k)),
+        retarget_f32(record_word(base, bone, k + 1u)),
+        retarget_f32(record_word(base, bone, k + 2u)));
 }
 
 // Word `k` of plan record `record` in the plan section at word `base`: the target bones'
@@ -235,7 +242,7 @@ fn sample_curve(ch: ChannelData, t: f32) -> f32 {
 
 // The target's reference local of `bone`: the library's own table comes first.
 fn target_reference(bone: u32) -> Xform {
-    return bone_retarget(0u, bone).target_ref;
+    return record_xform(0u, bone, 4u);
 }
 
 // The last key search, reused by the next channel with the same key times (channels that share
@@ -327,28 +334,76 @@ fn channel_keys(search: ptr<function, KeySearch>, ch: ChannelData, t: f32) -> Ke
         select((*search).alpha, 0.0, step));
 }
 
-// The translation retargeting modes, exactly as retarget_bone in src/cpu/clip.rs.
-fn retarget_bone(x: Xform, r: BoneRetarget, additive: bool) -> Xform {
+// The translation retargeting modes, exactly as retarget_bone in src/cpu/clip.rs, for the
+// bone whose record's first word is `head` (source, mode, flags, length ratio) in the section
+// at word `base`.
+fn retarget_bone(x: Xform, head: vec4<u32>, base: u32, bone: u32, additive: bool) -> Xform {
     var out = x;
-    let mode = r.mode;
+    let mode = head.y;
     if (mode == MODE_SKELETON) {
-        out.t = select(r.target_ref.t, vec4<f32>(0.0), additive);
+        out.t = select(retarget_f32(record_word(base, bone, 5u)), vec4<f32>(0.0), additive);
     } else if (mode == MODE_ANIMATION_SCALED) {
-        out.t = vec4<f32>(x.t.xyz * r.length_ratio, 0.0);
+        out.t = vec4<f32>(x.t.xyz * bitcast<f32>(head.w), 0.0);
     } else if (mode == MODE_ANIMATION_RELATIVE && !additive) {
-        let rel = r.relative;
+        let rel = record_xform(base, bone, 7u);
         out.r = normalize_quat(quat_mul(x.r, rel.r));
         out.t = vec4<f32>(x.t.xyz + rel.t.xyz, 0.0);
         out.s = vec4<f32>(x.s.xyz * rel.s.xyz, 0.0);
     } else if (mode == MODE_ORIENT_AND_SCALE && !additive
-        && (r.flags & RETARGET_ORIENT) != 0u) {
-        let s = r.orient_source;
+        && (head.z & RETARGET_ORIENT) != 0u) {
+        let s = retarget_f32(record_word(base, bone, 11u));
         let d = abs(x.t.xyz - s.xyz);
         if (max(d.x, max(d.y, d.z)) <= ORIENT_PRECISION) {
-            out.t = r.orient_target;
+            out.t = retarget_f32(record_word(base, bone, 12u));
         } else {
-            out.t = vec4<f32>(s.w * quat_rotate(r.orient_rotation, x.t.xyz), 0.0);
+            let rotation = retarget_f32(record_word(base, bone, 10u));
+            out.t = vec4<f32>(s.w * quat_rotate(rotation, x.t.xyz), 0.0);
         }
+    }
+    return out;
+}
+
+// Target bone `bone`'s bone-keys word in `clip` (after the clip's channels; KEYS_PRESENT and
+// the rest in src/layout/clips.rs).
+fn bone_keys(clip: ClipData, bone: u32) -> vec4<u32> {
+    return clip_table[clip.channel_base + 3u * (clip.flags >> CLIP_SOURCES_SHIFT) + bone];
+}
+
+// A bone's channels at t from its bone-keys word: moving channels at the keys the search over
+// the clip's reference times finds, one-key channels at their key; those absent keep fill's
+// value (its rotation normalized). The operations of sample_channels on the same keys. As
+// sample_keys in src/cpu/clip.rs.
+fn sample_keys(clip: ClipData, keys: vec4<u32>, t: f32, fill: Xform,
+    search: ptr<function, KeySearch>) -> Xform {
+    let flags = keys.w;
+    if ((flags & (KEYS_MOVING * 7u)) != 0u) {
+        search_keys(search, clip_channel(clip, 0u, 1u), t);
+    }
+    let stride = flags >> KEYS_STRIDE_SHIFT;
+    var a = keys.xyz;
+    var b = a;
+    var alpha = vec3<f32>(0.0);
+    for (var k = 0u; k < 3u; k++) {
+        if ((flags & (KEYS_MOVING << k)) != 0u) {
+            a[k] += (*search).lo * stride;
+            b[k] += (*search).hi * stride;
+            alpha[k] = select((*search).alpha, 0.0, (flags & (KEYS_STEP << k)) != 0u);
+        }
+    }
+    var out = fill;
+    if ((flags & KEYS_PRESENT) != 0u) {
+        out.t = vec4<f32>(values[a.x].xyz * (1.0 - alpha.x) + values[b.x].xyz * alpha.x, 0.0);
+    }
+    if ((flags & (KEYS_PRESENT << 1u)) != 0u) {
+        let qa = values[a.y];
+        let qb = values[b.y];
+        let sign = select(-1.0, 1.0, dot(qa, qb) >= 0.0);
+        out.r = normalize_quat(qa * (1.0 - alpha.y) + qb * (alpha.y * sign));
+    } else {
+        out.r = normalize_quat(out.r);
+    }
+    if ((flags & (KEYS_PRESENT << 2u)) != 0u) {
+        out.s = vec4<f32>(values[a.z].xyz * (1.0 - alpha.z) + values[b.z].xyz * alpha.z, 0.0);
     }
     return out;
 }
@@ -623,46 +678,59 @@ fn sample_clip(sample: SampleEntry, bone: u32) -> Xform {
     return root_locked(xs[0], held, axes);
 }
 
-// `bone` of `clip` at `t` (mapped into its range): retargeted through the clip's source.
+// `bone` of `clip` at `t` (mapped into its range): retargeted through the clip's source. A
+// clip with keys in the clip table finds them from its bone-keys word (one load from the
+// clip), apart from its bone's retarget record; only a bone whose channels move on key times
+// of their own reads its channel words through the record's source bone.
 fn sample_clip_at(clip: ClipData, t: f32, bone: u32) -> Xform {
     let additive = (clip.flags & CLIP_ADDITIVE) != 0u;
     if (PLAN_CLIPS & ((clip.flags & CLIP_PLAN) != 0u)) {
         return apply_plan(clip, t, bone);
     }
-    let r = bone_retarget(clip.retarget_base, bone);
+    let base = clip.retarget_base;
+    let head = retarget[record_word(base, bone, 0u)];
+    let source = bitcast<i32>(head.x);
 
     // A bone with no source bone, or whose source bone has no track, keeps its reference.
     let packed = PACKED_CLIPS & ((clip.flags & CLIP_COMPRESSED) != 0u);
+    var keys = vec4<u32>(0u);
     var ct = ChannelData(0u, 0u, 0u, 0u);
     var cr = ct;
     var cs = ct;
+    var own_times = false;
     var keyed = false;
-    if (r.source >= 0) {
-        let source = u32(r.source);
-        if (packed) {
-            keyed = packed_present(clip, source);
-        } else {
-            ct = clip_channel(clip, source, 0u);
-            cr = clip_channel(clip, source, 1u);
-            cs = clip_channel(clip, source, 2u);
-            keyed = ct.count > 0u || cr.count > 0u || cs.count > 0u;
+    if (packed) {
+        keyed = source >= 0 && packed_present(clip, u32(source));
+    } else {
+        keys = bone_keys(clip, bone);
+        own_times = (keys.w & KEYS_OWN_TIMES) != 0u;
+        keyed = (keys.w & (KEYS_PRESENT * 7u)) != 0u;
+        if (own_times) {
+            ct = clip_channel(clip, u32(source), 0u);
+            cr = clip_channel(clip, u32(source), 1u);
+            cs = clip_channel(clip, u32(source), 2u);
         }
     }
     if (!keyed) {
         var out = IDENTITY_DELTA;
         if (!additive) {
-            out = r.target_ref;
+            out = record_xform(base, bone, 4u);
         }
         out.r = normalize_quat(out.r);
         return out;
     }
     var fill = IDENTITY_DELTA;
     if (!additive) {
-        fill = r.source_ref;
+        fill = record_xform(base, bone, 1u);
     }
-    if (packed) {
-        return retarget_bone(packed_local(clip, u32(r.source), t, fill, true), r, additive);
-    }
+    var x: Xform;
     var search = seeded_search;
-    return retarget_bone(sample_channels(ct, cr, cs, t, fill, &search), r, additive);
+    if (packed) {
+        x = packed_local(clip, u32(source), t, fill, true);
+    } else if (own_times) {
+        x = sample_channels(ct, cr, cs, t, fill, &search);
+    } else {
+        x = sample_keys(clip, keys, t, fill, &search);
+    }
+    return retarget_bone(x, head, base, bone, additive);
 }

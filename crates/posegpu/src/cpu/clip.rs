@@ -14,7 +14,8 @@ use crate::drive::TranslationMode;
 use crate::layout::PackedHeader;
 use crate::layout::{
     BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Xform, BONE_PRESENT, CHANNEL_STEP,
-    CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_COMPRESSED, CLIP_PLAN, RETARGET_ORIENT,
+    CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_COMPRESSED, CLIP_PLAN, KEYS_MOVING, KEYS_OWN_TIMES,
+    KEYS_PRESENT, KEYS_STEP, KEYS_STRIDE_SHIFT, RETARGET_ORIENT,
 };
 use crate::library::AnimLibrary;
 use crate::math::{lerp3, normalize_quat, twist, ORIENT_PRECISION};
@@ -151,13 +152,14 @@ pub(crate) fn sample_bone(
         return sample_plan_bone(lib, c, r, t, search);
     }
     let r = &data.bone_retarget_sampled(c.retarget_base, bone as u32);
-    sample_mode_bone(lib, c, r, t, search)
+    sample_mode_bone(lib, c, bone, r, t, search)
 }
 
 /// [`sample_bone`] of a clip of UE's translation modes, from its bone's record `r`.
 fn sample_mode_bone(
     lib: &AnimLibrary,
     c: &ClipData,
+    bone: usize,
     r: &BoneRetarget,
     t: f32,
     search: &mut KeySearch,
@@ -187,12 +189,69 @@ fn sample_mode_bone(
         let out = keys.local(lib, source, d, (reference(&r.source_ref), true));
         return retarget_bone(out, r, additive);
     }
-    let channels = clip_channels(lib, c, source);
-    if channels.iter().all(|c| c.count == 0) {
-        return unkeyed();
-    }
-    let out = sample_channels(lib, &channels, t, reference(&r.source_ref), search);
+    let keys = lib.data().bone_keys(c, bone as u32);
+    let out = if keys[3] & KEYS_OWN_TIMES == 0 {
+        if keys[3] & (KEYS_PRESENT * 7) == 0 {
+            return unkeyed();
+        }
+        sample_keys(lib, c, keys, t, reference(&r.source_ref), search)
+    } else {
+        let channels = clip_channels(lib, c, source);
+        sample_channels(lib, &channels, t, reference(&r.source_ref), search)
+    };
     retarget_bone(out, r, additive)
+}
+
+/// A bone's channels at `t` from its bone-keys word `keys` (`sample_keys` in `clip.wgsl`):
+/// moving channels at the keys the search over the clip's reference times finds, one-key
+/// channels at their key; those absent keep `fill`'s value (its rotation normalized). The
+/// same operations as [`sample_channels`] on the same keys, so the same bits.
+fn sample_keys(
+    lib: &AnimLibrary,
+    c: &ClipData,
+    keys: [u32; 4],
+    t: f32,
+    fill: Transform,
+    search: &mut KeySearch,
+) -> Transform {
+    let flags = keys[3];
+    let (lo, hi, alpha) = if flags & (KEYS_MOVING * 7) != 0 {
+        search.find(lib, &lib.data().clip_channel(c, 0, 1), t)
+    } else {
+        (0, 0, 0.0)
+    };
+    let stride = flags >> KEYS_STRIDE_SHIFT;
+    // Channel `k`'s two keys and blend factor.
+    let pair = |k: usize| {
+        let at = keys[k];
+        if flags & (KEYS_MOVING << k) == 0 {
+            return (at, at, 0.0);
+        }
+        let alpha = if flags & (KEYS_STEP << k) != 0 {
+            0.0
+        } else {
+            alpha
+        };
+        (at + lo as u32 * stride, at + hi as u32 * stride, alpha)
+    };
+    let mut out = fill;
+    if flags & KEYS_PRESENT != 0 {
+        let (a, b, alpha) = pair(0);
+        out.translation = lerp3(lib.value3(a), lib.value3(b), alpha);
+    }
+    out.rotation = if flags & (KEYS_PRESENT << 1) != 0 {
+        let (a, b, alpha) = pair(1);
+        let (qa, qb) = (lib.value4(a), lib.value4(b));
+        let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
+        normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign))
+    } else {
+        normalize_quat(Vec4::from(out.rotation))
+    };
+    if flags & (KEYS_PRESENT << 2) != 0 {
+        let (a, b, alpha) = pair(2);
+        out.scale = lerp3(lib.value3(a), lib.value3(b), alpha);
+    }
+    out
 }
 
 /// The records of the retarget sections a run of instances samples, each gathered once from the
@@ -244,7 +303,7 @@ impl Records {
                 return sample_plan_bone(lib, c, &records[bone], t, search);
             }
         } else if let Some((_, records)) = self.modes.iter().find(|(b, _)| *b == base) {
-            return sample_mode_bone(lib, c, &records[bone], t, search);
+            return sample_mode_bone(lib, c, bone, &records[bone], t, search);
         }
         sample_bone(lib, clip, bone, t, search)
     }

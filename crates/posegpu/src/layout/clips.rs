@@ -46,6 +46,29 @@ pub(crate) const CHANNEL_STEP: u32 = 1;
 /// k * stride`).
 pub(crate) const CHANNEL_STRIDE_SHIFT: u32 = 8;
 
+/// A clip of UE's translation modes keeps, after its channels, a bone-keys word per target
+/// bone (`bone_keys` in `clip.wgsl`, at `channel_base + 3 * sources + bone`): the value
+/// offsets of the first key of the translation, rotation and scale channels of the bone's
+/// source bone, and flags. A lane finds its bone's keys from its clip in one load, without
+/// the retarget record's source bone or the three channel words; the keys of a channel that
+/// shares the clip's reference times (its first source bone's rotation, which the sample's
+/// key search covers) lie at `offset + key * stride`.
+///
+/// The flags word: [`KEYS_PRESENT`], [`KEYS_MOVING`] and [`KEYS_STEP`] shifted by the kind
+/// (0 T, 1 R, 2 S), [`KEYS_OWN_TIMES`], and the moving channels' stride from
+/// [`KEYS_STRIDE_SHIFT`] up.
+pub(crate) const KEYS_PRESENT: u32 = 1;
+/// Bone-keys flag (shifted by the kind): the channel has more than one key, on the clip's
+/// reference times.
+pub(crate) const KEYS_MOVING: u32 = 8;
+/// Bone-keys flag (shifted by the kind): the channel steps (STEP interpolation).
+pub(crate) const KEYS_STEP: u32 = 64;
+/// Bone-keys flag: a channel of the bone moves on key times of its own; the bone is sampled
+/// through its channel words as before (glTF samplers that do not share their inputs).
+pub(crate) const KEYS_OWN_TIMES: u32 = 512;
+/// Bone-keys flags from this bit up: the stride of the moving channels' keys.
+pub(crate) const KEYS_STRIDE_SHIFT: u32 = 16;
+
 /// [`ClipData::flags`]: the clip's source is a character source: `retarget_base` is the word
 /// where its [`BonePlan`](super::BonePlan) table starts, not a table of
 /// [`BoneRetarget`](super::BoneRetarget)s.

@@ -17,8 +17,9 @@ use super::{packed, LibraryData};
 use crate::drive::TranslationMode;
 use crate::layout::{fused_group_instances, FUSED_BONES};
 use crate::layout::{
-    BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CLIP_COMPRESSED,
-    CLIP_SOURCES_SHIFT, PLAN_WORDS, RETARGET_WORDS,
+    BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CHANNEL_STEP,
+    CHANNEL_STRIDE_SHIFT, CLIP_COMPRESSED, CLIP_SOURCES_SHIFT, KEYS_MOVING, KEYS_OWN_TIMES,
+    KEYS_PRESENT, KEYS_STEP, KEYS_STRIDE_SHIFT, PLAN_WORDS, RETARGET_WORDS,
 };
 use crate::Transform;
 
@@ -149,6 +150,56 @@ pub(crate) fn clip_channel_word(clip: &ClipData, source: u32, k: u32) -> u32 {
     clip.channel_base + k * (clip.flags >> CLIP_SOURCES_SHIFT) + source
 }
 
+/// The word of the clip table that `bone_keys` reads: target bone `bone`'s, after `clip`'s
+/// channels.
+#[inline]
+pub(crate) fn bone_keys_word(clip: &ClipData, bone: u32) -> u32 {
+    clip.channel_base + 3 * (clip.flags >> CLIP_SOURCES_SHIFT) + bone
+}
+
+/// The bone-keys words of a clip of UE's translation modes whose channels (kind-major over
+/// its `sources` source bones) are `channels`, for target bones driven by source bones
+/// `sources_of` (`None`: no source bone).
+pub(super) fn bone_keys(
+    channels: &[ChannelData],
+    sources: usize,
+    sources_of: impl Iterator<Item = Option<usize>>,
+) -> Vec<ChannelData> {
+    // The clip's reference times: its first source bone's rotation (`sample_search`).
+    let reference = channels.get(sources).filter(|_| sources > 0);
+    let on_reference = |c: &ChannelData| {
+        reference.is_some_and(|r| (r.time_offset, r.count) == (c.time_offset, c.count))
+    };
+    sources_of
+        .map(|source| {
+            let (mut offsets, mut flags, mut stride) = ([0; 3], 0, None);
+            for (k, offset) in (0..3).zip(&mut offsets) {
+                let Some(ch) = source.map(|s| channels[k * sources + s]) else {
+                    continue;
+                };
+                if ch.count == 0 {
+                    continue;
+                }
+                *offset = ch.value_offset;
+                flags |= KEYS_PRESENT << k;
+                if ch.flags & CHANNEL_STEP != 0 {
+                    flags |= KEYS_STEP << k;
+                }
+                if ch.count > 1 {
+                    let own = ch.flags >> CHANNEL_STRIDE_SHIFT;
+                    if !on_reference(&ch) || stride.is_some_and(|s| s != own) {
+                        flags |= KEYS_OWN_TIMES;
+                    }
+                    flags |= KEYS_MOVING << k;
+                    stride = Some(own);
+                }
+            }
+            let stride = stride.unwrap_or(0) << KEYS_STRIDE_SHIFT;
+            bytemuck::cast([offsets[0], offsets[1], offsets[2], flags | stride])
+        })
+        .collect()
+}
+
 /// Where `table_u32(w, k)` reads: entry `k` of the `u32`s packed four per word from word `w`
 /// (the word and the lane).
 #[inline]
@@ -193,6 +244,13 @@ impl LibraryData {
     #[inline]
     pub(crate) fn clip_channel(&self, clip: &ClipData, source: u32, k: u32) -> ChannelData {
         self.channel_data(clip_channel_word(clip, source, k))
+    }
+
+    /// `bone_keys` in `clip.wgsl`: target bone `bone`'s bone-keys word in `clip` (a clip of
+    /// UE's translation modes with keys in the clip table; [`KEYS_PRESENT`] and the rest).
+    #[inline]
+    pub(crate) fn bone_keys(&self, clip: &ClipData, bone: u32) -> [u32; 4] {
+        self.clip_table[bone_keys_word(clip, bone) as usize]
     }
 
     /// `retarget_f32` in `clip.wgsl`.

@@ -9,13 +9,13 @@ use crate::drive::TranslationMode;
 use crate::layout::PackedHeader;
 use crate::layout::{
     ChannelData, ClipData, Entry, BONE_PRESENT, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE,
-    CLIP_COMPRESSED, CLIP_PLAN, CLIP_SOURCES_SHIFT, INSTANCE_LOOP, PACKED_DESCRIPTOR_WORDS,
-    PACKED_HEADER_WORDS, PACKED_SEGMENTED, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, PATH_BONE,
-    PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION, PLAN_WORDS, RATE_CONSTANT, RATE_MASK, RATE_RAW,
-    RATE_SHIFT, RETARGET_ORIENT, ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_MASK, ROOT_LOCK_REF_POSE,
-    SHARED_SEARCHES,
+    CLIP_COMPRESSED, CLIP_PLAN, CLIP_SOURCES_SHIFT, INSTANCE_LOOP, KEYS_MOVING, KEYS_OWN_TIMES,
+    KEYS_PRESENT, KEYS_STRIDE_SHIFT, PACKED_DESCRIPTOR_WORDS, PACKED_HEADER_WORDS,
+    PACKED_SEGMENTED, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, PATH_BONE, PLAN_DRIVEN, PLAN_REFERENCE,
+    PLAN_ROTATION, PLAN_WORDS, RATE_CONSTANT, RATE_MASK, RATE_RAW, RATE_SHIFT, RETARGET_ORIENT,
+    ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_MASK, ROOT_LOCK_REF_POSE, SHARED_SEARCHES,
 };
-use crate::library::clip_channel_word;
+use crate::library::{bone_keys_word, clip_channel_word};
 use crate::model::{map_time, AdditiveSpace};
 
 impl Replay<'_> {
@@ -157,17 +157,23 @@ impl Replay<'_> {
             let packed = clip.flags & CLIP_COMPRESSED != 0;
             let source = u32::try_from(record.source).ok();
             let mut channels = [ChannelData::default(); 3];
-            let mut keyed = false;
-            if let Some(source) = source {
-                if packed {
-                    keyed = self.packed_present(&clip, source, out);
-                } else {
+            let mut keys = [0; 4];
+            let keyed;
+            if packed {
+                keyed = source.is_some_and(|s| self.packed_present(&clip, s, out));
+            } else {
+                // The bone-keys word, then the channel words only where a channel moves on
+                // key times of its own.
+                let word = bone_keys_word(&clip, bone as u32);
+                keys = data.bone_keys(&clip, bone as u32);
+                read(out, 22, Buffer::ClipTable, u64::from(word) * 16, 16);
+                keyed = keys[3] & (KEYS_PRESENT * 7) != 0;
+                if let Some(source) = source.filter(|_| keys[3] & KEYS_OWN_TIMES != 0) {
                     for (k, ch) in (0..).zip(channels.iter_mut()) {
                         let word = clip_channel_word(&clip, source, k);
                         *ch = data.channel_data(word);
                         read(out, 25 + k, Buffer::ClipTable, u64::from(word) * 16, 16);
                     }
-                    keyed = channels.iter().any(|c| c.count > 0);
                 }
             }
             if !keyed {
@@ -184,7 +190,11 @@ impl Replay<'_> {
             } else {
                 // A seed is a search at t; a first-frame lock samples at 0 too.
                 let mut search = seed.filter(|_| !locked);
-                self.sample_channels(&mut search, &channels, t, 40, out);
+                if keys[3] & KEYS_OWN_TIMES != 0 {
+                    self.sample_channels(&mut search, &channels, t, 40, out);
+                } else {
+                    self.sample_keys(&mut search, &clip, keys, t, out);
+                }
             }
             let mode = record.mode;
             if mode == TranslationMode::Skeleton as u32 && !additive {
@@ -272,6 +282,41 @@ impl Replay<'_> {
                 self.sample_channels(&mut search, &chs, t, site, out);
             }
             first += len;
+        }
+    }
+
+    /// `sample_keys` in `clip.wgsl`: where a channel moves, the clip's reference channel and
+    /// the search over its times (skipped where the seed covers them), then each present
+    /// channel's two keys (sites 40 on, two per channel, as `sample_channels`).
+    fn sample_keys(
+        &self,
+        search: &mut Option<Search>,
+        clip: &ClipData,
+        keys: [u32; 4],
+        t: f32,
+        out: &mut Vec<Access>,
+    ) {
+        let flags = keys[3];
+        let (mut lo, mut hi) = (0, 0);
+        if flags & (KEYS_MOVING * 7) != 0 {
+            let word = clip_channel_word(clip, 0, 1);
+            read(out, 21, Buffer::ClipTable, u64::from(word) * 16, 16);
+            let reference = self.lib.data().channel_data(word);
+            (lo, hi) = self.search_keys(search, &reference, t, out);
+        }
+        let stride = flags >> KEYS_STRIDE_SHIFT;
+        for k in (0..3).filter(|k| flags & (KEYS_PRESENT << k) != 0) {
+            let moving = flags & (KEYS_MOVING << k) != 0;
+            for (j, key) in [lo, hi].into_iter().enumerate() {
+                let at = keys[k] + if moving { key * stride } else { 0 };
+                read(
+                    out,
+                    40 + (k * 2 + j) as u32,
+                    Buffer::Values,
+                    u64::from(at) * 16,
+                    16,
+                );
+            }
         }
     }
 
