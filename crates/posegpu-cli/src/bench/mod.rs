@@ -495,14 +495,15 @@ fn print_traffic(w: &Workload, n: usize, outputs: Outputs) {
         for p in &passes {
             println!(
                 "  {:<9} {:<9} sectors/bone {:>6.2}  lines/bone {:>6.2}  compulsory {:>6.2}  \
-                 x{:.2}  DRAM {:>6.1} B/bone",
+                 x{:.2}  DRAM {:>6.1} B/bone  loads/bone {:>5.1}",
                 format!("{plan:?}").to_lowercase(),
                 p.pass,
                 p.sectors as f64 / bones,
                 p.lines as f64 / bones,
                 p.compulsory_sectors as f64 / bones,
                 p.sector_ratio(),
-                p.dram_bytes as f64 / bones
+                p.dram_bytes as f64 / bones,
+                p.loads as f64 / bones
             );
         }
         println!(

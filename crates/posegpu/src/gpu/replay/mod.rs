@@ -85,6 +85,9 @@ pub struct PassTraffic {
     /// Distinct sectors read and written in the pass, in bytes: its DRAM traffic when L2 holds
     /// what the pass touches twice.
     pub dram_bytes: u64,
+    /// Loads the lanes issue (each lane's load of a word of 4 or 16 bytes): a latency-bound
+    /// pass's cost grows with them, however well they coalesce.
+    pub loads: u64,
 }
 
 impl PassTraffic {

@@ -39,6 +39,9 @@ fn the_hierarchy_replays_as_counted_by_hand() {
     assert_eq!(h.sectors, 18 + 2 + 9 + 18 + 6 + 18);
     assert_eq!(h.lines, 14 + 2 + 6 + 14 + 6 + 14);
     assert_eq!(h.compulsory_sectors, 12 + 2 + 6 + 12 + 6 + 12);
+    // Each lane's loads: six of its locals, two parents, three of the parent's component,
+    // six of the inverse binds.
+    assert_eq!(h.loads, 3 * (6 + 2 + 3 + 6));
     // DRAM: the locals (288 bytes: 9 sectors), the parents (1), the inverse binds (96
     // bytes: 3) read; the component transforms and skinning matrices (9 + 9) written. The
     // parent's component, written before in the pass, is not read from DRAM.

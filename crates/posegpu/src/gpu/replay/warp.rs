@@ -90,6 +90,7 @@ pub(super) fn replay(
             total.sectors += sectors;
             total.lines += lines;
             total.compulsory_sectors += compulsory;
+            total.loads += accesses.iter().filter(|a| !a.write).count() as u64;
             for a in accesses {
                 for s in a.offset / SECTOR..=(a.offset + a.bytes - 1) / SECTOR {
                     if a.write {
