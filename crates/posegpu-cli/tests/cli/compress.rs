@@ -9,11 +9,8 @@ fn separate_sample_bytes(stdout: &str) -> f64 {
         .find(|l| l.trim_start().starts_with("separate  sample"))
         .unwrap_or_else(|| panic!("no separate sample line in:\n{stdout}"));
     let (_, dram) = line.rsplit_once("DRAM").unwrap();
-    dram.trim()
-        .trim_end_matches("B/bone")
-        .trim()
-        .parse()
-        .unwrap()
+    let (bytes, _) = dram.split_once("B/bone").unwrap();
+    bytes.trim().parse().unwrap()
 }
 
 /// The largest difference between two arrays of `[t, q, s]` rows, a quaternion and its
