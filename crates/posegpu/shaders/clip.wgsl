@@ -730,7 +730,9 @@ fn sample_clip_at(clip: ClipData, t: f32, bone: u32) -> Xform {
     } else if (own_times) {
         x = sample_channels(ct, cr, cs, t, fill, &search);
     } else {
-        x = sample_keys(clip, keys, t, fill, &search);
+        // A Skeleton-mode bone's translation is replaced: its keys are not read.
+        let discarded = select(0u, KEYS_PRESENT | KEYS_MOVING, head.y == MODE_SKELETON);
+        x = sample_keys(clip, vec4<u32>(keys.xyz, keys.w & ~discarded), t, fill, &search);
     }
     return retarget_bone(x, head, base, bone, additive);
 }

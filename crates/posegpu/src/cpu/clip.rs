@@ -194,6 +194,11 @@ fn sample_mode_bone(
         if keys[3] & (KEYS_PRESENT * 7) == 0 {
             return unkeyed();
         }
+        // A Skeleton-mode bone's translation is replaced: its keys are not read.
+        let mut keys = keys;
+        if TranslationMode::from_code(r.mode) == TranslationMode::Skeleton {
+            keys[3] &= !(KEYS_PRESENT | KEYS_MOVING);
+        }
         sample_keys(lib, c, keys, t, reference(&r.source_ref), search)
     } else {
         let channels = clip_channels(lib, c, source);

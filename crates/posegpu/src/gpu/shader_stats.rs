@@ -38,7 +38,8 @@ pub fn shader_stats(
     shape: &FrameShape,
     outputs: Outputs,
 ) -> Result<Vec<PipelineStats>> {
-    let paths = Paths::of(lib.data(), shape.root_locks, shape.heavy_layers);
+    let heavy = shape.heavy_layers || shape.inertia;
+    let paths = Paths::of(lib.data(), shape.root_locks, heavy);
     plan.passes()
         .iter()
         .map(|planned| {

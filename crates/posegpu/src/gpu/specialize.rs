@@ -47,7 +47,8 @@ impl Paths {
     };
 
     /// The paths `lib`'s clips can take, with root locks as `root_locks` says and negative
-    /// scales for frames with `heavy_layers` (a layer weighted above 1).
+    /// scales for frames with `heavy_layers` (a layer weighted above 1, or an inertialized
+    /// transition, whose offset may overshoot).
     ///
     /// A scale stays non-negative through sampling (keys and references non-negative, lerped),
     /// blending (convex weights), retargeting by UE's modes (a copy or a positive ratio) and

@@ -250,9 +250,12 @@ impl GpuEvaluator {
     /// The paths the frame last written takes: the pipeline variants it runs.
     pub(crate) fn paths(&self) -> Paths {
         let lib = self.library_paths;
+        // An inertialized transition's offset overshoots (its decay carries a velocity), so
+        // it may carry a scale past zero.
+        let frame = self.shape.heavy_layers || self.shape.inertia;
         Paths {
             root_locks: self.shape.root_locks,
-            negative_scales: lib.negative_scales || self.shape.heavy_layers,
+            negative_scales: lib.negative_scales || frame,
             ..lib
         }
     }

@@ -193,6 +193,10 @@ impl Replay<'_> {
                 if keys[3] & KEYS_OWN_TIMES != 0 {
                     self.sample_channels(&mut search, &channels, t, 40, out);
                 } else {
+                    // A Skeleton-mode bone's translation keys are not read.
+                    if record.mode == TranslationMode::Skeleton as u32 {
+                        keys[3] &= !(KEYS_PRESENT | KEYS_MOVING);
+                    }
                     self.sample_keys(&mut search, &clip, keys, t, out);
                 }
             }
