@@ -28,10 +28,14 @@ pub(super) fn run_instance(
     let (data, s) = (lib.data(), lib.data().skeleton_section);
     let bones = data.table_bones();
     let g = fused_group_instances(bones);
+    // The task table's words as u32s, as `table_u32` reads them (one slice, not an index
+    // computation and two bounds checks per task).
+    let tasks: &[u32] = bytemuck::cast_slice(&data.retarget[s.tasks as usize..]);
     for d in 1..s.levels {
         let lo = data.table_u32(s.level_starts, d);
-        for k in 0..data.table_u32(s.level_starts, d + 1) - lo {
-            let task = data.table_u32(s.tasks, g * lo + k);
+        let n = data.table_u32(s.level_starts, d + 1) - lo;
+        let first = (g * lo) as usize;
+        for &task in &tasks[first..first + n as usize] {
             let (b, p) = ((task & 0xffff) as usize, (task >> 16) as usize);
             component[b] = Transform::compose(&component[b].into(), &component[p].into()).into();
         }

@@ -29,6 +29,7 @@ pub(super) fn run_instance(
 
 /// A bone's skinning matrix from its inverse bind matrix's rows and its component-space
 /// transform `cs`.
+#[inline]
 pub(super) fn skinning_matrix(inverse_bind: &Mat3x4, cs: &Transform) -> Mat3x4 {
     let bind: Mat4 = rows_to_mat4(inverse_bind);
     affine_rows(&(cs.to_matrix() * bind))
