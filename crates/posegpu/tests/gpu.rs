@@ -503,3 +503,34 @@ fn pipelines_without_runtime_checks_give_the_checked_bits() {
         assert!(d <= TOLERANCE, "{passes:?}: {d:e}");
     }
 }
+
+/// The occupancy probe past the device's workgroup storage limit is a typed error naming the
+/// limit (drivers differ on whether such a pipeline fails), and a pad that fits gives the
+/// CPU twin's poses.
+#[test]
+fn an_occupancy_pad_past_the_workgroup_limit_is_a_typed_error() {
+    let Some(ctx) = gpu() else { return };
+    let asset = posegpu::procedural::humanoid_asset();
+    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let instances = spread_instances(&lib, 8);
+    let batch = PoseBatch::from_instances(&instances);
+    let limit = ctx.device.limits().max_compute_workgroup_storage_size;
+    let options = |occupancy_pad_words| GpuOptions {
+        passes: PassPlan::Fused,
+        occupancy_pad_words,
+        ..Default::default()
+    };
+    // `limit / 4` words alone fill the limit; the poses come on top.
+    match GpuEvaluator::new(&ctx, &lib, batch.len(), &options(limit / 4)) {
+        Err(Error::TooLarge { limit_name, .. }) => {
+            assert_eq!(limit_name, "max_compute_workgroup_storage_size")
+        }
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("a pad of {} words was accepted", limit / 4),
+    }
+    let mut gpu = GpuEvaluator::new(&ctx, &lib, batch.len(), &options(16)).unwrap();
+    gpu.evaluate(&batch).unwrap();
+    let d = Deviation::between(&gpu.read_back().unwrap(), &cpu_eval(&lib, &instances))
+        .relative(lib.skeleton().extent());
+    assert!(d <= TOLERANCE, "{d:e}");
+}

@@ -15,9 +15,9 @@ use super::context::GpuContext;
 use super::outputs::{Outputs, SkinningLayout};
 use super::specialize::Paths;
 use super::util::{fits_binding, ErrorScope, PassTimer, StagePipeline};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::frame_plan::{FrameOptions, FramePlan, FrameShape};
-use crate::layout::{Entry, Xform, WORKGROUP_SIZE};
+use crate::layout::{Entry, Xform, FUSED_BONES, SHARED_SEARCHES, WORKGROUP_SIZE};
 use crate::library::{AnimLibrary, SkeletonSection};
 use resources::Assets;
 
@@ -48,8 +48,8 @@ pub struct GpuOptions {
     pub runtime_checks: bool,
     /// The occupancy probe: this many more 4-byte words of workgroup memory in the fused
     /// pass, so that fewer of its workgroups fit an SM (`posegpu bench --occupancy-pad`).
-    /// Past the device's workgroup storage limit it is a typed error. 0 (the default) for
-    /// any other use.
+    /// Past the device's workgroup storage limit, [`GpuEvaluator::new`] refuses it
+    /// ([`Error::TooLarge`](crate::Error::TooLarge)). 0 (the default) for any other use.
     pub occupancy_pad_words: u32,
 }
 
@@ -133,6 +133,27 @@ impl GpuEvaluator {
         let per_instance = bones * XFORM_BYTES.max(outputs.skinning.bytes());
         let what = || format!("one instance's output ({bones} bones)");
         fits_binding(what, per_instance, max_binding)?;
+        // The fused pass's workgroup memory with the occupancy probe's padding (the pad is an
+        // array of `words + 1`): past the device's limit, refused here, as drivers differ on
+        // whether a pipeline past it fails.
+        if options.occupancy_pad_words > 0 {
+            let searches = SHARED_SEARCHES as usize * std::mem::size_of::<[u32; 5]>();
+            let fused = u64::from(FUSED_BONES) * XFORM_BYTES + searches as u64;
+            let size = fused + 4 * (u64::from(options.occupancy_pad_words) + 1);
+            let limit = u64::from(limits.max_compute_workgroup_storage_size);
+            if size > limit {
+                return Err(Error::TooLarge {
+                    what: format!(
+                        "the fused pass's workgroup memory with an occupancy pad of {} words",
+                        options.occupancy_pad_words
+                    ),
+                    size,
+                    limit,
+                    unit: "bytes",
+                    limit_name: "max_compute_workgroup_storage_size",
+                });
+            }
+        }
         // The sampling pass runs `instances * bones` invocations over a 2D grid of workgroups.
         let max_invocations = u64::from(max_workgroups).pow(2) * u64::from(WORKGROUP_SIZE);
         let instances_per_chunk = (max_binding / per_instance)
