@@ -379,56 +379,59 @@ fn sample_keys(clip: ClipData, keys: vec4<u32>, t: f32, fill: Xform,
     if ((flags & (KEYS_MOVING * 7u)) != 0u) {
         search_keys(search, clip_channel(clip, 0u, 1u), t);
     }
+    // Per channel (x T, y R, z S): present, moving on the reference times, stepping.
+    let kinds = vec3<u32>(1u, 2u, 4u);
+    let present = (vec3<u32>(flags) & (kinds * KEYS_PRESENT)) != vec3<u32>(0u);
+    let moving = (vec3<u32>(flags) & (kinds * KEYS_MOVING)) != vec3<u32>(0u);
+    let step = (vec3<u32>(flags) & (kinds * KEYS_STEP)) != vec3<u32>(0u);
     let stride = flags >> KEYS_STRIDE_SHIFT;
-    var a = keys.xyz;
-    var b = a;
-    var alpha = vec3<f32>(0.0);
-    for (var k = 0u; k < 3u; k++) {
-        if ((flags & (KEYS_MOVING << k)) != 0u) {
-            a[k] += (*search).lo * stride;
-            b[k] += (*search).hi * stride;
-            alpha[k] = select((*search).alpha, 0.0, (flags & (KEYS_STEP << k)) != 0u);
-        }
-    }
-    var out = fill;
-    if ((flags & KEYS_PRESENT) != 0u) {
-        out.t = vec4<f32>(values[a.x].xyz * (1.0 - alpha.x) + values[b.x].xyz * alpha.x, 0.0);
-    }
-    if ((flags & (KEYS_PRESENT << 1u)) != 0u) {
-        let qa = values[a.y];
-        let qb = values[b.y];
-        let sign = select(-1.0, 1.0, dot(qa, qb) >= 0.0);
-        out.r = normalize_quat(qa * (1.0 - alpha.y) + qb * (alpha.y * sign));
-    } else {
-        out.r = normalize_quat(out.r);
-    }
-    if ((flags & (KEYS_PRESENT << 2u)) != 0u) {
-        out.s = vec4<f32>(values[a.z].xyz * (1.0 - alpha.z) + values[b.z].xyz * alpha.z, 0.0);
-    }
-    return out;
+    let a = keys.xyz + select(vec3<u32>(0u), vec3<u32>((*search).lo * stride), moving);
+    let b = keys.xyz + select(vec3<u32>(0u), vec3<u32>((*search).hi * stride), moving);
+    let alpha = select(vec3<f32>(0.0), vec3<f32>((*search).alpha), moving & !step);
+    return interpolate(KeyPair(a.x, b.x, alpha.x), KeyPair(a.y, b.y, alpha.y),
+        KeyPair(a.z, b.z, alpha.z), present, fill);
 }
 
 // A bone's three channels sampled at t; those absent keep fill's value (its rotation
 // normalized). As sample_channels in src/cpu/clip.rs.
 fn sample_channels(ct: ChannelData, cr: ChannelData, cs: ChannelData, t: f32, fill: Xform,
     search: ptr<function, KeySearch>) -> Xform {
-    var out = fill;
+    // Searched in this order (T, R, S): each carries its search over to the next.
+    var kt = KeyPair(0u, 0u, 0.0);
+    var kr = kt;
+    var ks = kt;
     if (ct.count > 0u) {
-        let k = channel_keys(search, ct, t);
-        out.t = vec4<f32>(values[k.a].xyz * (1.0 - k.alpha) + values[k.b].xyz * k.alpha, 0.0);
+        kt = channel_keys(search, ct, t);
     }
     if (cr.count > 0u) {
-        let k = channel_keys(search, cr, t);
-        let qa = values[k.a];
-        let qb = values[k.b];
+        kr = channel_keys(search, cr, t);
+    }
+    if (cs.count > 0u) {
+        ks = channel_keys(search, cs, t);
+    }
+    let present = vec3<u32>(ct.count, cr.count, cs.count) > vec3<u32>(0u);
+    return interpolate(kt, kr, ks, present, fill);
+}
+
+// fill with the present channels interpolated at their keys: translation and scale lerped,
+// the rotation nlerped on the shorter arc; the rotation normalized either way. Shared by
+// sample_channels and sample_keys (interpolate in src/cpu/clip.rs).
+fn interpolate(kt: KeyPair, kr: KeyPair, ks: KeyPair, present: vec3<bool>, fill: Xform)
+    -> Xform {
+    var out = fill;
+    if (present.x) {
+        out.t = vec4<f32>(values[kt.a].xyz * (1.0 - kt.alpha) + values[kt.b].xyz * kt.alpha, 0.0);
+    }
+    if (present.y) {
+        let qa = values[kr.a];
+        let qb = values[kr.b];
         let sign = select(-1.0, 1.0, dot(qa, qb) >= 0.0);
-        out.r = normalize_quat(qa * (1.0 - k.alpha) + qb * (k.alpha * sign));
+        out.r = normalize_quat(qa * (1.0 - kr.alpha) + qb * (kr.alpha * sign));
     } else {
         out.r = normalize_quat(out.r);
     }
-    if (cs.count > 0u) {
-        let k = channel_keys(search, cs, t);
-        out.s = vec4<f32>(values[k.a].xyz * (1.0 - k.alpha) + values[k.b].xyz * k.alpha, 0.0);
+    if (present.z) {
+        out.s = vec4<f32>(values[ks.a].xyz * (1.0 - ks.alpha) + values[ks.b].xyz * ks.alpha, 0.0);
     }
     return out;
 }

@@ -26,7 +26,6 @@ launch overhead is not timed; the median launch.
 """
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -286,11 +285,6 @@ def time_size(k, n, frames):
     return statistics.median(ms), min(ms), len(ms)
 
 
-def save(args, result):
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
-
-
 def run(args):
     if cp is None:
         raise SystemExit(f"cupy missing ({CUPY_ERROR})")
@@ -300,33 +294,25 @@ def run(args):
     if args.selftest_first and not args.selftest:
         print("selftest: a tiny random workload against a float64 numpy oracle")
         result["selftest"] = selftest()
-        save(args, result)
+        torch_fk.save(args, result)
     k = Kernel(args.workload)
     result.update(device=k.name, kernel=k.info)
     print(f"device: {k.name}\ncupy: {cp.__version__}\nkernel: {k.info}")
     result["check"] = check(k, args.workload)
-    save(args, result)
+    torch_fk.save(args, result)
     if args.selftest:
         return result
-    deadline = started + args.max_seconds
     print(f"{'instances':>10} {'bones':>6} {'ms/launch':>10} {'min ms':>9} {'Gbones/s':>9} {'out GB/s':>9}")
-    for n in (int(x) for x in args.instances.split(",") if x):
-        if time.perf_counter() > deadline:
-            print(f"{n:>10} {k.bones:>6}  skipped: past --max-seconds {args.max_seconds:g}")
-            result["skipped"].append({"instances": n, "reason": "max-seconds"})
-            continue
-        r = time_size(k, n, args.frames)
-        if isinstance(r, str):
-            print(f"{n:>10} {k.bones:>6}  {r}")
-            result["skipped"].append({"instances": n, "reason": r})
-            continue
+
+    def row(n, r):
         ms, fastest, frames = r
         rate, written = n * k.bones / (ms * 1e-3), n * k.bones * 48 / (ms * 1e-3)
         print(f"{n:>10} {k.bones:>6} {ms:>10.3f} {fastest:>9.3f} {rate / 1e9:>9.3f} {written / 1e9:>9.0f}")
-        result["rows"].append({"instances": n, "bones": k.bones, "ms": ms, "min_ms": fastest,
-                               "bones_per_s": rate, "output_gb_per_s": written / 1e9, "frames": frames})
-        save(args, result)
-    return result
+        return {"instances": n, "bones": k.bones, "ms": ms, "min_ms": fastest,
+                "bones_per_s": rate, "output_gb_per_s": written / 1e9, "frames": frames}
+
+    measure = lambda n, _deadline: time_size(k, n, args.frames)  # noqa: E731
+    return torch_fk.sweep(args, result, k.bones, started, measure, row)
 
 
 def main():
@@ -348,7 +334,7 @@ def main():
     elif not args.workload:
         p.error("WORKLOAD_DIR is required")
     result = run(args)
-    save(args, result)
+    torch_fk.save(args, result)
     ok = result["check"]["ok"] and result.get("selftest", {"ok": True})["ok"]
     sys.exit(0 if ok else 1)
 

@@ -288,26 +288,38 @@ def run(args):
     save(args, result)
     if args.selftest:
         return result
-    deadline = started + args.max_seconds
     print(f"{'instances':>10} {'bones':>6} {'ms/frame':>10} {'Gbones/s':>9}")
-    for n in (int(x) for x in args.instances.split(",") if x):
-        if time.perf_counter() > deadline:
-            print(f"{n:>10} {w.bones:>6}  skipped: past --max-seconds {args.max_seconds:g}")
-            result["skipped"].append({"instances": n, "reason": "max-seconds"})
-            continue
-        r = time_size(w, n, args.frames, device, deadline, fk)
-        if isinstance(r, str):
-            print(f"{n:>10} {w.bones:>6}  {r}")
-            result["skipped"].append({"instances": n, "reason": r})
-            continue
+
+    def row(n, r):
         ms, frames, warmup = r
         rate = n * w.bones / (ms * 1e-3)
         extra = f"   (first frame {warmup:.1f} s, not timed)" if args.compile else ""
         print(f"{n:>10} {w.bones:>6} {ms:>10.3f} {rate / 1e9:>9.3f}{extra}")
-        result["rows"].append({"instances": n, "bones": w.bones, "ms": ms,
-                               "bones_per_s": rate, "frames": frames, "first_frame_s": warmup})
         if args.compile:
             result["compile_s"] += max(0.0, warmup - ms * 1e-3)  # a new shape may compile again
+        return {"instances": n, "bones": w.bones, "ms": ms, "bones_per_s": rate,
+                "frames": frames, "first_frame_s": warmup}
+
+    measure = lambda n, deadline: time_size(w, n, args.frames, device, deadline, fk)  # noqa: E731
+    return sweep(args, result, w.bones, started, measure, row)
+
+
+def sweep(args, result, bones, started, measure, row):
+    """Each size of --instances until --max-seconds from `started`: `measure(n, deadline)` times
+    it (a reason string where it cannot), `row(n, measured)` prints it and gives its JSON row.
+    The JSON is saved after every size. Shared with cuda_fk.py."""
+    deadline = started + args.max_seconds
+    for n in (int(x) for x in args.instances.split(",") if x):
+        if time.perf_counter() > deadline:
+            print(f"{n:>10} {bones:>6}  skipped: past --max-seconds {args.max_seconds:g}")
+            result["skipped"].append({"instances": n, "reason": "max-seconds"})
+            continue
+        r = measure(n, deadline)
+        if isinstance(r, str):
+            print(f"{n:>10} {bones:>6}  {r}")
+            result["skipped"].append({"instances": n, "reason": r})
+            continue
+        result["rows"].append(row(n, r))
         save(args, result)
     return result
 

@@ -239,24 +239,8 @@ fn sample_keys(
         };
         (at + lo as u32 * stride, at + hi as u32 * stride, alpha)
     };
-    let mut out = fill;
-    if flags & KEYS_PRESENT != 0 {
-        let (a, b, alpha) = pair(0);
-        out.translation = lerp3(lib.value3(a), lib.value3(b), alpha);
-    }
-    out.rotation = if flags & (KEYS_PRESENT << 1) != 0 {
-        let (a, b, alpha) = pair(1);
-        let (qa, qb) = (lib.value4(a), lib.value4(b));
-        let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
-        normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign))
-    } else {
-        normalize_quat(Vec4::from(out.rotation))
-    };
-    if flags & (KEYS_PRESENT << 2) != 0 {
-        let (a, b, alpha) = pair(2);
-        out.scale = lerp3(lib.value3(a), lib.value3(b), alpha);
-    }
-    out
+    let keys = [0, 1, 2].map(|k| (flags & (KEYS_PRESENT << k) != 0).then(|| pair(k)));
+    interpolate(lib, keys, fill)
 }
 
 /// The records of the retarget sections a run of instances samples, each gathered once from the
@@ -371,12 +355,34 @@ pub(crate) fn sample_channels(
     fill: Transform,
     search: &mut KeySearch,
 ) -> Transform {
+    // Searched in this order (T, R, S): each carries its search over to the next.
+    let keys = channels
+        .each_ref()
+        .map(|ch| sample_channel(lib, ch, t, search));
+    interpolate(lib, keys, fill)
+}
+
+/// `fill` with the channels whose keys (two value indices and a blend factor) are given
+/// interpolated: translation and scale lerped, the rotation nlerped on the shorter arc; the
+/// rotation normalized either way. Shared by [`sample_channels`] and [`sample_keys`].
+fn interpolate(
+    lib: &AnimLibrary,
+    keys: [Option<(u32, u32, f32)>; 3],
+    fill: Transform,
+) -> Transform {
     let mut out = fill;
-    if let Some((a, b, alpha)) = sample_channel(lib, &channels[0], t, search) {
+    if let Some((a, b, alpha)) = keys[0] {
         out.translation = lerp3(lib.value3(a), lib.value3(b), alpha);
     }
-    out = sample_rotation(lib, &channels[1], t, out, search);
-    if let Some((a, b, alpha)) = sample_channel(lib, &channels[2], t, search) {
+    out.rotation = match keys[1] {
+        Some((a, b, alpha)) => {
+            let (qa, qb) = (lib.value4(a), lib.value4(b));
+            let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
+            normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign))
+        }
+        None => normalize_quat(Vec4::from(out.rotation)),
+    };
+    if let Some((a, b, alpha)) = keys[2] {
         out.scale = lerp3(lib.value3(a), lib.value3(b), alpha);
     }
     out
@@ -390,16 +396,7 @@ fn sample_rotation(
     fill: Transform,
     search: &mut KeySearch,
 ) -> Transform {
-    let mut out = fill;
-    out.rotation = match sample_channel(lib, ch, t, search) {
-        Some((a, b, alpha)) => {
-            let (qa, qb) = (lib.value4(a), lib.value4(b));
-            let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
-            normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign))
-        }
-        None => normalize_quat(Vec4::from(out.rotation)),
-    };
-    out
+    interpolate(lib, [None, sample_channel(lib, ch, t, search), None], fill)
 }
 
 /// Target bone `bone` of plan clip `c` at `t` (`apply_plan` in `clip.wgsl`): the source

@@ -38,24 +38,16 @@ pub fn shader_stats(
     shape: &FrameShape,
     outputs: Outputs,
 ) -> Result<Vec<PipelineStats>> {
-    let heavy = shape.heavy_layers || shape.inertia;
-    let paths = Paths::of(lib.data(), shape.root_locks, heavy);
+    let paths = Paths::of(lib.data()).for_frame(shape);
+    let options = GpuOptions {
+        outputs,
+        ..Default::default()
+    };
     plan.passes()
         .iter()
         .map(|planned| {
             let pass = planned.pass;
-            let options = GpuOptions {
-                outputs,
-                ..Default::default()
-            };
-            let mut constants = pass_constants(pass, &options);
-            constants.extend(paths.constants());
-            let (stats, spirv) = specialize(shader(pass.stage()), &constants)
-                .and_then(|s| ShaderStats::of(&s))
-                .map_err(|e| Error::Gpu {
-                    what: format!("specialising {}: {e}", pass.label()),
-                    source: None,
-                })?;
+            let (stats, spirv) = pipeline_stats(pass, &options, paths)?;
             let variant = match pass {
                 Pass::Sample { single_clips: true } | Pass::Fused { single_clips: true } => {
                     "single-clip/"
@@ -67,6 +59,22 @@ pub fn shader_stats(
             Ok(PipelineStats { name, stats, spirv })
         })
         .collect()
+}
+
+/// The statistics and SPIR-V of `pass`'s pipeline with `options`, specialised for `paths`.
+pub(crate) fn pipeline_stats(
+    pass: Pass,
+    options: &GpuOptions,
+    paths: Paths,
+) -> Result<(ShaderStats, Vec<u32>)> {
+    let mut constants = pass_constants(pass, options);
+    constants.extend(paths.constants());
+    specialize(shader(pass.stage()), &constants)
+        .and_then(|s| ShaderStats::of(&s))
+        .map_err(|e| Error::Gpu {
+            what: format!("specialising {}: {e}", pass.label()),
+            source: None,
+        })
 }
 
 /// One pipeline's statistics.

@@ -17,6 +17,7 @@ use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
 use naga::{BinaryOperator, Block, Expression, Function, Literal, Module, Statement};
 
 use super::shaders::{source, Shader};
+use crate::frame_plan::FrameShape;
 use crate::layout::{
     CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_COMPRESSED, CLIP_PLAN, CLIP_SOURCES_SHIFT,
 };
@@ -46,24 +47,33 @@ impl Paths {
         negative_scales: true,
     };
 
-    /// The paths `lib`'s clips can take, with root locks as `root_locks` says and negative
-    /// scales for frames with `heavy_layers` (a layer weighted above 1, or an inertialized
-    /// transition, whose offset may overshoot).
+    /// The paths the library's clips can take; the frame's are off ([`Paths::for_frame`]).
     ///
     /// A scale stays non-negative through sampling (keys and references non-negative, lerped),
     /// blending (convex weights), retargeting by UE's modes (a copy or a positive ratio) and
     /// applying a delta `S ∘ (1 + w·D.S)` while `w ≤ 1` and `D.S ≥ -1` (a stored delta, or
     /// one made at run time between non-negative scales; mask weights lie in [0, 1]). Plans
     /// (mirrored bones) and compressed clips (keys not scanned) count as negative.
-    pub(crate) fn of(data: &LibraryData, root_locks: bool, heavy_layers: bool) -> Paths {
+    pub(crate) fn of(data: &LibraryData) -> Paths {
         let flags = |c| data.clip_data(c as u32).flags;
         let any = |bit: u32| (0..data.clip_count()).any(|c| flags(c) & bit != 0);
         let (plan_clips, packed_clips) = (any(CLIP_PLAN), any(CLIP_COMPRESSED));
         Paths {
             plan_clips,
             packed_clips,
-            root_locks,
-            negative_scales: plan_clips || packed_clips || heavy_layers || negative_scale(data),
+            root_locks: false,
+            negative_scales: plan_clips || packed_clips || negative_scale(data),
+        }
+    }
+
+    /// These library paths with a frame of `shape`'s: its root locks, and negative scales
+    /// where a layer weighs more than 1 or an inertialized transition's offset (whose decay
+    /// carries a velocity, so it overshoots) may carry a scale past zero.
+    pub(crate) fn for_frame(self, shape: &FrameShape) -> Paths {
+        Paths {
+            root_locks: shape.root_locks,
+            negative_scales: self.negative_scales || shape.heavy_layers || shape.inertia,
+            ..self
         }
     }
 

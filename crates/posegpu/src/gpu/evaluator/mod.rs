@@ -13,11 +13,12 @@ pub(crate) use resources::{pass_constants, PerPass};
 
 use super::context::GpuContext;
 use super::outputs::{Outputs, SkinningLayout};
+use super::shader_stats::pipeline_stats;
 use super::specialize::Paths;
 use super::util::{fits_binding, ErrorScope, PassTimer, StagePipeline};
 use crate::error::{Error, Result};
-use crate::frame_plan::{FrameOptions, FramePlan, FrameShape};
-use crate::layout::{Entry, Xform, FUSED_BONES, SHARED_SEARCHES, WORKGROUP_SIZE};
+use crate::frame_plan::{FrameOptions, FramePlan, FrameShape, Pass};
+use crate::layout::{Entry, Xform, WORKGROUP_SIZE};
 use crate::library::{AnimLibrary, SkeletonSection};
 use resources::Assets;
 
@@ -133,13 +134,15 @@ impl GpuEvaluator {
         let per_instance = bones * XFORM_BYTES.max(outputs.skinning.bytes());
         let what = || format!("one instance's output ({bones} bones)");
         fits_binding(what, per_instance, max_binding)?;
-        // The fused pass's workgroup memory with the occupancy probe's padding (the pad is an
-        // array of `words + 1`): past the device's limit, refused here, as drivers differ on
-        // whether a pipeline past it fails.
+        // The fused pass's workgroup memory with the occupancy probe's padding, as its
+        // specialised module declares it: past the device's limit, refused here, as drivers
+        // differ on whether a pipeline past it fails.
         if options.occupancy_pad_words > 0 {
-            let searches = SHARED_SEARCHES as usize * std::mem::size_of::<[u32; 5]>();
-            let fused = u64::from(FUSED_BONES) * XFORM_BYTES + searches as u64;
-            let size = fused + 4 * (u64::from(options.occupancy_pad_words) + 1);
+            let fused = Pass::Fused {
+                single_clips: false,
+            };
+            let (stats, _) = pipeline_stats(fused, options, Paths::of(lib.data()))?;
+            let size = stats.workgroup_bytes;
             let limit = u64::from(limits.max_compute_workgroup_storage_size);
             if size > limit {
                 return Err(Error::TooLarge {
@@ -186,7 +189,7 @@ impl GpuEvaluator {
             lib: lib.clone(),
             assets,
             pipelines,
-            library_paths: Paths::of(lib.data(), false, false),
+            library_paths: Paths::of(lib.data()),
             chunks: Vec::new(),
             instances_per_chunk,
             max_binding,
@@ -270,15 +273,7 @@ impl GpuEvaluator {
 
     /// The paths the frame last written takes: the pipeline variants it runs.
     pub(crate) fn paths(&self) -> Paths {
-        let lib = self.library_paths;
-        // An inertialized transition's offset overshoots (its decay carries a velocity), so
-        // it may carry a scale past zero.
-        let frame = self.shape.heavy_layers || self.shape.inertia;
-        Paths {
-            root_locks: self.shape.root_locks,
-            negative_scales: lib.negative_scales || frame,
-            ..lib
-        }
+        self.library_paths.for_frame(&self.shape)
     }
 
     pub(crate) fn timer(&self) -> Option<&PassTimer> {
