@@ -297,8 +297,18 @@ fn search_keys(search: ptr<function, KeySearch>, ch: ChannelData, t: f32) {
         (*search).hi = last;
         return;
     }
-    var lo = 0u;
-    var hi = last;
+    // The key index after the times (key_index in src/model/keys.rs): the window of keys
+    // the time's bucket can hold; the whole range where rounding put the time elsewhere.
+    let index = first + ch.count;
+    let bucket = u32(min((t - times[first]) * times[index], f32(last - 1u)));
+    var lo = bitcast<u32>(times[index + 1u + bucket]);
+    var hi = min(bitcast<u32>(times[index + 2u + bucket]) + 1u, last);
+    if (times[first + lo] > t) {
+        lo = 0u;
+    }
+    if (times[first + hi] <= t) {
+        hi = last;
+    }
     while (hi - lo > 1u) {
         let mid = (lo + hi) / 2u;
         if (times[first + mid] <= t) {

@@ -17,9 +17,9 @@ use crate::layout::{
     CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_COMPRESSED, CLIP_PLAN, KEYS_MOVING, KEYS_OWN_TIMES,
     KEYS_PRESENT, KEYS_STEP, KEYS_STRIDE_SHIFT, RETARGET_ORIENT,
 };
-use crate::library::AnimLibrary;
+use crate::library::{bone_keys_word, AnimLibrary};
 use crate::math::{lerp3, normalize_quat, twist, ORIENT_PRECISION};
-use crate::model::{find_keys, map_time};
+use crate::model::{find_indexed, map_time};
 use crate::Transform;
 
 /// The last key search, reused by the next channel with the same key times: glTF samplers
@@ -88,8 +88,8 @@ impl KeySearch {
             return (0, 0, 0.0);
         }
         if (self.time_offset, self.count) != (ch.time_offset, ch.count) {
-            let start = ch.time_offset as usize;
-            self.found = find_keys(&lib.data().times[start..start + ch.count as usize], t);
+            let (first, count) = (ch.time_offset as usize, ch.count as usize);
+            self.found = find_indexed(&lib.data().times, first, count, t);
             (self.time_offset, self.count) = (ch.time_offset, ch.count);
         }
         self.found
@@ -165,18 +165,8 @@ fn sample_mode_bone(
     search: &mut KeySearch,
 ) -> Transform {
     let additive = c.flags & CLIP_ADDITIVE != 0;
-    let reference = |x: &Xform| -> Transform {
-        if additive {
-            IDENTITY_DELTA
-        } else {
-            (*x).into()
-        }
-    };
-    let unkeyed = || {
-        let mut out = reference(&r.target_ref);
-        out.rotation = normalize_quat(Vec4::from(out.rotation));
-        out
-    };
+    let reference = |x: &Xform| reference(x, additive);
+    let unkeyed = || unkeyed(r, additive);
     let Ok(source) = u32::try_from(r.source) else {
         return unkeyed();
     };
@@ -189,36 +179,88 @@ fn sample_mode_bone(
         let out = keys.local(lib, source, d, (reference(&r.source_ref), true));
         return retarget_bone(out, r, additive);
     }
-    let keys = lib.data().bone_keys(c, bone as u32);
-    let out = if keys[3] & KEYS_OWN_TIMES == 0 {
+    keyed_bone(lib, c, r, lib.data().bone_keys(c, bone as u32), t, search)
+}
+
+/// A reference value `x` as a clip plays it: `x`, or for an additive clip the identity delta.
+#[inline]
+fn reference(x: &Xform, additive: bool) -> Transform {
+    if additive {
+        IDENTITY_DELTA
+    } else {
+        (*x).into()
+    }
+}
+
+/// What a bone with no source bone or no keys plays: its target reference (for additive
+/// clips, the identity delta), the rotation normalized.
+fn unkeyed(r: &BoneRetarget, additive: bool) -> Transform {
+    let mut out = reference(&r.target_ref, additive);
+    out.rotation = normalize_quat(Vec4::from(out.rotation));
+    out
+}
+
+/// Every target bone of clip `c` (UE's translation modes, keys not compressed) at `t` into
+/// `out`, from the clip's records `records`: [`sample_mode_bone`] bone by bone, without
+/// looking the clip and its section up again for each.
+pub(crate) fn sample_mode_run(
+    lib: &AnimLibrary,
+    c: &ClipData,
+    records: &[BoneRetarget],
+    t: f32,
+    search: &mut KeySearch,
+    out: &mut [Xform],
+) {
+    let first = bone_keys_word(c, 0) as usize;
+    let keys = &lib.data().clip_table[first..first + out.len()];
+    for ((o, r), &keys) in out.iter_mut().zip(records).zip(keys) {
+        *o = keyed_bone(lib, c, r, keys, t, search).into();
+    }
+}
+
+/// [`sample_mode_bone`] of a clip whose keys are not compressed, from the bone's bone-keys
+/// word `keys`.
+#[inline]
+fn keyed_bone(
+    lib: &AnimLibrary,
+    c: &ClipData,
+    r: &BoneRetarget,
+    keys: [u32; 4],
+    t: f32,
+    search: &mut KeySearch,
+) -> Transform {
+    let additive = c.flags & CLIP_ADDITIVE != 0;
+    let Ok(source) = u32::try_from(r.source) else {
+        return unkeyed(r, additive);
+    };
+    let fill = reference(&r.source_ref, additive);
+    let keys = if keys[3] & KEYS_OWN_TIMES == 0 {
         if keys[3] & (KEYS_PRESENT * 7) == 0 {
-            return unkeyed();
+            return unkeyed(r, additive);
         }
         // A Skeleton-mode bone's translation is replaced: its keys are not read.
         let mut keys = keys;
         if TranslationMode::from_code(r.mode) == TranslationMode::Skeleton {
             keys[3] &= !(KEYS_PRESENT | KEYS_MOVING);
         }
-        sample_keys(lib, c, keys, t, reference(&r.source_ref), search)
+        bone_key_pairs(lib, c, keys, t, search)
     } else {
-        let channels = clip_channels(lib, c, source);
-        sample_channels(lib, &channels, t, reference(&r.source_ref), search)
+        channel_pairs(lib, &clip_channels(lib, c, source), t, search)
     };
-    retarget_bone(out, r, additive)
+    retarget_bone(interpolate(lib, keys, fill), r, additive)
 }
 
-/// A bone's channels at `t` from its bone-keys word `keys` (`sample_keys` in `clip.wgsl`):
+/// A bone's keys at `t` from its bone-keys word `keys` (`sample_keys` in `clip.wgsl`):
 /// moving channels at the keys the search over the clip's reference times finds, one-key
-/// channels at their key; those absent keep `fill`'s value (its rotation normalized). The
-/// same operations as [`sample_channels`] on the same keys, so the same bits.
-fn sample_keys(
+/// channels at their key. The same keys as [`channel_pairs`] finds, so the same bits.
+#[inline]
+fn bone_key_pairs(
     lib: &AnimLibrary,
     c: &ClipData,
     keys: [u32; 4],
     t: f32,
-    fill: Transform,
     search: &mut KeySearch,
-) -> Transform {
+) -> [Option<(u32, u32, f32)>; 3] {
     let flags = keys[3];
     let (lo, hi, alpha) = if flags & (KEYS_MOVING * 7) != 0 {
         search.find(lib, &lib.data().clip_channel(c, 0, 1), t)
@@ -239,8 +281,7 @@ fn sample_keys(
         };
         (at + lo as u32 * stride, at + hi as u32 * stride, alpha)
     };
-    let keys = [0, 1, 2].map(|k| (flags & (KEYS_PRESENT << k) != 0).then(|| pair(k)));
-    interpolate(lib, keys, fill)
+    [0, 1, 2].map(|k| (flags & (KEYS_PRESENT << k) != 0).then(|| pair(k)))
 }
 
 /// The records of the retarget sections a run of instances samples, each gathered once from the
@@ -259,6 +300,16 @@ pub(crate) struct Records {
 }
 
 impl Records {
+    /// The gathered records of `c`'s section, where `c` is a clip of UE's translation modes
+    /// whose section was gathered.
+    pub(crate) fn modes_of(&self, c: &ClipData) -> Option<&[BoneRetarget]> {
+        if c.flags & CLIP_PLAN != 0 {
+            return None;
+        }
+        let found = self.modes.iter().find(|(b, _)| *b == c.retarget_base);
+        found.map(|(_, records)| &records[..])
+    }
+
     /// Gathers the section of `clip`, where it is not yet.
     pub(crate) fn gather(&mut self, lib: &AnimLibrary, clip: usize) {
         let data = lib.data();
@@ -355,16 +406,26 @@ pub(crate) fn sample_channels(
     fill: Transform,
     search: &mut KeySearch,
 ) -> Transform {
-    // Searched in this order (T, R, S): each carries its search over to the next.
-    let keys = channels
+    interpolate(lib, channel_pairs(lib, channels, t, search), fill)
+}
+
+/// A bone's keys at `t` from its three channels (T, R, S), searched in this order: each
+/// carries its search over to the next.
+#[inline]
+fn channel_pairs(
+    lib: &AnimLibrary,
+    channels: &[ChannelData; 3],
+    t: f32,
+    search: &mut KeySearch,
+) -> [Option<(u32, u32, f32)>; 3] {
+    channels
         .each_ref()
-        .map(|ch| sample_channel(lib, ch, t, search));
-    interpolate(lib, keys, fill)
+        .map(|ch| sample_channel(lib, ch, t, search))
 }
 
 /// `fill` with the channels whose keys (two value indices and a blend factor) are given
 /// interpolated: translation and scale lerped, the rotation nlerped on the shorter arc; the
-/// rotation normalized either way. Shared by [`sample_channels`] and [`sample_keys`].
+/// rotation normalized either way. Shared by every path of keys that are not compressed.
 fn interpolate(
     lib: &AnimLibrary,
     keys: [Option<(u32, u32, f32)>; 3],

@@ -40,8 +40,14 @@ pub(super) fn run_instance(
             component[b] = Transform::compose(&component[b].into(), &component[p].into()).into();
         }
     }
-    for (bone, (cs, m)) in (0..).zip(component.iter().zip(skinning)) {
-        let rows = [0, 1, 2].map(|r| data.retarget_f32(s.inverse_bind_word(bones, bone, r)));
+    // The inverse bind matrices' three rows, each a field-major run of the section.
+    let row = |r: u32| {
+        let first = s.inverse_bind_word(bones, 0, r) as usize;
+        &data.retarget[first..first + component.len()]
+    };
+    let rows = (row(0).iter().zip(row(1)).zip(row(2))).map(|((a, b), c)| [*a, *b, *c]);
+    for ((cs, m), rows) in component.iter().zip(skinning).zip(rows) {
+        let rows: [[f32; 4]; 3] = bytemuck::cast(rows);
         *m = skinning_matrix(bytemuck::cast_ref(&rows), &(*cs).into());
     }
 }

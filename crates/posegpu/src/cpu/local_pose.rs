@@ -4,15 +4,14 @@
 //! bone by bone; from its first mesh-space layer on, each layer's delta goes to its slot for
 //! the layer stage.
 
-use super::clip::{KeySearch, Prepared, Records};
+use super::clip::{sample_mode_run, KeySearch, Prepared, Records};
 use super::packed::DecodedKeys;
 use crate::additive::delta::{
     apply_delta, make_delta, weighted_delta, IDENTITY_DELTA, ZERO_WEIGHT,
 };
 use crate::batch::{self, LayerKind, PoseBatch};
 use crate::blend::pose::{blend_two, blend_with};
-use crate::layout::Entry;
-use crate::layout::Xform;
+use crate::layout::{Entry, Xform, CLIP_COMPRESSED};
 use crate::library::AnimLibrary;
 use crate::model::AdditiveSpace;
 use crate::Transform;
@@ -46,6 +45,26 @@ impl Scratch {
     /// `bone` of sample `k`.
     fn sample(&mut self, lib: &AnimLibrary, k: usize, bone: usize) -> Transform {
         self.samples[k].bone(lib, bone, &mut self.searches[k], &self.records)
+    }
+
+    /// Every bone of a layer that keeps one sample, of a clip of UE's translation modes with
+    /// keys not compressed and no root lock, into `out` as one run ([`sample_mode_run`]): what
+    /// [`Self::blend`] gives bone by bone (one kept sample is returned as it is), bit for bit.
+    /// False, and nothing written, for any other layer.
+    fn sample_run(&mut self, lib: &AnimLibrary, out: &mut [Xform]) -> bool {
+        let mut kept = (self.samples.iter().enumerate()).filter(|(_, s)| s.weight > ZERO_WEIGHT);
+        let (Some((k, s)), None) = (kept.next(), kept.next()) else {
+            return false;
+        };
+        let c = lib.data().clip_data(s.clip as u32);
+        if s.root_lock.is_some() || c.flags & CLIP_COMPRESSED != 0 {
+            return false;
+        }
+        let Some(records) = self.records.modes_of(&c) else {
+            return false;
+        };
+        sample_mode_run(lib, &c, records, s.time, &mut self.searches[k], out);
+        true
     }
 
     /// The blend of the prepared samples at `bone` (sampling only the kept ones); `empty`
@@ -84,6 +103,9 @@ pub(crate) fn sample_instance(
         }
         scratch.prepare(lib, layer.samples);
         if layer.kind == LayerKind::Base {
+            if scratch.sample_run(lib, out) {
+                continue;
+            }
             for (bone, o) in out.iter_mut().enumerate() {
                 let reference = lib.data().target_reference(bone);
                 *o = scratch.blend(lib, bone, reference).into();

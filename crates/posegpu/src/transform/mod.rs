@@ -48,6 +48,7 @@ impl Transform {
     /// Where either scale has a negative component (a mirrored bone), the rotation comes from
     /// UE's matrix path instead (`mirror::compose_rotation`); scale and translation are the
     /// same formulas. Spec: `docs/pose-math.md`, "Transforms".
+    #[inline]
     pub fn compose(child: &Self, parent: &Self) -> Self {
         let mut out = Self {
             rotation: parent.rotation * child.rotation,

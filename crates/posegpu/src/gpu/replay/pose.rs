@@ -376,7 +376,23 @@ impl Replay<'_> {
             if t >= times[(first + end) as usize] {
                 (end, end)
             } else {
-                let (mut lo, mut hi) = (0, end);
+                // The key index (`key_index`): its scale, the bucket's window, its ends' times.
+                let index = first + ch.count;
+                read(out, 65, Buffer::Times, at(ch.count), 4);
+                let d = t - times[first as usize];
+                let b = (d * times[index as usize]).min((end - 1) as f32) as u32;
+                read(out, 66, Buffer::Times, at(ch.count + 1 + b), 4);
+                read(out, 66, Buffer::Times, at(ch.count + 2 + b), 4);
+                let word = |k: u32| times[(index + 1 + b + k) as usize].to_bits();
+                let (mut lo, mut hi) = (word(0), (word(1) + 1).min(end));
+                read(out, 67, Buffer::Times, at(lo), 4);
+                read(out, 68, Buffer::Times, at(hi), 4);
+                if times[(first + lo) as usize] > t {
+                    lo = 0;
+                }
+                if times[(first + hi) as usize] <= t {
+                    hi = end;
+                }
                 while hi - lo > 1 {
                     let mid = (lo + hi) / 2;
                     read(out, 62, Buffer::Times, at(mid), 4);
