@@ -234,7 +234,7 @@ fn sample_curve(ch: ChannelData, t: f32) -> f32 {
     if (ch.count == 0u) {
         return 0.0;
     }
-    var search = KeySearch(0u, 0u, 0u, 0u, 0.0);
+    var search = NO_SEARCH;
     let k = channel_keys(&search, ch, t);
     let a = values[k.a].x;
     return a + (values[k.b].x - a) * k.alpha;
@@ -246,20 +246,29 @@ fn target_reference(bone: u32) -> Xform {
 }
 
 // The last key search, reused by the next channel with the same key times (channels that share
-// times share one stored array). count == 0 matches no channel that is searched (NO_SEARCH).
+// times share one stored array, which its first time's word names alone). NO_TIMES matches no
+// channel (NO_SEARCH). One 16-byte word: the form resolve.wgsl writes.
 struct KeySearch {
     time_offset: u32,
-    count: u32,
     lo: u32,
     hi: u32,
     alpha: f32,
 }
 
-const NO_SEARCH = KeySearch(0u, 0u, 0u, 0u, 0.0);
+const NO_TIMES: u32 = 0xffffffffu;
+const NO_SEARCH = KeySearch(NO_TIMES, 0u, 0u, 0.0);
+
+fn as_search(w: vec4<u32>) -> KeySearch {
+    return KeySearch(w.x, w.y, w.z, bitcast<f32>(w.w));
+}
+
+fn search_word(s: KeySearch) -> vec4<u32> {
+    return vec4<u32>(s.time_offset, s.lo, s.hi, bitcast<u32>(s.alpha));
+}
 
 // The search a stage has already made for the sample about to be sampled, at its time (the
-// fused pass shares one per sample across its lanes, fused.wgsl); NO_SEARCH otherwise. Each
-// clip sampling starts from it, so channels with its key times skip their own search.
+// resolve pass's, which sample.wgsl and fused.wgsl read); NO_SEARCH otherwise. Each clip
+// sampling starts from it, so channels with its key times skip their own search.
 var<private> seeded_search: KeySearch = NO_SEARCH;
 
 // The search of `sample`'s clip at its time, over the key times of its first source bone's
@@ -274,6 +283,10 @@ fn sample_search(sample: SampleEntry) -> KeySearch {
         // Packed keys find their own (one multiply where uniform).
         return search;
     }
+    // A clip of no source bones has no such channel (the word is another clip's).
+    if ((clip.flags >> CLIP_SOURCES_SHIFT) == 0u) {
+        return search;
+    }
     let ch = clip_channel(clip, 0u, 1u);
     if (ch.count > 0u) {
         search_keys(&search, ch, t);
@@ -283,12 +296,12 @@ fn sample_search(sample: SampleEntry) -> KeySearch {
 
 // times[lo] <= t < times[hi], or lo == hi before the first key and after the last.
 fn search_keys(search: ptr<function, KeySearch>, ch: ChannelData, t: f32) {
-    if ((*search).time_offset == ch.time_offset && (*search).count == ch.count) {
+    if ((*search).time_offset == ch.time_offset) {
         return;
     }
     let first = ch.time_offset;
     let last = ch.count - 1u;
-    *search = KeySearch(ch.time_offset, ch.count, 0u, 0u, 0.0);
+    *search = KeySearch(ch.time_offset, 0u, 0u, 0.0);
     if (t <= times[first]) {
         return;
     }

@@ -32,7 +32,9 @@ struct Params {
     inverse_bind_word: u32,
     tasks_word: u32,
     level_starts_word: u32,
-    pad0: u32,
+    // Where each sample's resolved key search lies in the frame buffer (resolve.wgsl): entry
+    // `e`'s at word `resolved_word + e`.
+    resolved_word: u32,
     pad1: u32,
 }
 

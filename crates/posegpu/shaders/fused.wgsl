@@ -10,6 +10,7 @@
 //      the separate passes' own;
 //   3. the outputs, lane by lane over consecutive 16-byte words (a warp's store fills whole
 //      lines), the skinning matrices built into workgroup memory first.
+// Each sample's key search comes from the resolve pass (resolve.wgsl), made once per frame.
 // No local pose makes the round trip through memory that the separate passes' does.
 // CPU twin: src/cpu/fused.rs.
 
@@ -39,18 +40,9 @@ var<workgroup> occupancy_pad: array<u32, OCCUPANCY_PAD_WORDS + 1u>;
 // The block's poses, then (step 3) the skinning matrices' rows in the same places.
 var<workgroup> poses: array<Xform, FUSED_BONES>;
 
-// Shared work: each sample's key search at its time (sample_search), made once for the lanes
-// of all its bones, for the block's first SHARED_SEARCHES frame words from `block_entry` on.
-const SHARED_SEARCHES: u32 = 48u;
-var<workgroup> searches: array<KeySearch, SHARED_SEARCHES>;
-var<private> block_entry: u32;
-
+// Each sample's key search, made once for all its bones by the resolve pass.
 fn seed(entry: u32) -> KeySearch {
-    let slot = entry - block_entry;
-    if (slot < SHARED_SEARCHES) {
-        return searches[slot];
-    }
-    return NO_SEARCH;
+    return as_search(frame[params.resolved_word + entry]);
 }
 
 // Entry `k` of the u32 array packed four per word from word `w` of the retarget table.
@@ -85,24 +77,6 @@ fn main(
     if (OCCUPANCY_PAD_WORDS > 0u) {
         occupancy_pad[min(local_index, OCCUPANCY_PAD_WORDS)] = count;
     }
-
-    // 0. Each sample's key search, a lane per instance.
-    block_entry = as_head(frame[min(first, params.instance_count - 1u)]).first;
-    for (var i = local_index; i < count; i += WORKGROUP_SIZE) {
-        let head = as_head(frame[first + i]);
-        var e = head.first;
-        for (var l = 0u; l < head.layers; l++) {
-            let n = layer_samples(as_layer(frame[e]));
-            for (var k = 1u; k <= n; k++) {
-                let slot = e + k - block_entry;
-                if (slot < SHARED_SEARCHES) {
-                    searches[slot] = sample_search(as_sample(frame[e + k]));
-                }
-            }
-            e += 1u + n;
-        }
-    }
-    workgroupBarrier();
 
     for (var k = local_index; k < total; k += WORKGROUP_SIZE) {
         poses[k] = bone_pose(base + k);

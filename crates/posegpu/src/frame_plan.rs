@@ -16,6 +16,8 @@ pub enum Stage {
     Advance,
     /// A crowd's root-motion bone's motion, through its axis mask and mode.
     RootMotion,
+    /// Each clip sample's key search, made once for all its bones.
+    Resolve,
     /// Clips sampled, retargeted and blended, local layers applied: the locals.
     Sample,
     /// Sampling and the hierarchy in one workgroup pass.
@@ -34,9 +36,10 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in the order a frame runs those it has.
-    pub const ALL: [Stage; 9] = [
+    pub const ALL: [Stage; 10] = [
         Stage::Advance,
         Stage::RootMotion,
+        Stage::Resolve,
         Stage::Sample,
         Stage::Fused,
         Stage::Layers,
@@ -51,6 +54,7 @@ impl Stage {
         match self {
             Stage::Advance => "advance",
             Stage::RootMotion => "root_motion",
+            Stage::Resolve => "resolve",
             Stage::Sample => "sample",
             Stage::Fused => "fused",
             Stage::Layers => "layers",
@@ -85,6 +89,7 @@ impl Stage {
                 Players,
                 Motion,
             ],
+            Stage::Resolve => &[Params, Frame, ClipTable, Times, Values, Retarget],
             Stage::Sample => &[
                 Params, Frame, ClipTable, Times, Values, Retarget, Locals, Deltas,
             ],
@@ -199,6 +204,8 @@ pub enum Pass {
     Advance,
     /// See [`Stage::RootMotion`].
     RootMotion,
+    /// See [`Stage::Resolve`].
+    Resolve,
     /// See [`Stage::Sample`].
     Sample {
         /// Every instance plays one clip and nothing else: the pipeline without blend and
@@ -231,6 +238,7 @@ impl Pass {
         match self {
             Pass::Advance => Stage::Advance,
             Pass::RootMotion => Stage::RootMotion,
+            Pass::Resolve => Stage::Resolve,
             Pass::Sample { .. } => Stage::Sample,
             Pass::Fused { .. } => Stage::Fused,
             Pass::Layers => Stage::Layers,
@@ -349,13 +357,14 @@ pub struct FramePlan {
 }
 
 impl FramePlan {
-    /// The most passes a plan has: a crowd's two, then sampling, layers, inertialization, IK,
-    /// the hierarchy and the curves.
-    pub const MOST_PASSES: u32 = 8;
+    /// The most passes a plan has: a crowd's two, then the samples' resolution, sampling,
+    /// layers, inertialization, IK, the hierarchy and the curves.
+    pub const MOST_PASSES: u32 = 9;
 
     /// The passes a frame of `shape` runs on `lib` under `options`:
     ///
     /// - a crowd's advance, then its root motion where some instance extracts it;
+    /// - each sample's key search, resolved once for all its bones;
     /// - the fused pass, where `options.fuse`, no stage between sampling and the hierarchy has
     ///   work (mesh-space layers, inertialization, IK with the library's chains) and the
     ///   skeleton fits the pass's workgroup memory (320 bones);
@@ -393,6 +402,7 @@ impl FramePlan {
                 push(Pass::RootMotion, per(1));
             }
         }
+        push(Pass::Resolve, per(1));
         if fused {
             let instances = fused_group_instances(bones);
             push(
@@ -541,10 +551,13 @@ mod tests {
             single_clips: true,
             ..FrameShape::default()
         };
-        assert_eq!(stages(&FramePlan::new(&lib, &plain, &fuse)), [Fused]);
+        assert_eq!(
+            stages(&FramePlan::new(&lib, &plain, &fuse)),
+            [Resolve, Fused]
+        );
         assert_eq!(
             stages(&FramePlan::new(&lib, &plain, &separate)),
-            [Sample, Hierarchy]
+            [Resolve, Sample, Hierarchy]
         );
         let everything = FrameShape {
             single_clips: false,
@@ -563,7 +576,15 @@ mod tests {
         let plan = FramePlan::new(&lib, &everything, &crowd);
         assert_eq!(
             stages(&plan),
-            [Advance, RootMotion, Sample, Layers, Inertialize, Hierarchy]
+            [
+                Advance,
+                RootMotion,
+                Resolve,
+                Sample,
+                Layers,
+                Inertialize,
+                Hierarchy
+            ]
         );
         let most = FrameShape {
             ik: true,
@@ -579,9 +600,9 @@ mod tests {
         let big = library(FUSED_BONES as usize + 1, true);
         assert_eq!(
             stages(&FramePlan::new(&big, &plain, &fuse)),
-            [Sample, Hierarchy, Curves]
+            [Resolve, Sample, Hierarchy, Curves]
         );
-        let groups = FramePlan::new(&lib, &plain, &fuse).passes()[0].dispatch;
+        let groups = FramePlan::new(&lib, &plain, &fuse).passes()[1].dispatch;
         assert_eq!(groups, Dispatch::InstanceGroups { instances: 16 });
         assert_eq!(groups.workgroups(33), (3, 1));
     }
@@ -590,11 +611,12 @@ mod tests {
     fn times_are_keyed_by_pass() {
         let lib = library(20, true);
         let plan = FramePlan::new(&lib, &FrameShape::default(), &FrameOptions::default());
-        let mut times = PassTimes::new(&plan, &[1.0, 2.0, 4.0]);
+        let mut times = PassTimes::new(&plan, &[0.5, 1.0, 2.0, 4.0]);
+        assert_eq!(times.ns(Stage::Resolve), 0.5);
         assert_eq!(times.ns(Stage::Hierarchy), 2.0);
         assert_eq!(times.ns(Stage::Fused), 0.0);
         times.accumulate(&times.clone());
-        assert_eq!(times.total_ns(), 14.0);
-        assert_eq!(times.passes()[2], (Pass::Curves, 8.0));
+        assert_eq!(times.total_ns(), 15.0);
+        assert_eq!(times.passes()[3], (Pass::Curves, 8.0));
     }
 }

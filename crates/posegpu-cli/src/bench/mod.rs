@@ -386,9 +386,9 @@ fn measure(
                 // The middle column holds every pass between sampling and the hierarchy
                 // (mesh-space layers, inertialization, IK) and the curves.
                 passes.extend(t.map(|t| {
-                    // Sampling (or the fused pass), what runs between it and the hierarchy,
-                    // and the hierarchy.
-                    let sample = t.ns(Stage::Sample) + t.ns(Stage::Fused);
+                    // Sampling (the samples' key searches, then sampling or the fused
+                    // pass), what runs between it and the hierarchy, and the hierarchy.
+                    let sample = t.ns(Stage::Resolve) + t.ns(Stage::Sample) + t.ns(Stage::Fused);
                     let hierarchy = t.ns(Stage::Hierarchy);
                     [sample, t.total_ns() - sample - hierarchy, hierarchy]
                 }));

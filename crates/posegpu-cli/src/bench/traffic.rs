@@ -8,8 +8,10 @@
 //! Per pass, for `n` instances of `b` bones (`shaders/*.wgsl`):
 //! - **sample** (`sample.wgsl`, `clip.wgsl`): reads every frame entry (a 16-byte head per
 //!   instance, a 16-byte header per layer, 16 bytes per clip sample) and the sampling tables
-//!   (clips, channels, key times and values, retarget caches) once; writes the local transform
-//!   (48 B per bone) and, per deferred mesh-space layer, a 48-byte weighted delta per bone.
+//!   (clips, channels, key times with their key indexes and values, retarget caches) once;
+//!   writes the local transform (48 B per bone) and, per deferred mesh-space layer, a 48-byte
+//!   weighted delta per bone. The resolve pass before it is counted here too: it reads the
+//!   frame entries and writes a 16-byte key search per clip sample, which sampling reads.
 //! - **layers** (`layers.wgsl`, only when some instance has a mesh-space layer): reads heads
 //!   and layer headers, the parents once; per bone of an instance with deferred layers, reads
 //!   and writes its local transform (48 + 48 B); per deferred slot per bone, reads the delta
@@ -61,6 +63,9 @@ pub fn model(lib: &AnimLibrary, batch: &PoseBatch, fused: bool, outputs: Outputs
     let bones = lib.bone_count() as u64;
     let n = batch.len() as u64;
     let frame = batch.frame_words() as u64 * ENTRY;
+    // The resolve pass: the entries read again, a search per sample written and read back.
+    let samples = (batch.frame_words() - batch.len() - batch.layer_count()) as u64;
+    let frame = 2 * frame + 2 * samples * ENTRY;
     let hierarchy_tables = bones * (PARENT + MAT);
     // Everything uploaded once that is not the hierarchy's: what the sampling pass binds.
     let sample_tables = lib.asset_bytes().saturating_sub(hierarchy_tables);
@@ -156,11 +161,13 @@ mod tests {
     // Counted by hand for 3 instances of 2 bones, one clip sample and one additive layer each:
     // frame: 3 heads + 3 x (base header, sample, layer header, sample) = 15 entries = 240 B;
     // clips 2 x 16 = 32 B; channels 2 clips x 2 bones x 3 x 16 = 192 B and their bone-keys
-    // words 2 clips x 2 bones x 16 = 64 B; key times {0, 1} and {0, 0.5, 1} = 5 x 4 = 20 B;
-    // values 2 + 3 + 2 keys x 16 = 112 B; retarget caches of the target itself 2 x 208 = 416 B;
-    // parents 2 x 4 = 8 B; inverse binds 2 x 48 = 96 B.
-    const FRAME: u64 = 240;
-    const SAMPLE_TABLES: u64 = 32 + 192 + 64 + 20 + 112 + 416;
+    // words 2 clips x 2 bones x 16 = 64 B; key times {0, 1} and {0, 0.5, 1} = 5 x 4 = 20 B
+    // and their key indexes (3 + 4 words) 28 B; values 2 + 3 + 2 keys x 16 = 112 B; retarget
+    // caches of the target itself 2 x 208 = 416 B; parents 2 x 4 = 8 B; inverse binds 2 x 48
+    // = 96 B. The resolve pass reads the frame again and writes 6 searches that sampling
+    // reads: 240 + 2 x 6 x 16 B.
+    const FRAME: u64 = 240 + 240 + 2 * 6 * 16;
+    const SAMPLE_TABLES: u64 = 32 + 192 + 64 + 20 + 28 + 112 + 416;
 
     #[test]
     fn a_local_layer_costs_the_sampling_pass_nothing_per_bone() {
@@ -170,7 +177,8 @@ mod tests {
         assert_eq!(bytes.layers, 0);
         assert_eq!(bytes.hierarchy, 8 + 96 + 3 * 2 * (48 + 48 + 48));
         let [s, l, h, total] = bytes.per_bone(6);
-        assert_eq!((l, total), (0.0, s + h));
+        assert_eq!(l, 0.0);
+        assert!((total - (s + h)).abs() < 1e-9, "{total} {s} {h}");
         assert_eq!(h, (104.0 + 864.0) / 6.0);
     }
 
@@ -226,8 +234,9 @@ mod tests {
             model(&lib, &b, false, Outputs::ALL).per_bone((n * lib.bone_count()) as u64)[3]
         };
         // One clip sample per instance: 48 + 144 B per bone, plus 48 B of frame per instance (a
-        // head, a layer header, a sample).
-        let floor = 192.0 + 48.0 / 67.0;
+        // head, a layer header, a sample) that the resolve pass reads again, and its key search
+        // written and read back (2 x 16 B).
+        let floor = 192.0 + (2.0 * 48.0 + 32.0) / 67.0;
         let sizes = [1, 10, 1000, 1_000_000].map(per_bone);
         assert!(sizes.windows(2).all(|w| w[0] > w[1]), "{sizes:?}");
         assert!(

@@ -244,26 +244,34 @@ fn bench_shader_stats_prints_each_specialised_pipeline() {
     };
     let dir_arg = dir.display().to_string();
     let full = stats(&["--passes", "fused", "--spirv", &dir_arg]);
-    assert_eq!(full.len(), 1, "{full:?}");
-    let (name, instructions, workgroup) = &full[0];
+    // The samples' key searches (resolve.wgsl), then the fused pass.
+    assert_eq!(full.len(), 2, "{full:?}");
+    assert!(
+        full[0].0.starts_with("resolve/") && full[0].2 == 0,
+        "{full:?}"
+    );
+    let (name, instructions, workgroup) = &full[1];
     assert!(name.starts_with("fused/"), "{name}");
     assert!(*instructions <= 8_000, "{name}: {instructions}");
     assert!(*workgroup >= 320 * 48, "{name}: {workgroup} bytes");
     let spv = std::fs::read(dir.join(format!("{}.spv", name.replace('/', "-")))).unwrap();
     assert_eq!(spv[..4], 0x0723_0203u32.to_le_bytes());
-    // The separate passes: sampling and the hierarchy, neither with workgroup memory.
+    // The separate passes: the searches, sampling and the hierarchy, none with workgroup
+    // memory.
     let separate = stats(&["--passes", "separate"]);
     let names: Vec<&str> = separate.iter().map(|(n, _, _)| n.as_str()).collect();
     assert!(
-        names[0].starts_with("sample/") && names[1].starts_with("hierarchy/"),
+        names[0].starts_with("resolve/")
+            && names[1].starts_with("sample/")
+            && names[2].starts_with("hierarchy/"),
         "{names:?}"
     );
     assert!(separate.iter().all(|&(_, _, w)| w == 0), "{separate:?}");
     // Compressed clips compile their decoder in: a larger pipeline, named for the path.
     let packed = stats(&["--passes", "fused", "--compress"]);
-    assert!(packed[0].0.contains("packed"), "{packed:?}");
+    assert!(packed[1].0.contains("packed"), "{packed:?}");
     assert!(
-        packed[0].1 > *instructions,
+        packed[1].1 > *instructions,
         "{packed:?} against {instructions}"
     );
 }

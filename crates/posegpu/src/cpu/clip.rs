@@ -9,9 +9,10 @@ use crate::additive::delta::IDENTITY_DELTA;
 use crate::batch::RootPart;
 use crate::batch::{ClipSample, RootLock, RootMotionAxes};
 use crate::cpu::packed::{DecodedKey, DecodedKeys, KeyCursor};
+use crate::cpu::resolve;
 use crate::drive::plan::apply_bone;
 use crate::drive::TranslationMode;
-use crate::layout::PackedHeader;
+use crate::layout::{self, PackedHeader};
 use crate::layout::{
     BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Xform, BONE_PRESENT, CHANNEL_STEP,
     CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE, CLIP_COMPRESSED, CLIP_PLAN, KEYS_MOVING, KEYS_OWN_TIMES,
@@ -23,12 +24,11 @@ use crate::model::{find_indexed, map_time};
 use crate::Transform;
 
 /// The last key search, reused by the next channel with the same key times: glTF samplers
-/// often share them, and the library stores identical time arrays once.
-#[derive(Clone, Debug, Default)]
+/// often share them, and the library stores identical time arrays once. A sample's starts
+/// from its resolved search (the resolve stage's row, [`super::resolve`]).
+#[derive(Clone, Debug)]
 pub(crate) struct KeySearch {
-    time_offset: u32,
-    count: u32,
-    found: (usize, usize, f32),
+    found: layout::KeySearch,
     /// Where a compressed clip's keys lie at the time last sampled: the bones of one sample
     /// find them once.
     packed: Option<PackedSearch>,
@@ -66,11 +66,24 @@ impl PackedSearch {
     }
 }
 
+impl Default for KeySearch {
+    fn default() -> Self {
+        Self {
+            found: layout::KeySearch::NONE,
+            packed: None,
+        }
+    }
+}
+
 impl KeySearch {
-    /// A search for `sample`, a sample of a compressed clip, whose two keys come decoded from
-    /// `keys` (decoded there where they are not yet); any other sample's search is fresh.
+    /// The search `sample` starts from: its resolved search over its clip's reference times
+    /// (as `seed` gives the sampling pass), or for a compressed clip its two keys, decoded
+    /// from `keys` (decoded there where they are not yet).
     pub(crate) fn share_keys(lib: &AnimLibrary, sample: &Prepared, keys: &mut DecodedKeys) -> Self {
-        let mut search = Self::default();
+        let mut search = Self {
+            found: resolve::search_at(lib, sample.clip, sample.time),
+            packed: None,
+        };
         let c = lib.data().clip_data(sample.clip as u32);
         if c.flags & CLIP_COMPRESSED != 0 {
             packed_keys(lib, &c, sample.time, &mut search);
@@ -87,12 +100,19 @@ impl KeySearch {
         if ch.count == 1 {
             return (0, 0, 0.0);
         }
-        if (self.time_offset, self.count) != (ch.time_offset, ch.count) {
+        // A time array is named by its first word alone: each lies there once.
+        if self.found.time_offset != ch.time_offset {
             let (first, count) = (ch.time_offset as usize, ch.count as usize);
-            self.found = find_indexed(&lib.data().times, first, count, t);
-            (self.time_offset, self.count) = (ch.time_offset, ch.count);
+            let (lo, hi, alpha) = find_indexed(&lib.data().times, first, count, t);
+            self.found = layout::KeySearch {
+                time_offset: ch.time_offset,
+                lo: lo as u32,
+                hi: hi as u32,
+                alpha,
+            };
         }
-        self.found
+        let f = &self.found;
+        (f.lo as usize, f.hi as usize, f.alpha)
     }
 }
 

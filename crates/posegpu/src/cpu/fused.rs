@@ -22,7 +22,8 @@ pub(super) fn run_instance(
     scratch: &mut Scratch,
 ) {
     sample_instance(lib, batch, instance, locals, &mut [], scratch);
-    component.copy_from_slice(locals);
+    // Composed as `Transform`s: a pose read back right after its parent's compose wrote it
+    // as an `Xform` waited on the store.
     // The skeleton as the fused pass reads it: its section of the retarget table, the tasks of
     // a block's first instance (whose pose indices are bone indices).
     let (data, s) = (lib.data(), lib.data().skeleton_section);
@@ -31,13 +32,16 @@ pub(super) fn run_instance(
     // The task table's words as u32s, as `table_u32` reads them (one slice, not an index
     // computation and two bounds checks per task).
     let tasks: &[u32] = bytemuck::cast_slice(&data.retarget[s.tasks as usize..]);
+    let poses = &mut scratch.poses;
+    poses.clear();
+    poses.extend(locals.iter().map(|x| Transform::from(*x)));
     for d in 1..s.levels {
         let lo = data.table_u32(s.level_starts, d);
         let n = data.table_u32(s.level_starts, d + 1) - lo;
         let first = (g * lo) as usize;
         for &task in &tasks[first..first + n as usize] {
             let (b, p) = ((task & 0xffff) as usize, (task >> 16) as usize);
-            component[b] = Transform::compose(&component[b].into(), &component[p].into()).into();
+            poses[b] = Transform::compose(&poses[b], &poses[p]);
         }
     }
     // The inverse bind matrices' three rows, each a field-major run of the section.
@@ -46,9 +50,10 @@ pub(super) fn run_instance(
         &data.retarget[first..first + component.len()]
     };
     let rows = (row(0).iter().zip(row(1)).zip(row(2))).map(|((a, b), c)| [*a, *b, *c]);
-    for ((cs, m), rows) in component.iter().zip(skinning).zip(rows) {
+    for (((cs, m), rows), pose) in component.iter_mut().zip(skinning).zip(rows).zip(&*poses) {
         let rows: [[f32; 4]; 3] = bytemuck::cast(rows);
-        *m = skinning_matrix(bytemuck::cast_ref(&rows), &(*cs).into());
+        *cs = (*pose).into();
+        *m = skinning_matrix(bytemuck::cast_ref(&rows), pose);
     }
 }
 

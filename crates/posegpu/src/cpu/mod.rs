@@ -4,7 +4,8 @@
 //! One file per shader, of the same name: `clip.rs` ↔ `clip.wgsl`, `local_pose.rs` (an
 //! instance's local pose at each bone, shared by `sample.rs` and `fused.rs`), `sample.rs`,
 //! `layers.rs`, `inertialize.rs`, `ik.rs`, `hierarchy.rs`, `fused.rs`, `curves.rs`,
-//! `advance.rs`, `root_motion.rs`, `playback.rs` (the crowd state both read; not the public
+//! `advance.rs`, `root_motion.rs`, `resolve.rs` (each sample's key search, which the twin's
+//! sampling makes at the sample's first bone instead), `playback.rs` (the crowd state both read; not the public
 //! `crate::playback`), `skin.rs`; and the crowd that steps players on the CPU ([`Crowd`]). The
 //! evaluator runs each instance's stages back to back, as the fused pass does where the batch
 //! `fused::fuses`.
@@ -21,6 +22,7 @@ mod layers;
 mod local_pose;
 pub(crate) mod packed;
 mod playback;
+pub(crate) mod resolve;
 mod root_motion;
 mod sample;
 #[cfg(feature = "render")]
@@ -156,7 +158,8 @@ impl<'a> CpuEvaluator<'a> {
                                 }
                                 Pass::Ik => ik::run_instance(self.lib, &batch.entries, head, l),
                                 Pass::Hierarchy => hierarchy::run_instance(self.lib, l, c, s),
-                                Pass::Curves | Pass::Advance | Pass::RootMotion => {}
+                                Pass::Curves | Pass::Advance | Pass::RootMotion | Pass::Resolve => {
+                                }
                             }
                         }
                     }
@@ -196,7 +199,8 @@ impl<'a> CpuEvaluator<'a> {
                     hierarchy::run(self.lib, &out.locals, &mut out.component, &mut out.skinning)
                 }
                 Pass::Curves => curves::run(self.lib, batch, &mut out.curves),
-                Pass::Fused { .. } | Pass::Advance | Pass::RootMotion => {}
+                // The twin's sampling makes each sample's search at its first bone.
+                Pass::Fused { .. } | Pass::Advance | Pass::RootMotion | Pass::Resolve => {}
             }
         }
         Ok(())

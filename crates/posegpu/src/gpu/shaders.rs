@@ -151,6 +151,15 @@ pub(crate) const STAGES: &[Shader] = &[
         bindings: &tables(RO, RW),
         visibility: COMPUTE,
     },
+    Shader {
+        name: "resolve",
+        shared: &[PACKED, CLIP],
+        body: include_str!("../../shaders/resolve.wgsl"),
+        // params, frame (each sample's search written after the entries), clip table, times,
+        // values, retarget
+        bindings: &[(0, Uniform), (1, RW), (2, RO), (4, RO), (5, RO), (6, RO)],
+        visibility: COMPUTE,
+    },
     #[cfg(feature = "render")]
     Shader {
         name: "skin",
@@ -175,6 +184,7 @@ pub(crate) fn shader(stage: Stage) -> &'static Shader {
         Stage::Hierarchy => 6,
         Stage::Advance => 7,
         Stage::RootMotion => 8,
+        Stage::Resolve => 9,
     }]
 }
 

@@ -28,6 +28,31 @@ pub(crate) const CLIP_MESH_SPACE: u32 = 2;
 /// stride of its kind-major channels (`clip_channel`).
 pub(crate) const CLIP_SOURCES_SHIFT: u32 = 8;
 
+/// A clip sample's key search (`KeySearch` in `clip.wgsl`, one 16-byte word): the first word
+/// of the key times searched ([`NO_TIMES`] for none), the keys around the sample's time and
+/// the blend factor. The resolve pass writes one per sample after the frame's entries.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub(crate) struct KeySearch {
+    pub time_offset: u32,
+    pub lo: u32,
+    pub hi: u32,
+    pub alpha: f32,
+}
+
+/// [`KeySearch::time_offset`] of no search: matches no channel.
+pub(crate) const NO_TIMES: u32 = u32::MAX;
+
+impl KeySearch {
+    /// No search made.
+    pub(crate) const NONE: Self = Self {
+        time_offset: NO_TIMES,
+        lo: 0,
+        hi: 0,
+        alpha: 0.0,
+    };
+}
+
 /// One channel's place in the key arrays; `count == 0` means the channel is absent.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]

@@ -109,7 +109,9 @@ pub(crate) struct Params {
     pub inverse_bind_word: u32,
     pub tasks_word: u32,
     pub level_starts_word: u32,
-    pub pad0: u32,
+    /// The frame buffer's word where the resolve pass writes each sample's key search
+    /// (entry `e`'s at `resolved_word + e`): the chunk's heads and entries come before it.
+    pub resolved_word: u32,
     pub pad1: u32,
 }
 
@@ -122,6 +124,3 @@ pub(crate) const FUSED_BONES: u32 = 320;
 pub(crate) fn fused_group_instances(bones: u32) -> u32 {
     (FUSED_BONES / bones.max(1)).max(1)
 }
-/// Key searches the fused pass shares per workgroup (one per sample of its block's first frame
-/// words; 20 bytes each, in the 1 KiB of workgroup memory the poses leave).
-pub(crate) const SHARED_SEARCHES: u32 = 48;

@@ -30,6 +30,12 @@ macro_rules! layout {
 
 /// Every struct the shaders share with Rust.
 const STRUCTS: &[StructLayout] = &[
+    layout!(KeySearch {
+        time_offset: time_offset,
+        lo: lo,
+        hi: hi,
+        alpha: alpha
+    }),
     layout!(Xform {
         r: rotation,
         t: translation,
@@ -53,7 +59,7 @@ const STRUCTS: &[StructLayout] = &[
         inverse_bind_word: inverse_bind_word,
         tasks_word: tasks_word,
         level_starts_word: level_starts_word,
-        pad0: pad0,
+        resolved_word: resolved_word,
         pad1: pad1
     }),
     layout!(Head {
@@ -242,7 +248,7 @@ const CONSTANTS: &[(&str, Constant)] = {
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
         ("BONE_BLOCK", U32(BONE_BLOCK)),
         ("FUSED_BONES", U32(FUSED_BONES)),
-        ("SHARED_SEARCHES", U32(SHARED_SEARCHES)),
+        ("NO_TIMES", U32(NO_TIMES)),
         ("LAYER_KIND_MASK", U32(LAYER_KIND_MASK)),
         ("LAYER_SAMPLES_SHIFT", U32(LAYER_SAMPLES_SHIFT)),
         ("LAYER_BASE", U32(LAYER_BASE)),
@@ -354,7 +360,6 @@ const SHADER_PRIVATE: &[&str] = &[
     "PackedHeader",
     "Located",
     "Blend",
-    "KeySearch",
     "KeyPair",
     "PathFold",
     "ChainPose",

@@ -6,6 +6,8 @@
 mod read_back;
 mod record;
 mod resources;
+#[cfg(test)]
+mod tests;
 mod upload;
 
 pub use resources::OutputChunk;

@@ -15,6 +15,7 @@ use crate::library::AnimLibrary;
 /// One value per pass the evaluator records (a pipeline, a bind group), named fields looked up
 /// by [`Pass`]. A crowd's own passes are the crowd's.
 pub(crate) struct PerPass<T> {
+    resolve: T,
     sample_single: T,
     sample: T,
     fused_single: T,
@@ -30,6 +31,7 @@ pub(crate) struct PerPass<T> {
 impl<T> PerPass<T> {
     pub(crate) fn new(mut f: impl FnMut(Pass) -> T) -> Self {
         Self {
+            resolve: f(Pass::Resolve),
             sample_single: f(Pass::Sample { single_clips: true }),
             sample: f(Pass::Sample {
                 single_clips: false,
@@ -50,6 +52,7 @@ impl<T> PerPass<T> {
     /// The value of `pass`; `None` for a crowd's passes.
     pub(crate) fn get(&self, pass: Pass) -> Option<&T> {
         Some(match pass {
+            Pass::Resolve => &self.resolve,
             Pass::Sample { single_clips: true } => &self.sample_single,
             Pass::Sample {
                 single_clips: false,
@@ -300,8 +303,9 @@ impl GpuEvaluator {
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             }),
-            // Two entries per instance: a header and a clip, the most common frame.
-            frame: self.frame_buffer(n * 3 * super::ENTRY_BYTES),
+            // Three words per instance (a head, a base layer, a clip: the most common frame),
+            // then as many for the resolve pass's key searches.
+            frame: self.frame_buffer(n * 6 * super::ENTRY_BYTES),
             deltas: self.frame_buffer(XFORM_BYTES),
             inertia: self.frame_buffer(XFORM_BYTES),
             work,
@@ -321,12 +325,15 @@ impl GpuEvaluator {
         }
     }
 
-    /// A per-frame storage buffer of `bytes` (at least 16, rounded up to whole 16-byte words).
+    /// A per-frame storage buffer of `bytes` (at least 16, rounded up to whole 16-byte words),
+    /// which can be read back (the resolve pass's searches, for the tests).
     pub(super) fn frame_buffer(&self, bytes: u64) -> wgpu::Buffer {
         self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("frame"),
             size: bytes.max(16).next_multiple_of(16),
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         })
     }

@@ -44,7 +44,9 @@ impl GpuEvaluator {
                 &entries[e0 as usize..e1]
             };
             let slots: u64 = mine.iter().map(|h| u64::from(h.slots)).sum();
-            let frame_bytes = (rebased.len() + own.len()) as u64 * ENTRY_BYTES;
+            // The heads and entries, then as many words for the resolve pass to write each
+            // sample's key search in (`Params::resolved_word`).
+            let frame_bytes = 2 * (rebased.len() + own.len()) as u64 * ENTRY_BYTES;
             let delta_bytes = slots * bones * XFORM_BYTES;
             for (what, size) in [("frame", frame_bytes), ("layer deltas", delta_bytes)] {
                 let what = || {
@@ -96,7 +98,7 @@ impl GpuEvaluator {
                 inverse_bind_word: self.skeleton.inverse_bind,
                 tasks_word: self.skeleton.tasks,
                 level_starts_word: self.skeleton.level_starts,
-                pad0: 0,
+                resolved_word: (frame_bytes / ENTRY_BYTES / 2) as u32,
                 pad1: 0,
             };
             self.queue

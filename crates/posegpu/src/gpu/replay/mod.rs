@@ -32,7 +32,7 @@ use super::outputs::Outputs;
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, LayerKind, PoseBatch};
 use crate::frame_plan::{fused_group_instances, Dispatch, FrameOptions, FramePlan, Pass};
-use crate::layout::{Entry, LAYER_SAMPLES_SHIFT, SHARED_SEARCHES, WORKGROUP_SIZE};
+use crate::layout::{Entry, LAYER_SAMPLES_SHIFT, WORKGROUP_SIZE};
 use crate::library::{table_u32_at, AnimLibrary};
 use crate::model::AdditiveSpace;
 use warp::{read, read_xform, replay, write, write_xform};
@@ -131,6 +131,7 @@ pub fn replay_traffic(
             (Pass::Fused { .. }, Dispatch::InstanceGroups { instances }) => {
                 Some(r.fused(instances as usize))
             }
+            (Pass::Resolve, _) => Some(r.resolve()),
             (Pass::Sample { .. }, _) => Some(r.sample()),
             (Pass::Layers, _) => Some(r.layers()),
             (Pass::Hierarchy, _) => Some(r.hierarchy()),
@@ -172,10 +173,41 @@ impl<'a> Replay<'a> {
                 return;
             }
             deltas.clear();
-            self.bone_pose(index, None, out, &mut deltas);
+            self.bone_pose(index, out, &mut deltas);
             write_xform(out, 900, Buffer::Locals, index as u64);
             out.append(&mut deltas);
         })
+    }
+
+    /// The resolve pass: a lane per instance, each of its samples' key search written after
+    /// the frame's entries.
+    fn resolve(&self) -> PassTraffic {
+        let n = self.batch.len();
+        replay("resolve", n.div_ceil(WARP), |warp, lane, out| {
+            let instance = warp * WARP + lane;
+            if instance >= n {
+                return;
+            }
+            let head = &self.batch.heads[instance];
+            read(out, 960, Buffer::Frame, instance as u64 * 16, 16);
+            let mut e = head.first;
+            for _ in 0..head.layers {
+                read(out, 961, Buffer::Frame, u64::from(e) * 16, 16);
+                let n = self.entry(e)[0] >> LAYER_SAMPLES_SHIFT;
+                for k in 1..=n {
+                    read(out, 962, Buffer::Frame, u64::from(e + k) * 16, 16);
+                    self.sample_search(self.entry(e + k), Some(out));
+                    write(out, 965, Buffer::Frame, self.resolved_at(e + k), 16);
+                }
+                e += 1 + n;
+            }
+        })
+    }
+
+    /// The byte in the frame buffer where the resolve pass writes the search of the sample at
+    /// entry `e` (`Params::resolved_word`: after the heads and entries).
+    fn resolved_at(&self, e: u32) -> u64 {
+        (self.batch.heads.len() + self.batch.entries.len() + e as usize) as u64 * 16
     }
 
     /// The separate hierarchy pass: a lane per instance walking its bones.
@@ -293,26 +325,8 @@ impl<'a> Replay<'a> {
             let total = count * bones;
             let base = (first * bones) as u64;
             let strided = (local..).step_by(lanes_per_group);
-            // 0. Each sample's key search, a lane per instance (`seed` in fused.wgsl).
-            let block_entry = self.batch.heads[first].first;
-            for i in strided.clone().take_while(|&i| i < count) {
-                let head = &self.batch.heads[first + i];
-                read(out, 960, Buffer::Frame, (first + i) as u64 * 16, 16);
-                let mut e = head.first;
-                for _ in 0..head.layers {
-                    read(out, 961, Buffer::Frame, u64::from(e) * 16, 16);
-                    let n = self.entry(e)[0] >> LAYER_SAMPLES_SHIFT;
-                    for k in 1..=n {
-                        if e + k - block_entry < SHARED_SEARCHES {
-                            read(out, 962, Buffer::Frame, u64::from(e + k) * 16, 16);
-                            self.sample_search(self.entry(e + k), Some(out));
-                        }
-                    }
-                    e += 1 + n;
-                }
-            }
             for k in strided.clone().take_while(|&k| k < total) {
-                self.bone_pose(first * bones + k, Some(block_entry), out, &mut deltas);
+                self.bone_pose(first * bones + k, out, &mut deltas);
             }
             if self.outputs.locals {
                 for w in strided.clone().take_while(|&w| w < total * 3) {

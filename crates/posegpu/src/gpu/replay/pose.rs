@@ -13,27 +13,19 @@ use crate::layout::{
     KEYS_PRESENT, KEYS_STRIDE_SHIFT, PACKED_DESCRIPTOR_WORDS, PACKED_HEADER_WORDS,
     PACKED_SEGMENTED, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, PATH_BONE, PLAN_DRIVEN, PLAN_REFERENCE,
     PLAN_ROTATION, PLAN_WORDS, RATE_CONSTANT, RATE_MASK, RATE_RAW, RATE_SHIFT, RETARGET_ORIENT,
-    ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_MASK, ROOT_LOCK_REF_POSE, SHARED_SEARCHES,
+    ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_MASK, ROOT_LOCK_REF_POSE,
 };
 use crate::library::{bone_keys_word, clip_channel_word};
 use crate::model::{map_time, AdditiveSpace};
 
 impl Replay<'_> {
     /// `bone_pose` in `local_pose.wgsl`: what invocation `index` reads; deferred layers' delta
-    /// writes go to `deltas`.
-    /// With `shared` (the fused pass's block's first frame word), each sample starts from the
-    /// key search the block shares for it.
-    pub(super) fn bone_pose(
-        &self,
-        index: usize,
-        shared: Option<u32>,
-        out: &mut Vec<Access>,
-        deltas: &mut Vec<Access>,
-    ) {
-        let seed = |entry: u32| {
-            shared
-                .filter(|&b| entry - b < SHARED_SEARCHES)
-                .and_then(|_| self.sample_search(self.entry(entry), None))
+    /// writes go to `deltas`. Each sample starts from the key search the resolve pass wrote
+    /// for it (`seed` in `sample.wgsl` and `fused.wgsl`: one load).
+    pub(super) fn bone_pose(&self, index: usize, out: &mut Vec<Access>, deltas: &mut Vec<Access>) {
+        let seed = |entry: u32, out: &mut Vec<Access>| {
+            read(out, 9, Buffer::Frame, self.resolved_at(entry), 16);
+            self.sample_search(self.entry(entry), None)
         };
         let bones = self.bones();
         let (instance, bone) = (index / bones, index % bones);
@@ -41,7 +33,7 @@ impl Replay<'_> {
         read(out, 1, Buffer::Frame, instance as u64 * 16, 16);
         if self.batch.is_single_clips() {
             read(out, 2, Buffer::Frame, u64::from(head.first + 1) * 16, 16);
-            let seed = seed(head.first + 1);
+            let seed = seed(head.first + 1, out);
             self.sample_clip(self.entry(head.first + 1), bone, seed, out);
             return;
         }
@@ -72,7 +64,8 @@ impl Replay<'_> {
                 if !dynamic_local && f32::from_bits(sample[2]) <= ZERO_WEIGHT {
                     continue;
                 }
-                self.sample_clip(sample, bone, seed(first as u32 + k as u32), out);
+                let seed = seed(first as u32 + k as u32, out);
+                self.sample_clip(sample, bone, seed, out);
             }
             if layer.kind == LayerKind::Base {
                 continue;

@@ -1,0 +1,62 @@
+//! CPU twin of `shaders/resolve.wgsl`: each clip sample's key search over its clip's reference
+//! times (its first source bone's rotation) at its time, the search the sampling stage starts
+//! every bone of the sample from. The twin's own sampling makes the same search at a sample's
+//! first bone and keeps it for the rest ([`super::clip::KeySearch`]), so it needs no rows; these
+//! are what the GPU's resolve pass must write, for the tests and the traffic replay.
+
+#[cfg(test)]
+use crate::layout::{Entry, Head, LAYER_SAMPLES_SHIFT};
+use crate::layout::{KeySearch, CLIP_COMPRESSED, CLIP_SOURCES_SHIFT};
+use crate::library::AnimLibrary;
+use crate::model::find_indexed;
+
+/// The key search of the clip sample in frame entry `e` (`sample_search` in `clip.wgsl`).
+#[cfg(test)]
+pub(crate) fn sample_search(lib: &AnimLibrary, e: &Entry) -> KeySearch {
+    let s = super::clip::Prepared::from_entry(lib, e);
+    search_at(lib, s.clip, s.time)
+}
+
+/// The key search of `clip` at the already mapped time `t`, over its first source bone's
+/// rotation's times: none for a compressed clip (its keys find their own) or a clip without
+/// that channel.
+pub(crate) fn search_at(lib: &AnimLibrary, clip: usize, t: f32) -> KeySearch {
+    let data = lib.data();
+    let c = data.clip_data(clip as u32);
+    if c.flags & CLIP_COMPRESSED != 0 || c.flags >> CLIP_SOURCES_SHIFT == 0 {
+        return KeySearch::NONE;
+    }
+    let ch = data.clip_channel(&c, 0, 1);
+    if ch.count == 0 {
+        return KeySearch::NONE;
+    }
+    let (first, count) = (ch.time_offset as usize, ch.count as usize);
+    let (lo, hi, alpha) = find_indexed(&data.times, first, count, t);
+    KeySearch {
+        time_offset: ch.time_offset,
+        lo: lo as u32,
+        hi: hi as u32,
+        alpha,
+    }
+}
+
+/// Every sample of the instance with `head`: `rows[e]` is the search of the sample at entry
+/// `e` of `entries` (the rows of other entries are left as they are). The tests compare it
+/// with the rows the GPU writes; the twin's sampling takes each row where it starts a sample
+/// ([`search_at`]).
+#[cfg(test)]
+pub(crate) fn run_instance(
+    lib: &AnimLibrary,
+    entries: &[Entry],
+    head: &Head,
+    rows: &mut [KeySearch],
+) {
+    let mut e = head.first as usize;
+    for _ in 0..head.layers {
+        let n = (entries[e][0] >> LAYER_SAMPLES_SHIFT) as usize;
+        for k in e + 1..=e + n {
+            rows[k] = sample_search(lib, &entries[k]);
+        }
+        e += 1 + n;
+    }
+}
