@@ -271,9 +271,8 @@ fn search_word(s: KeySearch) -> vec4<u32> {
 // sampling starts from it, so channels with its key times skip their own search.
 var<private> seeded_search: KeySearch = NO_SEARCH;
 
-// The search of `sample`'s clip at its time, over the key times of its first source bone's
-// rotation (baked clips share them among all their channels); NO_SEARCH where that channel is
-// absent.
+// The search of `sample`'s clip at its time, over its reference times (reference_channel);
+// NO_SEARCH where it has none.
 fn sample_search(sample: SampleEntry) -> KeySearch {
     let clip = clip_data(sample.clip_and_flags & ~INSTANCE_LOOP);
     let looping = (sample.clip_and_flags & INSTANCE_LOOP) != 0u;
@@ -283,11 +282,7 @@ fn sample_search(sample: SampleEntry) -> KeySearch {
         // Packed keys find their own (one multiply where uniform).
         return search;
     }
-    // A clip of no source bones has no such channel (the word is another clip's).
-    if ((clip.flags >> CLIP_SOURCES_SHIFT) == 0u) {
-        return search;
-    }
-    let ch = clip_channel(clip, 0u, 1u);
+    let ch = reference_channel(clip);
     if (ch.count > 0u) {
         search_keys(&search, ch, t);
     }
@@ -389,7 +384,13 @@ fn retarget_bone(x: Xform, head: vec4<u32>, base: u32, bone: u32, additive: bool
 // Target bone `bone`'s bone-keys word in `clip` (after the clip's channels; KEYS_PRESENT and
 // the rest in src/layout/clips.rs).
 fn bone_keys(clip: ClipData, bone: u32) -> vec4<u32> {
-    return clip_table[clip.channel_base + 3u * (clip.flags >> CLIP_SOURCES_SHIFT) + bone];
+    return clip_table[clip.channel_base + 3u * (clip.flags >> CLIP_SOURCES_SHIFT) + 1u + bone];
+}
+
+// The key times a clip's samples are resolved on (a clip whose keys are not compressed): the
+// times most of its moving channels share, in the word after its channels (count 0: none).
+fn reference_channel(clip: ClipData) -> ChannelData {
+    return channel_data(clip.channel_base + 3u * (clip.flags >> CLIP_SOURCES_SHIFT));
 }
 
 // A bone's channels at t from its bone-keys word: moving channels at the keys the search over
@@ -400,7 +401,7 @@ fn sample_keys(clip: ClipData, keys: vec4<u32>, t: f32, fill: Xform,
     search: ptr<function, KeySearch>) -> Xform {
     let flags = keys.w;
     if ((flags & (KEYS_MOVING * 7u)) != 0u) {
-        search_keys(search, clip_channel(clip, 0u, 1u), t);
+        search_keys(search, reference_channel(clip), t);
     }
     // Per channel (x T, y R, z S): present, moving on the reference times, stepping.
     let kinds = vec3<u32>(1u, 2u, 4u);

@@ -16,7 +16,9 @@ mod tables;
 
 pub(crate) use packed::{ClipPacker, PackedClip};
 
-pub(crate) use tables::{bone_keys_word, clip_channel_word, table_u32_at, SkeletonSection};
+pub(crate) use tables::{
+    bone_keys_word, clip_channel_word, reference_word, table_u32_at, SkeletonSection,
+};
 use tables::{clip_table, field_major};
 
 use crate::drive::modes::mode_caches;
@@ -541,12 +543,17 @@ impl LibraryBuilder {
                     .collect(),
             );
             self.channels.extend_from_slice(track_channels);
-            if plan_flag == 0 && packing.is_none() {
-                let bones = lib.table_bones();
-                let records = (0..bones).map(|b| lib.bone_retarget(retarget_base, b).source);
-                let sources_of = records.map(|s| usize::try_from(s).ok());
-                let keys = tables::bone_keys(track_channels, sources as usize, sources_of);
-                self.channels.extend(keys);
+            if packing.is_none() {
+                let reference = tables::reference_channel(track_channels);
+                self.channels.push(reference);
+                if plan_flag == 0 {
+                    let bones = lib.table_bones();
+                    let records = (0..bones).map(|b| lib.bone_retarget(retarget_base, b).source);
+                    let sources_of = records.map(|s| usize::try_from(s).ok());
+                    let keys =
+                        tables::bone_keys(track_channels, &reference, sources as usize, sources_of);
+                    self.channels.extend(keys);
+                }
             }
         }
         Ok(self)

@@ -283,7 +283,7 @@ fn bone_key_pairs(
 ) -> [Option<(u32, u32, f32)>; 3] {
     let flags = keys[3];
     let (lo, hi, alpha) = if flags & (KEYS_MOVING * 7) != 0 {
-        search.find(lib, &lib.data().clip_channel(c, 0, 1), t)
+        search.find(lib, &lib.data().reference_channel(c), t)
     } else {
         (0, 0, 0.0)
     };

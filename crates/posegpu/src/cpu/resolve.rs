@@ -1,12 +1,12 @@
 //! CPU twin of `shaders/resolve.wgsl`: each clip sample's key search over its clip's reference
-//! times (its first source bone's rotation) at its time, the search the sampling stage starts
+//! times (the reference word after its channels) at its time, the search the sampling stage starts
 //! every bone of the sample from. The twin's own sampling makes the same search at a sample's
 //! first bone and keeps it for the rest ([`super::clip::KeySearch`]), so it needs no rows; these
 //! are what the GPU's resolve pass must write, for the tests and the traffic replay.
 
 #[cfg(test)]
 use crate::layout::{Entry, Head, LAYER_SAMPLES_SHIFT};
-use crate::layout::{KeySearch, CLIP_COMPRESSED, CLIP_SOURCES_SHIFT};
+use crate::layout::{KeySearch, CLIP_COMPRESSED};
 use crate::library::AnimLibrary;
 use crate::model::find_indexed;
 
@@ -17,16 +17,15 @@ pub(crate) fn sample_search(lib: &AnimLibrary, e: &Entry) -> KeySearch {
     search_at(lib, s.clip, s.time)
 }
 
-/// The key search of `clip` at the already mapped time `t`, over its first source bone's
-/// rotation's times: none for a compressed clip (its keys find their own) or a clip without
-/// that channel.
+/// The key search of `clip` at the already mapped time `t`, over its reference times: none
+/// for a compressed clip (its keys find their own) or a clip with no moving channel.
 pub(crate) fn search_at(lib: &AnimLibrary, clip: usize, t: f32) -> KeySearch {
     let data = lib.data();
     let c = data.clip_data(clip as u32);
-    if c.flags & CLIP_COMPRESSED != 0 || c.flags >> CLIP_SOURCES_SHIFT == 0 {
+    if c.flags & CLIP_COMPRESSED != 0 {
         return KeySearch::NONE;
     }
-    let ch = data.clip_channel(&c, 0, 1);
+    let ch = data.reference_channel(&c);
     if ch.count == 0 {
         return KeySearch::NONE;
     }

@@ -71,13 +71,18 @@ pub(crate) const CHANNEL_STEP: u32 = 1;
 /// k * stride`).
 pub(crate) const CHANNEL_STRIDE_SHIFT: u32 = 8;
 
-/// A clip of UE's translation modes keeps, after its channels, a bone-keys word per target
-/// bone (`bone_keys` in `clip.wgsl`, at `channel_base + 3 * sources + bone`): the value
+/// A clip whose keys are not compressed keeps, right after its channels (at `channel_base +
+/// 3 * sources`), its reference word (`reference_channel` in `clip.wgsl`, a [`ChannelData`]
+/// with only the time offset and count): the key times that most of its moving channels
+/// share, which the resolve pass searches once per sample (count 0 where nothing moves).
+///
+/// A clip of UE's translation modes then keeps a bone-keys word per target bone
+/// (`bone_keys` in `clip.wgsl`, at `channel_base + 3 * sources + 1 + bone`): the value
 /// offsets of the first key of the translation, rotation and scale channels of the bone's
 /// source bone, and flags. A lane finds its bone's keys from its clip in one load, without
-/// the retarget record's source bone or the three channel words; the keys of a channel that
-/// shares the clip's reference times (its first source bone's rotation, which the sample's
-/// key search covers) lie at `offset + key * stride`.
+/// the retarget record's source bone or the three channel words; the keys of a channel on the
+/// clip's reference times lie at `offset + key * stride`, `key` from the sample's resolved
+/// search.
 ///
 /// The flags word: [`KEYS_PRESENT`], [`KEYS_MOVING`] and [`KEYS_STEP`] shifted by the kind
 /// (0 T, 1 R, 2 S), [`KEYS_OWN_TIMES`], and the moving channels' stride from

@@ -150,25 +150,54 @@ pub(crate) fn clip_channel_word(clip: &ClipData, source: u32, k: u32) -> u32 {
     clip.channel_base + k * (clip.flags >> CLIP_SOURCES_SHIFT) + source
 }
 
+/// The word of the clip table that `reference_channel` reads: right after `clip`'s channels.
+#[inline]
+pub(crate) fn reference_word(clip: &ClipData) -> u32 {
+    clip.channel_base + 3 * (clip.flags >> CLIP_SOURCES_SHIFT)
+}
+
 /// The word of the clip table that `bone_keys` reads: target bone `bone`'s, after `clip`'s
-/// channels.
+/// channels and its reference word.
 #[inline]
 pub(crate) fn bone_keys_word(clip: &ClipData, bone: u32) -> u32 {
-    clip.channel_base + 3 * (clip.flags >> CLIP_SOURCES_SHIFT) + bone
+    reference_word(clip) + 1 + bone
+}
+
+/// A clip's reference word, from its channels: the key times (first word and count) that the
+/// most of its moving channels (more than one key) share, the first such channel's on a tie;
+/// count 0 where none moves. The resolve pass searches them once per sample
+/// (`sample_search`), and the bones whose moving channels all lie on them start from that
+/// search.
+pub(super) fn reference_channel(channels: &[ChannelData]) -> ChannelData {
+    let mut counts: Vec<((u32, u32), usize)> = Vec::new();
+    for c in channels.iter().filter(|c| c.count > 1) {
+        let times = (c.time_offset, c.count);
+        match counts.iter_mut().find(|(t, _)| *t == times) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((times, 1)),
+        }
+    }
+    // The most shared, the first of equals.
+    let most = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    let times = counts.iter().find(|(_, n)| *n == most).map(|(t, _)| *t);
+    times.map_or(ChannelData::default(), |(time_offset, count)| ChannelData {
+        time_offset,
+        count,
+        ..ChannelData::default()
+    })
 }
 
 /// The bone-keys words of a clip of UE's translation modes whose channels (kind-major over
-/// its `sources` source bones) are `channels`, for target bones driven by source bones
-/// `sources_of` (`None`: no source bone).
+/// its `sources` source bones) are `channels` and whose reference word is `reference`, for
+/// target bones driven by source bones `sources_of` (`None`: no source bone).
 pub(super) fn bone_keys(
     channels: &[ChannelData],
+    reference: &ChannelData,
     sources: usize,
     sources_of: impl Iterator<Item = Option<usize>>,
 ) -> Vec<ChannelData> {
-    // The clip's reference times: its first source bone's rotation (`sample_search`).
-    let reference = channels.get(sources).filter(|_| sources > 0);
     let on_reference = |c: &ChannelData| {
-        reference.is_some_and(|r| (r.time_offset, r.count) == (c.time_offset, c.count))
+        reference.count > 0 && (reference.time_offset, reference.count) == (c.time_offset, c.count)
     };
     sources_of
         .map(|source| {
@@ -244,6 +273,13 @@ impl LibraryData {
     #[inline]
     pub(crate) fn clip_channel(&self, clip: &ClipData, source: u32, k: u32) -> ChannelData {
         self.channel_data(clip_channel_word(clip, source, k))
+    }
+
+    /// `reference_channel` in `clip.wgsl`: the key times `clip`'s samples are resolved on
+    /// (count 0 for none; a clip whose keys are not compressed).
+    #[inline]
+    pub(crate) fn reference_channel(&self, clip: &ClipData) -> ChannelData {
+        self.channel_data(reference_word(clip))
     }
 
     /// `bone_keys` in `clip.wgsl`: target bone `bone`'s bone-keys word in `clip` (a clip of
@@ -589,5 +625,48 @@ mod tests {
             damage(lib.data_mut(), bones);
             assert_ne!(poses(&lib), good, "{what}");
         }
+    }
+
+    /// A clip's reference word names the key times most of its moving channels share, not its
+    /// first bone's (here a rotation held on one key), so its bones read their keys through
+    /// the sample's one search (no `KEYS_OWN_TIMES`); a channel on times of its own keeps its
+    /// flag.
+    #[test]
+    fn the_reference_times_are_the_most_shared() {
+        use crate::model::{Channel, Clip, Interpolation};
+        let asset = random_asset(5, 6, 0);
+        let shared: Vec<f32> = (0..9).map(|k| k as f32 / 8.0).collect();
+        let mut tracks = vec![crate::BoneTrack::default(); 6];
+        let turn = |k: usize| glam::Quat::from_rotation_z(0.1 * k as f32);
+        let rotation = |times: Vec<f32>| {
+            let values = (0..times.len()).map(turn).collect();
+            Some(Channel::new(times, values, Interpolation::Linear))
+        };
+        tracks[0].rotation = rotation(vec![0.0]);
+        for t in &mut tracks[1..5] {
+            t.rotation = rotation(shared.clone());
+        }
+        tracks[5].rotation = rotation(vec![0.0, 0.3, 1.0]);
+        let clip = Clip::new("c", &asset.skeleton, tracks).unwrap();
+        let lib = AnimLibrary::new(&asset.skeleton, &[clip]).unwrap();
+        let d = lib.data();
+        let c = d.clip_data(0);
+        let reference = d.reference_channel(&c);
+        assert_eq!(reference.count, 9);
+        assert_eq!(&d.times[reference.time_offset as usize..][..9], &shared[..]);
+        let own = |b: u32| d.bone_keys(&c, b)[3] & KEYS_OWN_TIMES != 0;
+        assert_eq!(
+            (0..6).map(own).collect::<Vec<_>>(),
+            [false, false, false, false, false, true]
+        );
+        // No moving channel: no reference.
+        let mut still = vec![crate::BoneTrack::default(); 6];
+        still[2].rotation = rotation(vec![0.5]);
+        let clip = Clip::new("still", &asset.skeleton, still).unwrap();
+        let lib = AnimLibrary::new(&asset.skeleton, &[clip]).unwrap();
+        assert_eq!(
+            lib.data().reference_channel(&lib.data().clip_data(0)).count,
+            0
+        );
     }
 }

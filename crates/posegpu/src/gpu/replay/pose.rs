@@ -9,13 +9,13 @@ use crate::drive::TranslationMode;
 use crate::layout::PackedHeader;
 use crate::layout::{
     ChannelData, ClipData, Entry, BONE_PRESENT, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE,
-    CLIP_COMPRESSED, CLIP_PLAN, CLIP_SOURCES_SHIFT, INSTANCE_LOOP, KEYS_MOVING, KEYS_OWN_TIMES,
-    KEYS_PRESENT, KEYS_STRIDE_SHIFT, PACKED_DESCRIPTOR_WORDS, PACKED_HEADER_WORDS,
-    PACKED_SEGMENTED, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, PATH_BONE, PLAN_DRIVEN, PLAN_REFERENCE,
-    PLAN_ROTATION, PLAN_WORDS, RATE_CONSTANT, RATE_MASK, RATE_RAW, RATE_SHIFT, RETARGET_ORIENT,
+    CLIP_COMPRESSED, CLIP_PLAN, INSTANCE_LOOP, KEYS_MOVING, KEYS_OWN_TIMES, KEYS_PRESENT,
+    KEYS_STRIDE_SHIFT, PACKED_DESCRIPTOR_WORDS, PACKED_HEADER_WORDS, PACKED_SEGMENTED,
+    PACKED_SEGMENT_KEYS, PACKED_UNIFORM, PATH_BONE, PLAN_DRIVEN, PLAN_REFERENCE, PLAN_ROTATION,
+    PLAN_WORDS, RATE_CONSTANT, RATE_MASK, RATE_RAW, RATE_SHIFT, RETARGET_ORIENT,
     ROOT_LOCK_FIRST_FRAME, ROOT_LOCK_MASK, ROOT_LOCK_REF_POSE,
 };
-use crate::library::{bone_keys_word, clip_channel_word};
+use crate::library::{bone_keys_word, clip_channel_word, reference_word};
 use crate::model::{map_time, AdditiveSpace};
 
 impl Replay<'_> {
@@ -102,11 +102,9 @@ impl Replay<'_> {
             // Packed keys find their own (one multiply where uniform).
             return None;
         }
-        let word = clip_channel_word(&clip, 0, 1);
+        let word = reference_word(&clip);
         read(out, 964, Buffer::ClipTable, u64::from(word) * 16, 16);
-        // A clip of no source bones has no such channel (the word is another clip's).
-        let sources = clip.flags >> CLIP_SOURCES_SHIFT;
-        let ch = Some(data.channel_data(word)).filter(|c| c.count > 0 && sources > 0)?;
+        let ch = Some(data.channel_data(word)).filter(|c| c.count > 0)?;
         let mut search = None;
         self.search_keys(&mut search, &ch, t, out);
         search
@@ -296,7 +294,7 @@ impl Replay<'_> {
         let flags = keys[3];
         let (mut lo, mut hi) = (0, 0);
         if flags & (KEYS_MOVING * 7) != 0 {
-            let word = clip_channel_word(clip, 0, 1);
+            let word = reference_word(clip);
             read(out, 21, Buffer::ClipTable, u64::from(word) * 16, 16);
             let reference = self.lib.data().channel_data(word);
             (lo, hi) = self.search_keys(search, &reference, t, out);
