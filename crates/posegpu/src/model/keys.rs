@@ -106,21 +106,22 @@ pub(crate) fn find_indexed(
         index[1 + b].to_bits() as usize,
         (index[2 + b].to_bits() as usize + 1).min(last),
     );
-    // Where an index and a time disagree on the bucket (a table from elsewhere), the whole
-    // range: the search stays right.
-    if times[lo] > t {
-        lo = 0;
-    }
-    if times[hi] <= t {
-        hi = last;
-    }
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if times[mid] <= t {
-            lo = mid;
-        } else {
-            hi = mid;
+    // The window first; where it does not hold `t` (an index and a time that disagree on the
+    // bucket: a table from elsewhere), the whole range. The check reads the two keys the
+    // blend factor needs anyway.
+    for _ in 0..2 {
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if times[mid] <= t {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
         }
+        if times[lo] <= t && t < times[hi] {
+            break;
+        }
+        (lo, hi) = (0, last);
     }
     (lo, hi, (t - times[lo]) / (times[hi] - times[lo]))
 }
