@@ -94,6 +94,7 @@ impl KeySearch {
         search
     }
 
+    #[inline]
     fn find(&mut self, lib: &AnimLibrary, ch: &ChannelData, t: f32) -> (usize, usize, f32) {
         // One key (a channel that holds still): no search, and the last one kept for the
         // channels around it (as `channel_keys` in `clip.wgsl`).
@@ -117,6 +118,7 @@ impl KeySearch {
 }
 
 /// Samples one channel: absolute value indices and blend factor; `None` when it is absent.
+#[inline]
 fn sample_channel(
     lib: &AnimLibrary,
     ch: &ChannelData,
@@ -446,6 +448,7 @@ fn channel_pairs(
 /// `fill` with the channels whose keys (two value indices and a blend factor) are given
 /// interpolated: translation and scale lerped, the rotation nlerped on the shorter arc; the
 /// rotation normalized either way. Shared by every path of keys that are not compressed.
+#[inline]
 fn interpolate(
     lib: &AnimLibrary,
     keys: [Option<(u32, u32, f32)>; 3],
@@ -526,6 +529,7 @@ pub(crate) fn source_local(
 /// Applies a bone's translation retargeting mode to its sampled local transform `x`. Additive
 /// clips (whose keys are deltas) follow the spec's rules: Skeleton gives a zero translation,
 /// AnimationScaled scales, AnimationRelative and OrientAndScale leave the delta alone.
+#[inline]
 pub(crate) fn retarget_bone(x: Transform, b: &BoneRetarget, additive: bool) -> Transform {
     let mut out = x;
     match TranslationMode::from_code(b.mode) {
