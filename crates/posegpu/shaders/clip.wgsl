@@ -305,27 +305,15 @@ fn search_keys(search: ptr<function, KeySearch>, ch: ChannelData, t: f32) {
         (*search).hi = last;
         return;
     }
-    // The key index after the times (key_index in src/model/keys.rs): the window of keys
-    // the time's bucket can hold, then the whole range where rounding put the time elsewhere
-    // (the check reads the two keys the blend factor needs anyway).
-    let index = first + ch.count;
-    let bucket = u32(min((t - times[first]) * times[index], f32(last - 1u)));
-    var lo = bitcast<u32>(times[index + 1u + bucket]);
-    var hi = min(bitcast<u32>(times[index + 2u + bucket]) + 1u, last);
-    for (var attempt = 0u; attempt < 2u; attempt++) {
-        while (hi - lo > 1u) {
-            let mid = (lo + hi) / 2u;
-            if (times[first + mid] <= t) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
+    var lo = 0u;
+    var hi = last;
+    while (hi - lo > 1u) {
+        let mid = (lo + hi) / 2u;
+        if (times[first + mid] <= t) {
+            lo = mid;
+        } else {
+            hi = mid;
         }
-        if ((times[first + lo] <= t) & (t < times[first + hi])) {
-            break;
-        }
-        lo = 0u;
-        hi = last;
     }
     let t0 = times[first + lo];
     (*search).lo = lo;

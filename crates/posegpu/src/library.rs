@@ -32,8 +32,7 @@ use crate::layout::{
 };
 use crate::math::affine_rows;
 use crate::model::{
-    key_index, mask_weights, AdditiveSpace, BoneTrack, Channel, Clip, Interpolation, MaskBranch,
-    Skeleton,
+    mask_weights, AdditiveSpace, BoneTrack, Channel, Clip, Interpolation, MaskBranch, Skeleton,
 };
 use crate::Transform;
 
@@ -120,8 +119,8 @@ pub(crate) struct LibraryData {
     /// The clip table (`clip_table` in `clip.wgsl`): the clips, then their channels kind-major
     /// (`tables.rs`); made by [`LibraryBuilder::build`].
     pub(crate) clip_table: Vec<Entry>,
-    /// The key times, each distinct array once and followed by its key index
-    /// ([`key_index`]); a compressed clip's own key times (`library/packed.rs`), unindexed.
+    /// The key times, each distinct array once, then compressed clips' own
+    /// (`library/packed.rs`).
     pub(crate) times: Vec<f32>,
     pub(crate) values: Vec<[f32; 4]>,
     /// The retarget table, 16-byte words: per source, from `source_tables[source]`, its
@@ -615,9 +614,8 @@ impl LibraryBuilder {
 }
 
 impl LibraryData {
-    /// `channel`'s key times (stored once for every channel that has the same ones, followed by
-    /// their key index, [`key_index`]): its channel record, its values not placed yet; absent
-    /// (`count` 0) without a channel.
+    /// `channel`'s key times (stored once for every channel that has the same ones): its
+    /// channel record, its values not placed yet; absent (`count` 0) without a channel.
     fn push_times<T>(
         &mut self,
         shared_times: &mut HashMap<Vec<u32>, u32>,
@@ -632,8 +630,6 @@ impl LibraryData {
             None => {
                 let o = to_u32(self.times.len(), "key times")?;
                 self.times.extend_from_slice(&c.times);
-                self.times.extend(key_index(&c.times));
-                to_u32(self.times.len(), "key times")?;
                 shared_times.insert(key, o);
                 o
             }

@@ -8,7 +8,7 @@
 //! Per pass, for `n` instances of `b` bones (`shaders/*.wgsl`):
 //! - **sample** (`sample.wgsl`, `clip.wgsl`): reads every frame entry (a 16-byte head per
 //!   instance, a 16-byte header per layer, 16 bytes per clip sample) and the sampling tables
-//!   (clips, channels, key times with their key indexes and values, retarget caches) once;
+//!   (clips, channels, key times and values, retarget caches) once;
 //!   writes the local transform (48 B per bone) and, per deferred mesh-space layer, a 48-byte
 //!   weighted delta per bone. The resolve pass before it is counted here too: it reads the
 //!   frame entries and writes a 16-byte key search per clip sample, which sampling reads.
@@ -162,12 +162,11 @@ mod tests {
     // frame: 3 heads + 3 x (base header, sample, layer header, sample) = 15 entries = 240 B;
     // clips 2 x 16 = 32 B; channels 2 clips x 2 bones x 3 x 16 = 192 B, a reference word per
     // clip 2 x 16 = 32 B and the bone-keys words 2 clips x 2 bones x 16 = 64 B; key times
-    // {0, 1} and {0, 0.5, 1} = 5 x 4 = 20 B and their key indexes (3 + 4 words) 28 B; values
-    // 2 + 3 + 2 keys x 16 = 112 B; retarget caches of the target itself 2 x 208 = 416 B;
+    // {0, 1} and {0, 0.5, 1} = 5 x 4 = 20 B; values 2 + 3 + 2 keys x 16 = 112 B; retarget caches of the target itself 2 x 208 = 416 B;
     // parents 2 x 4 = 8 B; inverse binds 2 x 48 = 96 B. The resolve pass reads the frame again
     // and writes 6 searches that sampling reads: 240 + 2 x 6 x 16 B.
     const FRAME: u64 = 240 + 240 + 2 * 6 * 16;
-    const SAMPLE_TABLES: u64 = 32 + 192 + 32 + 64 + 20 + 28 + 112 + 416;
+    const SAMPLE_TABLES: u64 = 32 + 192 + 32 + 64 + 20 + 112 + 416;
 
     #[test]
     fn a_local_layer_costs_the_sampling_pass_nothing_per_bone() {

@@ -48,7 +48,6 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::layout::PackedHeader;
 use crate::layout::PACKED_MAX_BONES;
-use crate::model::key_index;
 use crate::{Asset, BoneTrack, Clip, Skeleton, Transform};
 pub use library::Compression;
 use optimize::Problem;
@@ -67,9 +66,6 @@ pub const RAW_BYTES_PER_KEY: usize = 40;
 pub struct CompressedClip {
     name: String,
     times: Vec<f32>,
-    /// `times` followed by their key index, as a library stores them (what [`Self::sample`]
-    /// searches where the keys are not uniform).
-    indexed: Vec<f32>,
     /// The clip's own distinct key times (what ACL's raw size counts), before any grid.
     raw_keys: usize,
     uniform: bool,
@@ -284,12 +280,10 @@ impl CompressedClip {
                 .map(|k| times[0] + k as f32 * step)
                 .collect();
         }
-        let indexed = times.iter().copied().chain(key_index(&times)).collect();
         Self {
             name: input.name.to_string(),
             raw_keys: times.len(),
             times,
-            indexed,
             uniform,
             reference: input.reference.clone(),
             rates,
@@ -324,20 +318,14 @@ impl CompressedClip {
 
     /// Every byte the GPU reads to decode the clip: the packed block (header, descriptors,
     /// ranges, segment table, segment ranges and bits) and, for keys that are not uniform,
-    /// their times and key index.
+    /// their times.
     pub fn packed_bytes(&self) -> usize {
         let times = if self.uniform {
             0
         } else {
-            4 * self.indexed.len()
+            4 * self.times.len()
         };
         4 * self.block.len() + times
-    }
-
-    /// The key times followed by their key index (`packed_keys` searches them).
-    #[cfg(test)]
-    pub(crate) fn indexed_times(&self) -> &[f32] {
-        &self.indexed
     }
 
     /// The packed block, word for word.
@@ -361,7 +349,7 @@ impl CompressedClip {
     /// clip was compressed for.
     pub fn sample(&self, bone: usize, t: f32) -> Transform {
         let h = PackedHeader::read(&self.block[..], 0);
-        let times: &[f32] = if self.uniform { &[] } else { &self.indexed };
+        let times: &[f32] = if self.uniform { &[] } else { &self.times };
         h.local(
             &self.block[..],
             times,

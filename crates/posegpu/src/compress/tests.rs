@@ -258,11 +258,11 @@ fn shared_keys_come_on_the_second_ask_play_alike_and_start_afresh_when_full() {
     let asset = humanoid_asset();
     let clip = &asset.clips[0];
     let c = CompressedClip::new(&asset.skeleton, clip, DEFAULT_TOLERANCE).unwrap();
-    let (w, times) = (&c.block[..], c.indexed_times());
+    let (w, times) = (&c.block[..], &c.times[..]);
     let h = PackedHeader::read(w, 0);
     let bones = h.descriptors() as usize;
     assert_eq!(bones, asset.skeleton.len());
-    let duration = c.times[c.times.len() - 1] - times[0];
+    let duration = times[times.len() - 1] - times[0];
     let (early, late) = (
         h.cursor(w, times, times[0] + 0.1 * duration),
         h.cursor(w, times, times[0] + 0.7 * duration),

@@ -20,7 +20,7 @@ use crate::layout::{
 };
 use crate::library::{bone_keys_word, AnimLibrary};
 use crate::math::{lerp3, normalize_quat, twist, ORIENT_PRECISION};
-use crate::model::{find_indexed, map_time};
+use crate::model::{find_keys, map_time};
 use crate::Transform;
 
 /// The last key search, reused by the next channel with the same key times: glTF samplers
@@ -104,7 +104,7 @@ impl KeySearch {
         // A time array is named by its first word alone: each lies there once.
         if self.found.time_offset != ch.time_offset {
             let (first, count) = (ch.time_offset as usize, ch.count as usize);
-            let (lo, hi, alpha) = find_indexed(&lib.data().times, first, count, t);
+            let (lo, hi, alpha) = find_keys(&lib.data().times[first..first + count], t);
             self.found = layout::KeySearch {
                 time_offset: ch.time_offset,
                 lo: lo as u32,

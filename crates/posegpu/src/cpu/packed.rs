@@ -19,7 +19,7 @@ use crate::layout::{
 };
 use crate::layout::{Located, PackedHeader};
 use crate::math::{lerp3, normalize_quat};
-use crate::model::find_indexed;
+use crate::model::find_keys;
 use crate::Transform;
 
 /// `N * unit + min` with one rounding, `N = lo * steps + q * (hi - lo)` an exact integer under
@@ -38,8 +38,8 @@ impl PackedHeader {
     pub(crate) fn keys_at(&self, times: &[f32], t: f32) -> (u32, u32, f32) {
         let last = self.keys.saturating_sub(1);
         if self.flags & PACKED_UNIFORM == 0 {
-            let (first, count) = (self.time_offset as usize, self.keys as usize);
-            let (a, b, alpha) = find_indexed(times, first, count, t);
+            let start = self.time_offset as usize;
+            let (a, b, alpha) = find_keys(&times[start..start + self.keys as usize], t);
             return (a as u32, b as u32, alpha);
         }
         if last == 0 || t <= self.first_time {

@@ -8,7 +8,7 @@
 use crate::layout::{Entry, Head, LAYER_SAMPLES_SHIFT};
 use crate::layout::{KeySearch, CLIP_COMPRESSED};
 use crate::library::AnimLibrary;
-use crate::model::find_indexed;
+use crate::model::find_keys;
 
 /// The key search of the clip sample in frame entry `e` (`sample_search` in `clip.wgsl`).
 #[cfg(test)]
@@ -30,7 +30,7 @@ pub(crate) fn search_at(lib: &AnimLibrary, clip: usize, t: f32) -> KeySearch {
         return KeySearch::NONE;
     }
     let (first, count) = (ch.time_offset as usize, ch.count as usize);
-    let (lo, hi, alpha) = find_indexed(&data.times, first, count, t);
+    let (lo, hi, alpha) = find_keys(&data.times[first..first + count], t);
     KeySearch {
         time_offset: ch.time_offset,
         lo: lo as u32,

@@ -11,7 +11,6 @@ use crate::layout::{
     PACKED_INDEX_SHIFT, PACKED_QUANTIZED_SHIFT, PACKED_SEGMENT_KEYS, PACKED_UNIFORM, RATE_CONSTANT,
     RATE_MASK, RATE_RAW, RATE_SHIFT,
 };
-use crate::model::key_index;
 use crate::{BoneTrack, Clip};
 
 /// One clip's packed block, and its key times where they are not uniform.
@@ -129,12 +128,9 @@ pub(crate) fn place(
     check_block(&c.name, &c.block, bones, times.len())?;
     let mut block = c.block.clone();
     if c.times.is_some() {
-        // The times its keys use, and their key index (`packed_keys` searches them).
-        let times = &times[..(block[0] as usize).min(times.len())];
         block[3] = to_u32(data.times.len(), "key times")?;
-        to_u32(data.times.len() + 2 * times.len() + 1, "key times")?;
+        to_u32(data.times.len() + times.len(), "key times")?;
         data.times.extend_from_slice(times);
-        data.times.extend(key_index(times));
     }
     let base = data.values.len();
     to_u32((base + block.len().div_ceil(4)) * 4, "key values")?;

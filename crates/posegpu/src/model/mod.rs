@@ -11,7 +11,6 @@ mod skeleton;
 pub use asset::{Asset, AssetFrame};
 pub use bind::{BindOrigin, BindPose, BindSpace, RestPose, AGREE_DEGREES, AGREE_RELATIVE};
 pub use clip::{AdditiveSpace, BoneTrack, Channel, Clip, Curve, Interpolation, Notify};
-pub(crate) use keys::{find_indexed, key_index};
 pub use keys::{find_keys, map_time};
 pub use mask::{mask_weights, MaskBranch};
 pub use skeleton::{component_space, Bone, ReferencePose, Skeleton};

@@ -42,10 +42,10 @@ pub(super) fn skeleton_with_binds(
 }
 
 /// SplitMix64: tiny, fast and deterministic, enough for test data.
-pub(crate) struct Rng(pub(crate) u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    pub(crate) fn next_u64(&mut self) -> u64 {
+    pub(super) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -54,7 +54,7 @@ impl Rng {
     }
 
     /// Uniform in `[0, 1)`.
-    pub(crate) fn unit(&mut self) -> f32 {
+    pub(super) fn unit(&mut self) -> f32 {
         (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
     }
 

@@ -367,34 +367,18 @@ impl Replay<'_> {
             if t >= times[(first + end) as usize] {
                 (end, end)
             } else {
-                // The key index (`key_index`): its scale, the bucket's window, the halving
-                // within it, then the window's check on the keys the blend factor reads.
-                let index = first + ch.count;
-                read(out, 65, Buffer::Times, at(ch.count), 4);
-                let d = t - times[first as usize];
-                let b = (d * times[index as usize]).min((end - 1) as f32) as u32;
-                read(out, 66, Buffer::Times, at(ch.count + 1 + b), 4);
-                read(out, 66, Buffer::Times, at(ch.count + 2 + b), 4);
-                let word = |k: u32| times[(index + 1 + b + k) as usize].to_bits();
-                let (mut lo, mut hi) = (word(0), (word(1) + 1).min(end));
-                for _ in 0..2 {
-                    while hi - lo > 1 {
-                        let mid = (lo + hi) / 2;
-                        read(out, 62, Buffer::Times, at(mid), 4);
-                        if times[(first + mid) as usize] <= t {
-                            lo = mid;
-                        } else {
-                            hi = mid;
-                        }
+                let (mut lo, mut hi) = (0, end);
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2;
+                    read(out, 62, Buffer::Times, at(mid), 4);
+                    if times[(first + mid) as usize] <= t {
+                        lo = mid;
+                    } else {
+                        hi = mid;
                     }
-                    read(out, 63, Buffer::Times, at(lo), 4);
-                    read(out, 64, Buffer::Times, at(hi), 4);
-                    let time = |k: u32| times[(first + k) as usize];
-                    if time(lo) <= t && t < time(hi) {
-                        break;
-                    }
-                    (lo, hi) = (0, end);
                 }
+                read(out, 63, Buffer::Times, at(lo), 4);
+                read(out, 64, Buffer::Times, at(hi), 4);
                 (lo, hi)
             }
         };
