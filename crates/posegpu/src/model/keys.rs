@@ -23,6 +23,7 @@ pub fn map_time(t: f32, duration: f32, looping: bool) -> f32 {
 
 /// The pair of keys around `t` and the blend factor between them: `times[k0] ≤ t < times[k1]`,
 /// or `k0 == k1` before the first key and after the last.
+#[inline]
 pub fn find_keys(times: &[f32], t: f32) -> (usize, usize, f32) {
     let last = times.len() - 1;
     if t <= times[0] {
