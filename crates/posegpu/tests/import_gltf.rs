@@ -661,3 +661,40 @@ fn the_world_above_the_skeleton_and_its_skinned_bones() {
     let bvh = posegpu::import::load(common::anim_data().join("bvh/cmu_walk_delfem2.bvh")).unwrap();
     assert_eq!(bvh.frame, posegpu::AssetFrame::UNKNOWN);
 }
+
+/// A rigid mesh under a joint deforms with it as skin weights would (a robot's foot plate):
+/// the foot, whose plate hangs below a pivot node that is no joint, counts as deforming; the
+/// hips, with no mesh below them but through the foot joint, do not; a mesh outside the
+/// skeleton counts for no bone.
+#[test]
+fn a_rigid_mesh_under_a_joint_counts_as_deforming() {
+    let floats = [0., 0., 0., 1., 0., 0., 0., 1., 0.];
+    let json = r#"{
+  "asset": {"version": "2.0"},
+  "scene": 0, "scenes": [{"nodes": [0, 5]}],
+  "nodes": [
+    {"name": "hips", "children": [1]},
+    {"name": "knee", "translation": [0, -1, 0], "children": [2]},
+    {"name": "foot", "translation": [0, -1, 0], "children": [3]},
+    {"name": "foot_pivot", "children": [4]},
+    {"name": "foot_plate", "mesh": 0},
+    {"name": "ground", "mesh": 0}
+  ],
+  "skins": [{"joints": [0, 1, 2]}],
+  "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
+  "buffers": [{"uri": "{bin}", "byteLength": {len}}],
+  "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 36}],
+  "accessors": [
+    {"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
+     "min": [0, 0, 0], "max": [1, 1, 0]}
+  ]
+}"#;
+    let asset = posegpu::import::load(write_gltf("rigid_foot", json, &floats)).unwrap();
+    let deforms = asset.frame.skinned.expect("a mesh rides on the skeleton");
+    let bone = |name: &str| asset.skeleton.find(name).unwrap();
+    assert!(deforms[bone("foot")], "{deforms:?}");
+    assert!(
+        !deforms[bone("hips")] && !deforms[bone("knee")],
+        "{deforms:?}"
+    );
+}

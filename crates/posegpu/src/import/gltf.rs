@@ -522,8 +522,10 @@ fn clip_only_nodes(
         .collect())
 }
 
-/// Per bone (whose nodes are `bone_nodes`): whether a mesh skinned by `skin` weights a vertex
-/// to it above 1e-3; `None` when no mesh is skinned by `skin`.
+/// Per bone (whose nodes are `bone_nodes`): whether a mesh deforms with it, that is a mesh
+/// skinned by `skin` weights a vertex to it above 1e-3, or a mesh node without a skin hangs
+/// below it, directly or through nodes that are not joints (a robot's rigid foot plate rides
+/// its foot joint as skin weights would); `None` when no mesh is either.
 fn skinned_bones(
     document: &gltf::Document,
     skin: &gltf::Skin,
@@ -552,7 +554,42 @@ fn skinned_bones(
             }
         }
     }
+    let rigid = rigid_mesh_joints(document, &joints);
+    for (weighted, rigid) in weighted_nodes.iter_mut().zip(&rigid) {
+        *weighted |= *rigid;
+    }
+    let any_mesh = any_mesh || rigid.iter().any(|r| *r);
     any_mesh.then(|| bone_nodes.iter().map(|&n| weighted_nodes[n]).collect())
+}
+
+/// Per node: whether it is one of `joints` with a mesh node that has no skin below it, directly
+/// or through nodes that are not joints (a skinned mesh follows its joints, not its parent).
+fn rigid_mesh_joints(document: &gltf::Document, joints: &[usize]) -> Vec<bool> {
+    let nodes: Vec<gltf::Node> = document.nodes().collect();
+    let mut is_joint = vec![false; nodes.len()];
+    for &j in joints {
+        if let Some(flag) = is_joint.get_mut(j) {
+            *flag = true;
+        }
+    }
+    let mut out = vec![false; nodes.len()];
+    for &j in joints.iter().filter(|&&j| j < nodes.len()) {
+        // Depth-first through the joint's non-joint descendants (the importer has checked that
+        // the node graph is a forest; the visited set keeps this loop finite regardless).
+        let mut stack: Vec<usize> = nodes[j].children().map(|c| c.index()).collect();
+        let mut seen = vec![false; nodes.len()];
+        while let Some(n) = stack.pop() {
+            if is_joint[n] || std::mem::replace(&mut seen[n], true) {
+                continue;
+            }
+            if nodes[n].mesh().is_some() && nodes[n].skin().is_none() {
+                out[j] = true;
+                break;
+            }
+            stack.extend(nodes[n].children().map(|c| c.index()));
+        }
+    }
+    out
 }
 
 /// A morph-weights channel as one curve per morph target: named by the mesh's

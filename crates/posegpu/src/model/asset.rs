@@ -50,8 +50,9 @@ pub struct AssetFrame {
     /// The world's up axis in world coordinates, where the format fixes it (glTF: +Y). `None`
     /// where it does not (BVH exists Y-up and Z-up): up is then found from the rest pose.
     pub up: Option<Vec3>,
-    /// Per bone (the skeleton's order): whether a mesh of the file is skinned to it with a
-    /// weight above 1e-3. `None` where the file has no mesh skinned by the skeleton's skin.
+    /// Per bone (the skeleton's order): whether a mesh of the file deforms with it: skinned to
+    /// it with a weight above 1e-3, or a mesh node without a skin below it (directly or
+    /// through nodes that are not joints). `None` where the file has neither.
     pub skinned: Option<Vec<bool>>,
 }
 

@@ -571,7 +571,7 @@ fn finish(ctx: &Ctx, parts: Parts) -> Humanoid {
         reasons[b] = if let Some(why) = ctx.infos[b].excluded {
             format!("no role: {why}")
         } else if !ctx.deforms[b] {
-            "no role: deforms nothing (no skin weights in it or below it)".to_string()
+            "no role: deforms nothing (no skin weights or rigid mesh in it or below it)".to_string()
         } else if tree.is_ancestor(b, hips) {
             "no role: above the hips (root / armature bone)".to_string()
         } else {
