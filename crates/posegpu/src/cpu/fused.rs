@@ -22,8 +22,6 @@ pub(super) fn run_instance(
     scratch: &mut Scratch,
 ) {
     sample_instance(lib, batch, instance, locals, &mut [], scratch);
-    // Composed as `Transform`s: a pose read back right after its parent's compose wrote it
-    // as an `Xform` waited on the store.
     // The skeleton as the fused pass reads it: its section of the retarget table, the tasks of
     // a block's first instance (whose pose indices are bone indices).
     let (data, s) = (lib.data(), lib.data().skeleton_section);
@@ -32,6 +30,8 @@ pub(super) fn run_instance(
     // The task table's words as u32s, as `table_u32` reads them (one slice, not an index
     // computation and two bounds checks per task).
     let tasks: &[u32] = bytemuck::cast_slice(&data.retarget[s.tasks as usize..]);
+    // Composed as `Transform`s, each pose converted from and to an `Xform` once, not at every
+    // compose that reads or writes it.
     let poses = &mut scratch.poses;
     poses.clear();
     poses.extend(locals.iter().map(|x| Transform::from(*x)));
