@@ -280,21 +280,18 @@ impl<'a> OzzCrowd<'a> {
 
     /// The whole frame: each instance sampled, then its model matrices.
     pub fn frame(&mut self) {
-        self.skinned = false;
-        let (anim, sk) = (&self.data.animation, &self.data.skeleton);
-        self.instances
-            .par_iter_mut()
-            .zip(self.ratios.par_iter())
-            .for_each(|(inst, &ratio)| {
-                sample(anim, inst, ratio);
-                local_to_model(sk, inst);
-            });
+        self.run_frame(false);
     }
 
     /// The whole frame and skinning matrices, as posegpu's frame gives them: each instance
     /// sampled, its model matrices, then each model matrix times its joint's inverse bind
     /// matrix (what ozz's skinning job takes).
     pub fn frame_skinned(&mut self) {
+        self.run_frame(true);
+    }
+
+    /// Each instance sampled and its model matrices, then its skinning matrices where `skin`.
+    fn run_frame(&mut self, skin: bool) {
         let (anim, sk, inverse_bind) = (
             &self.data.animation,
             &self.data.skeleton,
@@ -306,11 +303,14 @@ impl<'a> OzzCrowd<'a> {
             .for_each(|(inst, &ratio)| {
                 sample(anim, inst, ratio);
                 local_to_model(sk, inst);
-                for ((s, m), b) in inst.skinning.iter_mut().zip(&inst.models).zip(inverse_bind) {
-                    *s = *m * *b;
+                if skin {
+                    let skinning = inst.skinning.iter_mut().zip(&inst.models);
+                    for ((s, m), b) in skinning.zip(inverse_bind) {
+                        *s = *m * *b;
+                    }
                 }
             });
-        self.skinned = true;
+        self.skinned = skin;
     }
 }
 

@@ -66,6 +66,18 @@ fn timed(f: impl FnOnce()) -> f64 {
     start.elapsed().as_secs_f64()
 }
 
+/// `a` and `b` timed, `a` first when `a_first` and `b` first otherwise (the frames alternate,
+/// so neither always runs on caches the other warmed).
+fn timed_pair(a_first: bool, a: impl FnOnce(), b: impl FnOnce()) -> (f64, f64) {
+    if a_first {
+        let a = timed(a);
+        (a, timed(b))
+    } else {
+        let b = timed(b);
+        (timed(a), b)
+    }
+}
+
 #[derive(Default)]
 struct Samples {
     ozz_sample: Vec<f64>,
@@ -110,23 +122,13 @@ fn measure(
         let t = next_time();
         ozz.set_time(t);
         pg.set_time(t);
-        let (a, b) = if ozz_first {
-            (timed(|| ozz.sample()), timed(|| pg.sample()))
-        } else {
-            let b = timed(|| pg.sample());
-            (timed(|| ozz.sample()), b)
-        };
+        let (a, b) = timed_pair(ozz_first, || ozz.sample(), || pg.sample());
         let l2m = timed(|| ozz.local_to_model());
         // The whole frame, at the next time.
         let t = next_time();
         ozz.set_time(t);
         pg.set_time(t);
-        let (c, d) = if ozz_first {
-            (timed(|| ozz.frame()), timed(|| pg.frame()))
-        } else {
-            let d = timed(|| pg.frame());
-            (timed(|| ozz.frame()), d)
-        };
+        let (c, d) = timed_pair(ozz_first, || ozz.frame(), || pg.frame());
         // ozz's frame with skinning matrices, as posegpu's frame has them.
         let t = next_time();
         ozz.set_time(t);

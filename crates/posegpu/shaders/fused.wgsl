@@ -40,11 +40,6 @@ var<workgroup> occupancy_pad: array<u32, OCCUPANCY_PAD_WORDS + 1u>;
 // The block's poses, then (step 3) the skinning matrices' rows in the same places.
 var<workgroup> poses: array<Xform, FUSED_BONES>;
 
-// Each sample's key search, made once for all its bones by the resolve pass.
-fn seed(entry: u32) -> KeySearch {
-    return as_search(frame[params.resolved_word + entry]);
-}
-
 // Entry `k` of the u32 array packed four per word from word `w` of the retarget table.
 fn table_u32(w: u32, k: u32) -> u32 {
     return retarget[w + k / 4u][k % 4u];

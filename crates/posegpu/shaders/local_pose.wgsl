@@ -10,9 +10,14 @@
 // for every lane).
 override SINGLE_CLIP: bool = false;
 
+// The key search of the sample at frame word `entry`, made once for all its bones by the
+// resolve pass (resolve.wgsl).
+fn seed(entry: u32) -> KeySearch {
+    return as_search(frame[params.resolved_word + entry]);
+}
+
 // Invocation `index` of `params.instance_count * params.bone_count`: its instance's pose at its
-// bone. The caller sets root_bone and root_up first, and defines `seed(entry)`: the key search
-// already made for the sample at frame word `entry`, or NO_SEARCH.
+// bone. The caller sets root_bone and root_up first.
 fn bone_pose(index: u32) -> Xform {
     let bones = params.bone_count;
     let head = as_head(frame[index / bones]);

@@ -7,11 +7,6 @@
 @group(0) @binding(7) var<storage, read_write> locals: array<Xform>;
 @group(0) @binding(8) var<storage, read_write> deltas: array<Xform>;
 
-// Each sample's key search, made once for all its bones by the resolve pass.
-fn seed(entry: u32) -> KeySearch {
-    return as_search(frame[params.resolved_word + entry]);
-}
-
 @compute @workgroup_size(64)
 fn main(
     @builtin(workgroup_id) wg: vec3<u32>,

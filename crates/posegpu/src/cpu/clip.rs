@@ -187,18 +187,17 @@ fn sample_mode_bone(
     search: &mut KeySearch,
 ) -> Transform {
     let additive = c.flags & CLIP_ADDITIVE != 0;
-    let reference = |x: &Xform| reference(x, additive);
-    let unkeyed = || unkeyed(r, additive);
     let Ok(source) = u32::try_from(r.source) else {
-        return unkeyed();
+        return unkeyed(r, additive);
     };
     if c.flags & CLIP_COMPRESSED != 0 {
         let keys = packed_keys(lib, c, t, search);
         let d = keys.cursor.header.bone(lib.data().value_words(), source);
         if d[0] & BONE_PRESENT == 0 {
-            return unkeyed();
+            return unkeyed(r, additive);
         }
-        let out = keys.local(lib, source, d, (reference(&r.source_ref), true));
+        let fill = reference(&r.source_ref, additive);
+        let out = keys.local(lib, source, d, (fill, true));
         return retarget_bone(out, r, additive);
     }
     keyed_bone(lib, c, r, lib.data().bone_keys(c, bone as u32), t, search)
