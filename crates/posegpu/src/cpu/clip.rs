@@ -223,7 +223,9 @@ fn unkeyed(r: &BoneRetarget, additive: bool) -> Transform {
 
 /// Every target bone of clip `c` (UE's translation modes, keys not compressed) at `t` into
 /// `out`, from the clip's records `records`: [`sample_mode_bone`] bone by bone, without
-/// looking the clip and its section up again for each.
+/// looking the clip and its section up again for each. Four bones' rotations are normalized
+/// at once (the same operations per lane as `normalize_quat`), so that one bone's square root
+/// and reciprocal do not hold up the next bone's key search.
 pub(crate) fn sample_mode_run(
     lib: &AnimLibrary,
     c: &ClipData,
@@ -232,11 +234,38 @@ pub(crate) fn sample_mode_run(
     search: &mut KeySearch,
     out: &mut [Xform],
 ) {
+    let additive = c.flags & CLIP_ADDITIVE != 0;
     let first = bone_keys_word(c, 0) as usize;
     let keys = &lib.data().clip_table[first..first + out.len()];
-    for ((o, r), &keys) in out.iter_mut().zip(records).zip(keys) {
-        *o = keyed_bone(lib, c, r, keys, t, search).into();
+    for ((out, records), keys) in out.chunks_mut(4).zip(records.chunks(4)).zip(keys.chunks(4)) {
+        let mut keyed = [Keyed::Done(Transform::IDENTITY); 4];
+        for ((k, r), &keys) in keyed.iter_mut().zip(records).zip(keys) {
+            *k = keyed_lerp(lib, c, r, keys, t, search);
+        }
+        let lengths = keyed.map(|k| match k {
+            Keyed::Lerped(x) => Vec4::from(x.rotation).dot(Vec4::from(x.rotation)),
+            Keyed::Done(_) => 1.0,
+        });
+        let scales = Vec4::from(lengths).sqrt().recip();
+        for (j, (o, r)) in out.iter_mut().zip(records).enumerate() {
+            *o = match keyed[j] {
+                Keyed::Done(x) => x,
+                Keyed::Lerped(mut x) => {
+                    x.rotation = Quat::from_vec4(Vec4::from(x.rotation) * scales[j]);
+                    retarget_bone(x, r, additive)
+                }
+            }
+            .into();
+        }
     }
+}
+
+/// A bone of a clip whose keys are not compressed: its final local, or its keys interpolated
+/// with the rotation not yet normalized nor the bone retargeted.
+#[derive(Clone, Copy)]
+enum Keyed {
+    Done(Transform),
+    Lerped(Transform),
 }
 
 /// [`sample_mode_bone`] of a clip whose keys are not compressed, from the bone's bone-keys
@@ -250,14 +279,30 @@ fn keyed_bone(
     t: f32,
     search: &mut KeySearch,
 ) -> Transform {
+    match keyed_lerp(lib, c, r, keys, t, search) {
+        Keyed::Done(x) => x,
+        Keyed::Lerped(x) => retarget_bone(normalized(x), r, c.flags & CLIP_ADDITIVE != 0),
+    }
+}
+
+/// [`keyed_bone`] up to its keys' interpolation.
+#[inline]
+fn keyed_lerp(
+    lib: &AnimLibrary,
+    c: &ClipData,
+    r: &BoneRetarget,
+    keys: [u32; 4],
+    t: f32,
+    search: &mut KeySearch,
+) -> Keyed {
     let additive = c.flags & CLIP_ADDITIVE != 0;
     let Ok(source) = u32::try_from(r.source) else {
-        return unkeyed(r, additive);
+        return Keyed::Done(unkeyed(r, additive));
     };
     let fill = reference(&r.source_ref, additive);
     let keys = if keys[3] & KEYS_OWN_TIMES == 0 {
         if keys[3] & (KEYS_PRESENT * 7) == 0 {
-            return unkeyed(r, additive);
+            return Keyed::Done(unkeyed(r, additive));
         }
         // A Skeleton-mode bone's translation is replaced: its keys are not read.
         let mut keys = keys;
@@ -268,7 +313,7 @@ fn keyed_bone(
     } else {
         channel_pairs(lib, &clip_channels(lib, c, source), t, search)
     };
-    retarget_bone(interpolate(lib, keys, fill), r, additive)
+    Keyed::Lerped(lerp_keys(lib, keys, fill))
 }
 
 /// A bone's keys at `t` from its bone-keys word `keys` (`sample_keys` in `clip.wgsl`):
@@ -453,22 +498,32 @@ fn interpolate(
     keys: [Option<(u32, u32, f32)>; 3],
     fill: Transform,
 ) -> Transform {
+    normalized(lerp_keys(lib, keys, fill))
+}
+
+/// [`interpolate`] without normalizing the rotation.
+#[inline]
+fn lerp_keys(lib: &AnimLibrary, keys: [Option<(u32, u32, f32)>; 3], fill: Transform) -> Transform {
     let mut out = fill;
     if let Some((a, b, alpha)) = keys[0] {
         out.translation = lerp3(lib.value3(a), lib.value3(b), alpha);
     }
-    out.rotation = match keys[1] {
-        Some((a, b, alpha)) => {
-            let (qa, qb) = (lib.value4(a), lib.value4(b));
-            let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
-            normalize_quat(qa * (1.0 - alpha) + qb * (alpha * sign))
-        }
-        None => normalize_quat(Vec4::from(out.rotation)),
-    };
+    if let Some((a, b, alpha)) = keys[1] {
+        let (qa, qb) = (lib.value4(a), lib.value4(b));
+        let sign = if qa.dot(qb) >= 0.0 { 1.0 } else { -1.0 };
+        out.rotation = Quat::from_vec4(qa * (1.0 - alpha) + qb * (alpha * sign));
+    }
     if let Some((a, b, alpha)) = keys[2] {
         out.scale = lerp3(lib.value3(a), lib.value3(b), alpha);
     }
     out
+}
+
+/// `x` with its rotation normalized.
+#[inline]
+fn normalized(mut x: Transform) -> Transform {
+    x.rotation = normalize_quat(Vec4::from(x.rotation));
+    x
 }
 
 /// `fill` with its rotation sampled from channel `ch` at `t` (normalized either way).

@@ -1,60 +1,46 @@
 //! CPU twin of `shaders/hierarchy.wgsl`: the parent-ordered pass from local transforms to
 //! component-space transforms and skinning matrices (spec: `docs/pose-math.md`, "Skeleton and
-//! hierarchy").
+//! hierarchy"). The twin walks four instances at once, one per lane ([`lanes`]): each
+//! lane composes as `Transform::compose` does, so the order of the walk changes no bit.
 
-use glam::{Mat3, Vec3, Vec4};
+mod lanes;
 
 use crate::layout::{Mat3x4, Xform};
 use crate::library::AnimLibrary;
-use crate::Transform;
+pub(super) use lanes::{Pose, LANES};
 
-/// One instance: `locals`, `component` and `skinning` hold one entry per bone.
-pub(super) fn run_instance(
+/// One to four instances (`locals`, `component` and `skinning` hold one entry per bone of
+/// each), composed in a scratch `poses` of a lane group per bone; `inverse_bind(b)` is bone
+/// `b`'s inverse bind matrix, from the table the calling pass reads. Lanes past the last
+/// instance repeat it and are not written.
+pub(super) fn run_group(
     lib: &AnimLibrary,
-    locals: &[Xform],
-    component: &mut [Xform],
-    skinning: &mut [Mat3x4],
+    (locals, component, skinning): (&[Xform], &mut [Xform], &mut [Mat3x4]),
+    inverse_bind: impl Fn(usize) -> Mat3x4,
+    poses: &mut Vec<Pose>,
 ) {
-    for (i, local) in locals.iter().enumerate() {
-        let local = Transform::from(*local);
-        let cs = match usize::try_from(lib.data().parents[i]) {
-            Ok(p) => Transform::compose(&local, &component[p].into()),
+    let bones = lib.bone_count();
+    let instances = locals.len() / bones;
+    debug_assert!((1..=LANES).contains(&instances));
+    let lanes: [usize; LANES] = std::array::from_fn(|k| k.min(instances - 1) * bones);
+    poses.clear();
+    for (b, &parent) in lib.data().parents.iter().enumerate() {
+        let local = Pose::gather(lanes.map(|at| &locals[at + b]));
+        // Parents come first (the skeleton is validated so).
+        let pose = match usize::try_from(parent) {
+            Ok(p) => Pose::compose(&local, &poses[p]),
             Err(_) => local,
         };
-        component[i] = cs.into();
-        skinning[i] = skinning_matrix(&lib.data().inverse_bind[i], &cs);
+        let outputs = pose
+            .scatter()
+            .into_iter()
+            .zip(pose.skinning_matrices(&inverse_bind(b)));
+        for (at, (x, m)) in lanes.into_iter().zip(outputs).take(instances) {
+            component[at + b] = x;
+            skinning[at + b] = m;
+        }
+        poses.push(pose);
     }
-}
-
-/// A bone's skinning matrix from its inverse bind matrix's rows and its component-space
-/// transform `cs`.
-/// As `skinning_matrix` in `common.wgsl`: the rows of rotate(R) · scale(S), each dotted with
-/// the inverse bind's columns, plus T (3x4 throughout: no 4x4 product, no transposes).
-#[inline]
-pub(super) fn skinning_matrix(inverse_bind: &Mat3x4, cs: &Transform) -> Mat3x4 {
-    let [b0, b1, b2] = [0, 4, 8].map(|k| Vec4::from_slice(&inverse_bind[k..k + 4]));
-    let columns = [
-        Vec3::new(b0.x, b1.x, b2.x),
-        Vec3::new(b0.y, b1.y, b2.y),
-        Vec3::new(b0.z, b1.z, b2.z),
-        Vec3::new(b0.w, b1.w, b2.w),
-    ];
-    // Rows of rotate(R) (the transpose of its axes), each scaled by S.
-    let axes = Mat3::from_quat(cs.rotation).transpose();
-    let t = cs.translation.to_array();
-    let mut out = [0.0; 12];
-    for (i, row) in [axes.x_axis, axes.y_axis, axes.z_axis]
-        .into_iter()
-        .enumerate()
-    {
-        let m = row * cs.scale;
-        let r = &mut out[i * 4..i * 4 + 4];
-        r[0] = m.dot(columns[0]);
-        r[1] = m.dot(columns[1]);
-        r[2] = m.dot(columns[2]);
-        r[3] = m.dot(columns[3]) + t[i];
-    }
-    out
 }
 
 /// The stage for every instance (instance-major buffers).
@@ -64,12 +50,61 @@ pub(super) fn run(
     component: &mut [Xform],
     skinning: &mut [Mat3x4],
 ) {
-    let bones = lib.bone_count();
+    let group = LANES * lib.bone_count();
+    let inverse_bind = |b: usize| lib.data().inverse_bind[b];
+    let mut poses = Vec::new();
     for ((l, c), s) in locals
-        .chunks_exact(bones)
-        .zip(component.chunks_exact_mut(bones))
-        .zip(skinning.chunks_exact_mut(bones))
+        .chunks(group)
+        .zip(component.chunks_mut(group))
+        .zip(skinning.chunks_mut(group))
     {
-        run_instance(lib, l, c, s);
+        run_group(lib, (l, c, s), inverse_bind, &mut poses);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Transform;
+
+    /// Groups of one to four instances, and a last group short of four, against each
+    /// instance's parents-first walk through `Transform::compose` (bit for bit on x86_64,
+    /// where the lanes follow glam's SSE2 operations).
+    #[test]
+    fn groups_give_each_instance_its_own_walk() {
+        let asset = crate::procedural::random_asset(3, 67, 2);
+        let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+        let bones = lib.bone_count();
+        let mut rng = crate::procedural::Rng(11);
+        for instances in 1..=6 {
+            let locals: Vec<Xform> = (0..instances * bones)
+                .map(|i| {
+                    let mut x = Xform::from(asset.skeleton.rest()[i % bones]);
+                    x.translation[0] += rng.range(-0.1, 0.1);
+                    x.scale[1] *= if rng.chance(0.05) { -1.0 } else { 1.0 };
+                    x
+                })
+                .collect();
+            let mut component = vec![Xform::default(); locals.len()];
+            let mut skinning = vec![[0.0; 12]; locals.len()];
+            run(&lib, &locals, &mut component, &mut skinning);
+            for (i, l) in locals.chunks(bones).enumerate() {
+                let mut cs: Vec<Transform> = Vec::new();
+                for (b, x) in l.iter().enumerate() {
+                    let local = Transform::from(*x);
+                    let t = match usize::try_from(lib.data().parents[b]) {
+                        Ok(p) => Transform::compose(&local, &cs[p]),
+                        Err(_) => local,
+                    };
+                    cs.push(t);
+                    let got = Transform::from(component[i * bones + b]);
+                    if cfg!(target_arch = "x86_64") {
+                        assert_eq!(got, t, "{instances} instances: instance {i}, bone {b}");
+                    } else {
+                        assert!(got.translation.abs_diff_eq(t.translation, 1e-5));
+                    }
+                }
+            }
+        }
     }
 }

@@ -26,8 +26,8 @@ pub(crate) struct Scratch {
     records: Records,
     /// Compressed clips' keys decoded so far, shared by the samples that play them.
     keys: DecodedKeys,
-    /// An instance's poses as the fused twin composes them.
-    pub(super) poses: Vec<Transform>,
+    /// A lane group's poses as the hierarchy composes them.
+    pub(super) poses: Vec<super::hierarchy::Pose>,
 }
 
 impl Scratch {

@@ -7,8 +7,9 @@
 //! `advance.rs`, `root_motion.rs`, `resolve.rs` (each sample's key search, which the twin's
 //! sampling makes at the sample's first bone instead), `playback.rs` (the crowd state both read; not the public
 //! `crate::playback`), `skin.rs`; and the crowd that steps players on the CPU ([`Crowd`]). The
-//! evaluator runs each instance's stages back to back, as the fused pass does where the batch
-//! `fused::fuses`.
+//! evaluator runs each instance's stages back to back, as the fused pass does where the frame
+//! plan fuses, up to the hierarchy, which it walks for four instances at once (one per SIMD
+//! lane).
 
 mod advance;
 mod clip;
@@ -40,18 +41,20 @@ use rayon::prelude::*;
 
 use crate::batch::{FrameInput, PoseBatch};
 use crate::error::Result;
-use crate::frame_plan::{FrameOptions, FramePlan, Pass};
+use crate::frame_plan::{FrameOptions, FramePlan, Pass, Stage};
 use crate::layout::Xform;
 use crate::library::AnimLibrary;
 use crate::model::map_time;
 use crate::pose::Poses;
 use crate::Transform;
+use hierarchy::LANES;
 
 /// Instances per parallel task: large enough to amortise scheduling, small enough to balance.
 const INSTANCES_PER_TASK: usize = 64;
 
-/// The evaluator runs each instance's passes back to back, fused where the plan allows; the
-/// single-threaded one runs separate passes over the whole batch.
+/// The evaluator runs each instance's passes back to back, fused where the plan allows (the
+/// hierarchy four instances at a time); the single-threaded one runs separate passes over the
+/// whole batch.
 const FUSED: FrameOptions = FrameOptions {
     fuse: true,
     crowd: None,
@@ -115,52 +118,70 @@ impl<'a> CpuEvaluator<'a> {
                 local_pose::Scratch::default,
                 |scratch, ((((first, l), c), s), mut inertia)| {
                     let mut deltas = Vec::new();
-                    for j in 0..l.len() / bones {
-                        let (i, r) = (first + j, j * bones..(j + 1) * bones);
-                        let head = &batch.heads[i];
-                        deltas.resize(head.slots as usize * bones, Xform::default());
-                        let (l, c, s) = (&mut l[r.clone()], &mut c[r.clone()], &mut s[r.clone()]);
-                        // The plan's passes back to back for this instance (the curves, which
-                        // read only the frame, ran above).
-                        for planned in plan.passes() {
-                            match planned.pass {
-                                Pass::Fused { .. } => {
-                                    fused::run_instance(self.lib, batch, i, (l, c, s), scratch)
-                                }
-                                Pass::Sample { .. } => {
-                                    local_pose::sample_instance(
-                                        self.lib,
-                                        batch,
-                                        i,
-                                        l,
-                                        &mut deltas,
-                                        scratch,
-                                    );
-                                }
-                                Pass::Layers => layers::run_instance(
-                                    self.lib,
-                                    &batch.entries,
-                                    head,
-                                    l,
-                                    &mut deltas,
-                                ),
-                                Pass::Inertialize { .. } => {
-                                    if let Some(state) = inertia.as_deref_mut() {
-                                        let state = &mut state[r.clone()];
-                                        inertialize::run_instance(
+                    let group = LANES * bones;
+                    let groups = l.chunks_mut(group).zip(c.chunks_mut(group));
+                    for (g, ((l, c), s)) in groups.zip(s.chunks_mut(group)).enumerate() {
+                        let first = first + g * LANES;
+                        if plan.is_fused() {
+                            fused::run_group(self.lib, batch, first, (l, c, s), scratch);
+                            continue;
+                        }
+                        // The plan's passes back to back, instance by instance (the curves,
+                        // which read only the frame, ran above), then the group's hierarchy.
+                        for (j, l) in l.chunks_mut(bones).enumerate() {
+                            let i = first + j;
+                            let head = &batch.heads[i];
+                            deltas.resize(head.slots as usize * bones, Xform::default());
+                            for planned in plan.passes() {
+                                match planned.pass {
+                                    Pass::Sample { .. } => {
+                                        local_pose::sample_instance(
                                             self.lib,
-                                            &batch.entries,
-                                            head,
+                                            batch,
+                                            i,
                                             l,
-                                            state,
+                                            &mut deltas,
+                                            scratch,
                                         );
                                     }
-                                }
-                                Pass::Ik => ik::run_instance(self.lib, &batch.entries, head, l),
-                                Pass::Hierarchy => hierarchy::run_instance(self.lib, l, c, s),
-                                Pass::Curves | Pass::Advance | Pass::RootMotion | Pass::Resolve => {
+                                    Pass::Layers => layers::run_instance(
+                                        self.lib,
+                                        &batch.entries,
+                                        head,
+                                        l,
+                                        &mut deltas,
+                                    ),
+                                    Pass::Inertialize { .. } => {
+                                        if let Some(state) = inertia.as_deref_mut() {
+                                            let at = (g * LANES + j) * bones;
+                                            inertialize::run_instance(
+                                                self.lib,
+                                                &batch.entries,
+                                                head,
+                                                l,
+                                                &mut state[at..at + bones],
+                                            );
+                                        }
+                                    }
+                                    Pass::Ik => ik::run_instance(self.lib, &batch.entries, head, l),
+                                    Pass::Fused { .. }
+                                    | Pass::Hierarchy
+                                    | Pass::Curves
+                                    | Pass::Advance
+                                    | Pass::RootMotion
+                                    | Pass::Resolve => {}
                                 }
                             }
+                        }
+                        if plan.runs(Stage::Hierarchy) {
+                            let inverse_bind = |b: usize| self.lib.data().inverse_bind[b];
+                            let outputs = (&*l, c, s);
+                            hierarchy::run_group(
+                                self.lib,
+                                outputs,
+                                inverse_bind,
+                                &mut scratch.poses,
+                            );
                         }
                     }
                 },

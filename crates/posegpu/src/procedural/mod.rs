@@ -42,10 +42,10 @@ pub(super) fn skeleton_with_binds(
 }
 
 /// SplitMix64: tiny, fast and deterministic, enough for test data.
-pub(super) struct Rng(pub(super) u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    pub(super) fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -54,15 +54,15 @@ impl Rng {
     }
 
     /// Uniform in `[0, 1)`.
-    pub(super) fn unit(&mut self) -> f32 {
+    pub(crate) fn unit(&mut self) -> f32 {
         (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
     }
 
-    pub(super) fn range(&mut self, lo: f32, hi: f32) -> f32 {
+    pub(crate) fn range(&mut self, lo: f32, hi: f32) -> f32 {
         lo + (hi - lo) * self.unit()
     }
 
-    pub(super) fn chance(&mut self, p: f32) -> bool {
+    pub(crate) fn chance(&mut self, p: f32) -> bool {
         self.unit() < p
     }
 
