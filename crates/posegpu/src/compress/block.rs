@@ -36,7 +36,7 @@ fn code(rate: Rate) -> u32 {
 }
 
 /// Whether track `kind` of `track` plays STEP.
-fn step(track: &BoneTrack, kind: usize) -> bool {
+pub(super) fn step(track: &BoneTrack, kind: usize) -> bool {
     let interpolation = match kind {
         ROTATION => track.rotation.as_ref().map(|c| c.interpolation),
         SCALE => track.scale.as_ref().map(|c| c.interpolation),

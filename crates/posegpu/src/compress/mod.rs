@@ -30,8 +30,9 @@
 //! holds anyway.
 //!
 //! The error is ACL's: virtual vertices at a distance from each bone (default: the skeleton's
-//! height / 60), compared in component space at every key; the worst over keys and bones stays
-//! within the threshold (default 3e-4 of the height). An additive clip's deltas are measured
+//! height / 60), compared in component space where the clip is played: at every key, halfway
+//! between each two, and at the clip's own key times where its keys went onto a grid. The
+//! worst over those times and bones stays within the threshold (default 3e-4 of the height). An additive clip's deltas are measured
 //! applied (in local space) onto the skeleton's reference pose; its reference track is the
 //! identity delta.
 
@@ -50,7 +51,7 @@ use crate::layout::PackedHeader;
 use crate::layout::PACKED_MAX_BONES;
 use crate::{Asset, BoneTrack, Clip, Skeleton, Transform};
 pub use library::Compression;
-use optimize::Problem;
+use optimize::{Check, Problem};
 use pack::SegmentRange;
 pub use pack::{Rate, SEGMENT_KEYS};
 
@@ -188,36 +189,42 @@ impl CompressedClip {
             forms.extend(resample::grid(input, &times, 0.5 * threshold));
         }
         let raw_keys = times.len();
+        // The smallest form within the threshold; a grid that plays the clip too far from
+        // itself between its keys (where no rate helps) is not, so the clip's own times are
+        // kept. Without one within (a track past full precision), the one with the least error.
         let best = forms
             .iter()
-            .flat_map(|(keys, moved)| {
-                [false, true].map(|segmented| {
-                    Self::build(input, keys.clone(), threshold - moved, *moved, segmented)
+            .flat_map(|(keys, _)| {
+                [false, true]
+                    .map(|segmented| Self::build(input, keys.clone(), &times, threshold, segmented))
+            })
+            .min_by(|a, b| {
+                let over = |c: &Self| c.worst_error > threshold;
+                over(a).cmp(&over(b)).then_with(|| match over(a) {
+                    true => a.worst_error.total_cmp(&b.worst_error),
+                    false => a.packed_bytes().cmp(&b.packed_bytes()),
                 })
             })
-            .min_by_key(|c| c.packed_bytes())
             .expect("one form at least");
         Ok(Self { raw_keys, ..best })
     }
 
-    /// `input` packed at key times `times` within `threshold` (skeleton units) of the clip's
-    /// values there; `moved`, the error of replaying the clip from those times (0 at its own
-    /// keys), is added to the worst error reported.
+    /// `input` packed at key times `times`, played within `threshold` (skeleton units) of the
+    /// clip at its keys, halfway between each two and at the clip's own key times `original`
+    /// (where `times` is a grid).
     fn build(
         input: &Input,
         mut times: Vec<f32>,
+        original: &[f32],
         threshold: f32,
-        moved: f32,
         segmented: bool,
     ) -> Self {
         let bones = input.tracks.len();
-        let raw: Vec<Vec<Transform>> = times
-            .iter()
-            .map(|&t| {
-                let tracks = input.tracks.iter().zip(&input.reference);
-                tracks.map(|(track, r)| track.sample(t, r)).collect()
-            })
-            .collect();
+        let pose = |t: f32| -> Vec<Transform> {
+            let tracks = input.tracks.iter().zip(&input.reference);
+            tracks.map(|(track, r)| track.sample(t, r)).collect()
+        };
+        let raw: Vec<Vec<Transform>> = times.iter().map(|&t| pose(t)).collect();
         let ranges = (0..bones * 3)
             .map(|track| {
                 let (mut lo, mut hi) = ([f32::MAX; 4], [f32::MIN; 4]);
@@ -250,15 +257,36 @@ impl CompressedClip {
                 })
             })
             .collect();
-        let problem = Problem {
+        let steps = (0..bones * 3)
+            .map(|track| block::step(input.tracks[track / 3], track % 3))
+            .collect();
+        let mut problem = Problem {
             parents: input.parents,
             raw,
+            checks: Vec::new(),
+            steps,
             reference: &input.reference,
             base: input.base,
             ranges,
             segments,
             distance: input.height / 60.0,
         };
+        problem.checks = check_times(&times, original)
+            .map(|(key, alpha, t)| {
+                let locals = if alpha == 0.0 {
+                    problem.raw[key].clone()
+                } else {
+                    pose(t)
+                };
+                let cs = problem.component(&locals);
+                Check {
+                    key,
+                    alpha,
+                    locals,
+                    cs,
+                }
+            })
+            .collect();
         let (rates, worst_error) = problem.solve(threshold);
         let step = times.get(1).map_or(0.0, |t| t - times[0]);
         let uniform = is_uniform(&times);
@@ -288,7 +316,7 @@ impl CompressedClip {
             reference: input.reference.clone(),
             rates,
             block,
-            worst_error: worst_error + moved,
+            worst_error,
             height: input.height,
         }
     }
@@ -366,6 +394,71 @@ impl CompressedClip {
             .map(|b| self.sample(b, t))
             .collect()
     }
+
+    /// The worst error of the clip as it plays from the packed keys (through the decoder)
+    /// against `clip` itself, made for `skeleton`, as a fraction of the height: at the clip's
+    /// own key times and at the packed keys, and halfway between each two of either, in
+    /// component space at the optimizer's virtual vertices (an additive clip applied onto the
+    /// reference pose). What [`CompressedClip::worst_error`] bounds, measured from outside the
+    /// optimizer.
+    pub fn played_error(&self, skeleton: &Skeleton, clip: &Clip) -> f32 {
+        let own = clip.key_times();
+        let times = [&own[..], &self.times[..]].into_iter().flat_map(|keys| {
+            let halfway = keys.windows(2).map(|w| 0.5 * (w[0] + w[1]));
+            keys.iter().copied().chain(halfway)
+        });
+        let shown = |pose: Vec<Transform>| -> Vec<Transform> {
+            let pose = if clip.is_additive() {
+                let rest = skeleton.rest().iter().zip(&pose);
+                rest.map(|(b, d)| crate::additive::apply_delta(b, d))
+                    .collect()
+            } else {
+                pose
+            };
+            crate::component_space(skeleton.parents(), &pose)
+        };
+        let worst = times
+            .map(|t| {
+                let (want, got) = (
+                    shown(clip.pose_at(&self.reference, t)),
+                    shown(self.pose_at(t)),
+                );
+                let errors = want.iter().zip(&got);
+                errors
+                    .map(|(a, b)| optimize::vertex_error(a, b, self.height / 60.0))
+                    .fold(0.0, f32::max)
+            })
+            .fold(0.0, f32::max);
+        worst / self.height
+    }
+}
+
+/// Where a clip packed at key times `keys` is measured, as (key, the way to the next key, time):
+/// every key, halfway between each two, and each of the clip's own key times `original` that
+/// is not a key (where `keys` is a grid).
+fn check_times<'a>(
+    keys: &'a [f32],
+    original: &'a [f32],
+) -> impl Iterator<Item = (usize, f32, f32)> + 'a {
+    let at_keys = keys.iter().enumerate().map(|(k, &t)| (k, 0.0, t));
+    let halfway = keys
+        .windows(2)
+        .enumerate()
+        .map(|(k, w)| (k, 0.5, 0.5 * (w[0] + w[1])));
+    let own = original.iter().filter_map(move |&t| {
+        let k = keys
+            .partition_point(|&x| x <= t)
+            .clamp(1, keys.len().max(2) - 1)
+            - 1;
+        let span = keys.get(k + 1).map_or(0.0, |&next| next - keys[k]);
+        let alpha = if span > 0.0 {
+            ((t - keys[k]) / span).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        (alpha > 0.0 && alpha < 1.0 && alpha != 0.5).then_some((k, alpha, t))
+    });
+    at_keys.chain(halfway).chain(own)
 }
 
 /// Whether `times` are uniform: each within 1e-5 of the span (at least 1 s) of its place on the
@@ -386,8 +479,11 @@ pub struct ClipReport {
     pub raw_bytes: usize,
     /// Every byte of the packed form ([`CompressedClip::packed_bytes`]).
     pub packed_bytes: usize,
-    /// The worst error, as a fraction of the skeleton's height.
+    /// The worst error the optimizer measured, as a fraction of the skeleton's height.
     pub worst_error: f32,
+    /// The worst error measured through the decoder at the keys and halfway between them
+    /// ([`CompressedClip::played_error`]).
+    pub played_error: f32,
     /// Seconds the compression took.
     pub seconds: f64,
 }
@@ -400,7 +496,7 @@ impl ClipReport {
 }
 
 /// Compresses every clip of `asset` at `tolerance` (a fraction of the skeleton's height) and
-/// reports sizes, errors and times.
+/// reports sizes, errors (the optimizer's and the decoder's) and times (of compression alone).
 pub fn compression_report(asset: &Asset, tolerance: f32) -> Result<Vec<ClipReport>> {
     asset
         .clips
@@ -408,12 +504,14 @@ pub fn compression_report(asset: &Asset, tolerance: f32) -> Result<Vec<ClipRepor
         .map(|clip| {
             let start = Instant::now();
             let c = CompressedClip::new(&asset.skeleton, clip, tolerance)?;
+            let seconds = start.elapsed().as_secs_f64();
             Ok(ClipReport {
                 name: c.name.clone(),
                 raw_bytes: c.raw_bytes(),
                 packed_bytes: c.packed_bytes(),
                 worst_error: c.worst_error(),
-                seconds: start.elapsed().as_secs_f64(),
+                played_error: c.played_error(&asset.skeleton, clip),
+                seconds,
             })
         })
         .collect()

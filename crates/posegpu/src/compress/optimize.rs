@@ -1,18 +1,35 @@
 //! The rate optimizer: the lowest rate per track whose error at the virtual vertices stays
 //! within the threshold, in component space, so that a parent's error counts at its children.
+//! The error is measured where the clip is played: at its keys, halfway between each two, and
+//! at the clip's own key times where its keys went onto a grid ([`Check`]).
 
 use glam::Vec3;
 
 use super::pack::{
     dequantize_in, key_value, quantize_in, set_field, Rate, SegmentRange, LEVELS, SEGMENT_KEYS,
 };
+use crate::math::{lerp3, nlerp};
 use crate::{component_space, Transform};
+
+/// A time the optimizer measures the error at: `alpha` of the way from key `key` to the next
+/// (0 at a key), where the clip itself plays `locals`, which put its bones at `cs`.
+pub(super) struct Check {
+    pub(super) key: usize,
+    pub(super) alpha: f32,
+    pub(super) locals: Vec<Transform>,
+    pub(super) cs: Vec<Transform>,
+}
 
 /// One clip resampled at its key times, with each track's range.
 pub(super) struct Problem<'a> {
     pub(super) parents: &'a [i32],
     /// `[key][bone]` local transforms of the clip.
     pub(super) raw: Vec<Vec<Transform>>,
+    /// Where the error is measured, with the clip's exact pose there
+    /// ([`Problem::checks_at`]).
+    pub(super) checks: Vec<Check>,
+    /// `[track]` whether the track holds its keys (STEP) instead of interpolating them.
+    pub(super) steps: Vec<bool>,
     /// The value a [`Rate::Reference`] track plays, per bone.
     pub(super) reference: &'a [Transform],
     /// For an additive clip, the pose its deltas are measured on (applied in local space).
@@ -38,11 +55,40 @@ impl Problem<'_> {
     }
 
     /// Component-space transforms of `locals` as [`Problem::posed`] shows them.
-    fn component(&self, locals: &[Transform]) -> Vec<Transform> {
+    pub(super) fn component(&self, locals: &[Transform]) -> Vec<Transform> {
         let posed: Vec<Transform> = (0..locals.len())
             .map(|b| self.posed(b, locals[b]))
             .collect();
         component_space(self.parents, &posed)
+    }
+
+    /// Bone `bone` as the sampler plays it `alpha` of the way from its key value `x` to the next,
+    /// `y`: each track interpolated as the sampling stage interpolates it (nlerp, lerp), or
+    /// held where it steps.
+    fn played(&self, bone: usize, x: &Transform, y: &Transform, alpha: f32) -> Transform {
+        if alpha == 0.0 {
+            return *x;
+        }
+        let step = |kind: usize| self.steps[bone * 3 + kind];
+        let mut out = *x;
+        if !step(super::pack::ROTATION) {
+            out.rotation = nlerp(x.rotation, y.rotation, alpha);
+        }
+        if !step(super::pack::TRANSLATION) {
+            out.translation = lerp3(x.translation, y.translation, alpha);
+        }
+        if !step(super::pack::SCALE) {
+            out.scale = lerp3(x.scale, y.scale, alpha);
+        }
+        out
+    }
+
+    /// The pose played at `check` from the key poses `keys`.
+    fn played_pose(&self, keys: &[Vec<Transform>], check: &Check) -> Vec<Transform> {
+        let (a, b) = (&keys[check.key], &keys[(check.key + 1).min(keys.len() - 1)]);
+        (0..self.bones())
+            .map(|bone| self.played(bone, &a[bone], &b[bone], check.alpha))
+            .collect()
     }
 
     /// Track `track`'s value at `key` as stored at `rate`, written into `out`.
@@ -80,22 +126,28 @@ impl Problem<'_> {
     pub(super) fn solve(&self, threshold: f32) -> (Vec<Rate>, f32) {
         let bones = self.bones();
         let keys = self.raw.len();
-        let raw_cs: Vec<Vec<Transform>> = self.raw.iter().map(|l| self.component(l)).collect();
         let mut levels = vec![LEVELS - 1; bones * 3];
         let mut scratch = vec![Transform::IDENTITY; bones];
         let mut subtree = Vec::new();
+        let mut decoded = vec![Transform::IDENTITY; keys];
         for (track, level) in levels.iter_mut().enumerate() {
-            let bone = track / 3;
-            if track % 3 == 0 {
+            let (bone, kind) = (track / 3, track % 3);
+            if kind == 0 {
                 subtree = self.subtree(bone);
             }
             *level = (0..LEVELS - 1)
                 .find(|&l| {
-                    (0..keys).all(|k| {
-                        let mut local = self.raw[k][bone];
-                        self.decode_into(&mut local, track, Rate::from_level(l), k);
-                        self.subtree_error(&subtree, &raw_cs[k], k, local, &mut scratch)
-                            <= threshold
+                    for (k, d) in decoded.iter_mut().enumerate() {
+                        *d = self.raw[k][bone];
+                        self.decode_into(d, track, Rate::from_level(l), k);
+                    }
+                    self.checks.iter().all(|c| {
+                        // The track as played there, the bone's other tracks exact.
+                        let next = &decoded[(c.key + 1).min(keys - 1)];
+                        let played = self.played(bone, &decoded[c.key], next, c.alpha);
+                        let mut local = c.locals[bone];
+                        set_field(&mut local, kind, key_value(&played, kind), false);
+                        self.subtree_error(&subtree, c, local, &mut scratch) <= threshold
                     })
                 })
                 .unwrap_or(LEVELS - 1);
@@ -107,25 +159,33 @@ impl Problem<'_> {
             }
         }
         loop {
-            let (worst, key, bone) = self.worst(&locals, &raw_cs);
+            let (worst, at, bone) = self.worst(&locals);
             if worst <= threshold {
                 return (levels.into_iter().map(Rate::from_level).collect(), worst);
             }
+            let check = &self.checks[at];
             let mut chain = vec![bone];
             while let Ok(p) = usize::try_from(self.parents[*chain.last().unwrap_or(&0)]) {
                 chain.push(p);
             }
+            let pair = [check.key, (check.key + 1).min(keys - 1)];
             let mut best: Option<(f32, usize)> = None;
             for track in chain.iter().flat_map(|&b| b * 3..b * 3 + 3) {
                 if levels[track] == LEVELS - 1 {
                     continue;
                 }
-                let mut trial = locals[key].clone();
                 let rate = Rate::from_level(levels[track] + 1);
-                self.decode_into(&mut trial[track / 3], track, rate, key);
+                let trial = pair.map(|k| {
+                    let mut pose = locals[k].clone();
+                    self.decode_into(&mut pose[track / 3], track, rate, k);
+                    pose
+                });
+                let played: Vec<Transform> = (0..bones)
+                    .map(|b| self.played(b, &trial[0][b], &trial[1][b], check.alpha))
+                    .collect();
                 let e = vertex_error(
-                    &self.component(&trial)[bone],
-                    &raw_cs[key][bone],
+                    &self.component(&played)[bone],
+                    &check.cs[bone],
                     self.distance,
                 );
                 if best.is_none_or(|(b, _)| e < b) {
@@ -158,42 +218,39 @@ impl Problem<'_> {
         out
     }
 
-    /// The worst error over `subtree` at key `k` when its root bone's local is `local`.
+    /// The worst error over `subtree` at `check` when its root bone's local is `local`, the
+    /// other bones playing the clip's own.
     fn subtree_error(
         &self,
         subtree: &[usize],
-        raw_cs: &[Transform],
-        k: usize,
+        check: &Check,
         local: Transform,
         scratch: &mut [Transform],
     ) -> f32 {
         let mut worst = 0.0f32;
         for (i, &c) in subtree.iter().enumerate() {
-            let l = self.posed(c, if i == 0 { local } else { self.raw[k][c] });
+            let l = self.posed(c, if i == 0 { local } else { check.locals[c] });
             let parent = usize::try_from(self.parents[c]).ok();
             scratch[c] = match parent {
                 Some(p) if i > 0 => Transform::compose(&l, &scratch[p]),
-                Some(p) => Transform::compose(&l, &raw_cs[p]),
+                Some(p) => Transform::compose(&l, &check.cs[p]),
                 None => l,
             };
-            worst = worst.max(vertex_error(&scratch[c], &raw_cs[c], self.distance));
+            worst = worst.max(vertex_error(&scratch[c], &check.cs[c], self.distance));
         }
         worst
     }
 
-    /// The worst error of `locals` against the clip: (error, key, bone).
-    pub(super) fn worst(
-        &self,
-        locals: &[Vec<Transform>],
-        raw_cs: &[Vec<Transform>],
-    ) -> (f32, usize, usize) {
+    /// The worst error of the key poses `locals` as played at every check: (error, check,
+    /// bone).
+    pub(super) fn worst(&self, locals: &[Vec<Transform>]) -> (f32, usize, usize) {
         let mut worst = (0.0, 0, 0);
-        for (k, l) in locals.iter().enumerate() {
-            let cs = self.component(l);
+        for (i, check) in self.checks.iter().enumerate() {
+            let cs = self.component(&self.played_pose(locals, check));
             for (b, t) in cs.iter().enumerate() {
-                let e = vertex_error(t, &raw_cs[k][b], self.distance);
+                let e = vertex_error(t, &check.cs[b], self.distance);
                 if e > worst.0 {
-                    worst = (e, k, b);
+                    worst = (e, i, b);
                 }
             }
         }
