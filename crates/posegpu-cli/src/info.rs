@@ -214,6 +214,16 @@ fn characters(target_file: &Path, source_file: &Path, rig: &Rig) -> Result<ExitC
         let roles = character.humanoid.describe(&asset.skeleton);
         println!("{}: {roles}", file.display());
     }
+    // The target's IK-style feet: which stay on their shins, and why.
+    let names = target.skeleton.names();
+    for h in plan.foot_holds() {
+        println!(
+            "{}: IK-style foot '{}' (shin '{}'): {h}",
+            target_file.display(),
+            names[h.foot],
+            names[h.shin]
+        );
+    }
     println!(
         "{} driven by {}:\n{}",
         target_file.display(),

@@ -22,6 +22,10 @@ pub struct RenderArgs {
     /// without clips stands in its reference pose.
     #[arg(long)]
     model: Option<PathBuf>,
+    /// Without --model: the procedural humanoid with IK-style feet (its feet children of its
+    /// root, its clips keeping them on the shins), to look at retargeting onto such rigs.
+    #[arg(long, conflicts_with = "model")]
+    ik_style_feet: bool,
     /// Mesh nodes of the model not to draw, comma-separated (e.g. spare weapons).
     #[arg(long, value_delimiter = ',')]
     hide: Vec<String>,
@@ -87,8 +91,14 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
             (asset, mesh)
         }
         None => {
-            let asset = posegpu::procedural::humanoid_asset();
-            let mesh = SkinnedMesh::humanoid(&asset.skeleton);
+            let asset = if args.ik_style_feet {
+                posegpu::procedural::humanoid_ik_feet_asset()
+            } else {
+                posegpu::procedural::humanoid_asset()
+            };
+            // The humanoid's own mesh: the same bones and binds, each shin's box down to its
+            // foot's joint, wherever the foot hangs.
+            let mesh = SkinnedMesh::humanoid(&posegpu::procedural::humanoid());
             (asset, mesh)
         }
     };

@@ -23,7 +23,7 @@ struct IkHeader {
     pelvis_path_start: u32,
     pelvis_path_len: u32,
     max_drop: f32,
-    _pad0: u32,
+    attached: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -53,6 +53,7 @@ struct IkChain {
 const IK_HAND: u32 = 1u;
 const IK_CARRIED: u32 = 2u;
 const IK_TORSO: u32 = 4u;
+const IK_ATTACHED: u32 = 8u;
 const IK_NO_BONE: u32 = 0xffffffffu;
 const IK_CHAIN_WORDS: u32 = 6u;
 const IK_HEADER_WORDS: u32 = 2u;
@@ -421,6 +422,28 @@ fn turned(x: Xform, r: vec4<f32>) -> Xform {
     return Xform(r, x.t, x.s);
 }
 
+// Whether some weighted base sample has goal record `record` (the instance plays a retargeted
+// clip); the `planned` of blend_goal without the goals (planned in src/drive/ik.rs).
+fn any_planned(first: u32, count: u32, record: u32) -> bool {
+    for (var k = 0u; k < count; k++) {
+        let s = as_sample(frame[first + k]);
+        if (s.weight > ZERO_WEIGHT && has_goal(clip_data(s.clip_and_flags & ~INSTANCE_LOOP), record)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// An IK_ATTACHED chain's foot bone (goal_parent, the last of its goal path) moved to the point
+// its mid bone carries, its local rotation and scale kept, so that the bones below it follow
+// (Chains::attach in src/drive/ik.rs).
+fn attach_foot(base: u32, c: IkChain) {
+    let at = compose(Xform(IDENTITY.r, vec4<f32>(c.tip, 0.0), IDENTITY.s), walk_chain(base, c).mid);
+    let parent = walk_to(base, c.goal_path_start, max(c.goal_path_len, 1u) - 1u);
+    let moved = quat_rotate(quat_conj(parent.r), at.t.xyz - parent.t.xyz);
+    locals[base + c.goal_parent].t = vec4<f32>(moved * safe_recip3(parent.s.xyz), 0.0);
+}
+
 @compute @workgroup_size(64)
 fn main(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -444,11 +467,16 @@ fn main(
         e += 1u + layer_samples(as_layer(frame[e]));
     }
     let ik_layer = frame[last];
-    if (head.layers == 0u || layer_kind(as_layer(ik_layer)) != LAYER_IK) {
+    let top = ik_header();
+    // Without an IK layer, only feet that stay on their shins have work.
+    var feet = 0.0;
+    var hands = 0.0;
+    if (head.layers > 0u && layer_kind(as_layer(ik_layer)) == LAYER_IK) {
+        feet = bitcast<f32>(ik_layer.y);
+        hands = bitcast<f32>(ik_layer.z);
+    } else if (head.layers == 0u || top.attached == 0u) {
         return;
     }
-    let feet = bitcast<f32>(ik_layer.y);
-    let hands = bitcast<f32>(ik_layer.z);
     let first = head.first + 1u;
     let count = layer_samples(as_layer(frame[head.first]));
     var sum = 0.0;
@@ -462,7 +490,6 @@ fn main(
     var leg_goals: array<vec3<f32>, IK_MAX_CHAINS>;
     var cached = 0u;
     var planned = 0u;
-    let top = ik_header();
     if (top.pelvis != IK_NO_BONE) {
         var drop = 0.0;
         var up = vec3<f32>(0.0);
@@ -497,78 +524,87 @@ fn main(
     }
     for (var i = 0u; i < chains; i++) {
         let c = ik_chain(i);
-        let hand = (c.flags & IK_HAND) != 0u;
-        let carried = (c.flags & IK_CARRIED) != 0u;
-        let w = select(feet, hands, hand);
-        if (!(w > ZERO_WEIGHT && (carried || sum > 0.0))) {
-            continue;
-        }
-        if ((c.flags & IK_TORSO) != 0u) {
-            // The torso: the spine bone below the chest turns, the chest keeps its turn.
-            let t = walk_chain(base, c);
-            let hips = walk_to(base, c.goal_path_start, c.goal_path_len);
-            let pelvis = hips.t.xyz + quat_rotate(hips.r, hips.s.xyz * c.tip);
-            let g = blend_goal(base, first, count, sum, bones + i, c, t.end, false, IDENTITY);
-            let turn = torso_turn(pelvis, t.root.t.xyz, t.mid.t.xyz, t.end.t.xyz, g.t, w);
-            if (g.planned && turn.ok) {
-                let root = quat_mul(turn.q, t.root.r);
-                locals[base + c.root].r = local_rotation(t.par_root, root);
-                locals[base + c.mid].r = local_rotation(turned(t.root, root), t.mid.r);
+        // The chain's IK, then its attached foot: `break` leaves the chain's IK.
+        loop {
+            let hand = (c.flags & IK_HAND) != 0u;
+            let carried = (c.flags & IK_CARRIED) != 0u;
+            let w = select(feet, hands, hand);
+            if (!(w > ZERO_WEIGHT && (carried || sum > 0.0))) {
+                break;
             }
-            continue;
+            if ((c.flags & IK_TORSO) != 0u) {
+                // The torso: the spine bone below the chest turns, the chest keeps its turn.
+                let t = walk_chain(base, c);
+                let hips = walk_to(base, c.goal_path_start, c.goal_path_len);
+                let pelvis = hips.t.xyz + quat_rotate(hips.r, hips.s.xyz * c.tip);
+                let g = blend_goal(base, first, count, sum, bones + i, c, t.end, false, IDENTITY);
+                let turn = torso_turn(pelvis, t.root.t.xyz, t.mid.t.xyz, t.end.t.xyz, g.t, w);
+                if (g.planned && turn.ok) {
+                    let root = quat_mul(turn.q, t.root.r);
+                    locals[base + c.root].r = local_rotation(t.par_root, root);
+                    locals[base + c.mid].r = local_rotation(turned(t.root, root), t.mid.r);
+                }
+                break;
+            }
+            let p = chain_pose(base, c);
+            var goal: Goal;
+            if (i < IK_MAX_CHAINS && (cached & (1u << i)) != 0u) {
+                // A leg's goal from before the pelvis dropped (a sample without a goal keeps the
+                // foot where the pose put it, not where the drop took it).
+                let bit = 1u << min(i, IK_MAX_CHAINS - 1u);
+                goal = Goal(leg_goals[min(i, IK_MAX_CHAINS - 1u)], p.end.r, (planned & bit) != 0u);
+            } else if (hand) {
+                let frame = walk_to(base, c.goal_path_start, c.goal_path_len);
+                goal = blend_goal(base, first, count, sum, bones + i, c, p.end, true, frame);
+            } else {
+                goal = blend_goal(base, first, count, sum, bones + i, c, unplanned_end(base, c, p),
+                    false, IDENTITY);
+            }
+            // Legs aim at their goal's height; a carried leg whose samples have no goal (its own
+            // clips) reaches its foot bone.
+            var aim = p.end.t.xyz + (goal.t - p.end.t.xyz) * w;
+            if (!hand && (goal.planned || !carried)) {
+                let a = p.root.t.xyz;
+                let reach = (length(p.mid.t.xyz - a) + length(p.end.t.xyz - p.mid.t.xyz)) * MAX_REACH;
+                aim = within_reach(leg_aim(c, p.end.t.xyz, goal.t, w), a, reach, c.up);
+            }
+            var end_rotation = p.end.r;
+            if (hand) {
+                let g0 = goal.r * (1.0 / length(goal.r));
+                let g = select(-g0, g0, dot(p.end.r, g0) >= 0.0);
+                let v = p.end.r * (1.0 - w) + g * w;
+                end_rotation = v * (1.0 / length(v));
+            }
+            let sol = two_bone(p.root.t.xyz, p.mid.t.xyz, p.end.t.xyz, aim,
+                quat_rotate(p.root.r, c.bend));
+            if (!sol.ok) {
+                break;
+            }
+            let dba = quat_mul(sol.db, sol.da);
+            locals[base + c.root].r = local_rotation(p.par_root, quat_mul(sol.da, p.root.r));
+            locals[base + c.mid].r = local_rotation(turned(p.par_mid, quat_mul(sol.da, p.par_mid.r)),
+                quat_mul(dba, p.mid.r));
+            if (!carried) {
+                locals[base + c.end].r = local_rotation(turned(p.par_end, quat_mul(dba, p.par_end.r)),
+                    end_rotation);
+            }
+            if (!hand && !carried && c.toe != IK_NO_BONE) {
+                // The foot turns about the ankle to bring the toe to its goal's height (toe goals
+                // follow the chains' goals).
+                let q = walk_chain(base, c);
+                let toe = compose(locals[base + c.toe], q.end);
+                let g = blend_goal(base, first, count, sum, bones + chains + i, c, toe, false,
+                    IDENTITY);
+                let v = toe.t.xyz - q.end.t.xyz;
+                let turn = toe_turn(v, g.t - toe.t.xyz, c.up, w);
+                locals[base + c.end].r = local_rotation(q.par_end, quat_mul(turn, q.end.r));
+            }
+            break;
         }
-        let p = chain_pose(base, c);
-        var goal: Goal;
-        if (i < IK_MAX_CHAINS && (cached & (1u << i)) != 0u) {
-            // A leg's goal from before the pelvis dropped (a sample without a goal keeps the
-            // foot where the pose put it, not where the drop took it).
-            let bit = 1u << min(i, IK_MAX_CHAINS - 1u);
-            goal = Goal(leg_goals[min(i, IK_MAX_CHAINS - 1u)], p.end.r, (planned & bit) != 0u);
-        } else if (hand) {
-            let frame = walk_to(base, c.goal_path_start, c.goal_path_len);
-            goal = blend_goal(base, first, count, sum, bones + i, c, p.end, true, frame);
-        } else {
-            goal = blend_goal(base, first, count, sum, bones + i, c, unplanned_end(base, c, p),
-                false, IDENTITY);
-        }
-        // Legs aim at their goal's height; a carried leg whose samples have no goal (its own
-        // clips) reaches its foot bone.
-        var aim = p.end.t.xyz + (goal.t - p.end.t.xyz) * w;
-        if (!hand && (goal.planned || !carried)) {
-            let a = p.root.t.xyz;
-            let reach = (length(p.mid.t.xyz - a) + length(p.end.t.xyz - p.mid.t.xyz)) * MAX_REACH;
-            aim = within_reach(leg_aim(c, p.end.t.xyz, goal.t, w), a, reach, c.up);
-        }
-        var end_rotation = p.end.r;
-        if (hand) {
-            let g0 = goal.r * (1.0 / length(goal.r));
-            let g = select(-g0, g0, dot(p.end.r, g0) >= 0.0);
-            let v = p.end.r * (1.0 - w) + g * w;
-            end_rotation = v * (1.0 / length(v));
-        }
-        let sol = two_bone(p.root.t.xyz, p.mid.t.xyz, p.end.t.xyz, aim,
-            quat_rotate(p.root.r, c.bend));
-        if (!sol.ok) {
-            continue;
-        }
-        let dba = quat_mul(sol.db, sol.da);
-        locals[base + c.root].r = local_rotation(p.par_root, quat_mul(sol.da, p.root.r));
-        locals[base + c.mid].r = local_rotation(turned(p.par_mid, quat_mul(sol.da, p.par_mid.r)),
-            quat_mul(dba, p.mid.r));
-        if (!carried) {
-            locals[base + c.end].r = local_rotation(turned(p.par_end, quat_mul(dba, p.par_end.r)),
-                end_rotation);
-        }
-        if (!hand && !carried && c.toe != IK_NO_BONE) {
-            // The foot turns about the ankle to bring the toe to its goal's height (toe goals
-            // follow the chains' goals).
-            let q = walk_chain(base, c);
-            let toe = compose(locals[base + c.toe], q.end);
-            let g = blend_goal(base, first, count, sum, bones + chains + i, c, toe, false,
-                IDENTITY);
-            let v = toe.t.xyz - q.end.t.xyz;
-            let turn = toe_turn(v, g.t - toe.t.xyz, c.up, w);
-            locals[base + c.end].r = local_rotation(q.par_end, quat_mul(turn, q.end.r));
+        // An attached foot follows its shin, where the instance plays a retargeted sample,
+        // with the chain's IK weight or without.
+        if ((c.flags & IK_ATTACHED) != 0u && any_planned(first, count, bones + i)) {
+            attach_foot(base, c);
         }
     }
 }

@@ -330,6 +330,18 @@ impl FrameShape {
     }
 }
 
+/// When a library's IK chains give the IK pass work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IkChains {
+    /// The library has none.
+    None,
+    /// For instances with an IK layer.
+    WithLayers,
+    /// Every frame: feet that stay on their shins ([`crate::layout::IK_ATTACHED`]) are moved
+    /// there, IK layer or not.
+    Always,
+}
+
 /// The choices a backend makes for its frames.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FrameOptions {
@@ -366,7 +378,8 @@ impl FramePlan {
     /// - a crowd's advance, then its root motion where some instance extracts it;
     /// - each sample's key search, resolved once for all its bones;
     /// - the fused pass, where `options.fuse`, no stage between sampling and the hierarchy has
-    ///   work (mesh-space layers, inertialization, IK with the library's chains) and the
+    ///   work (mesh-space layers, inertialization, IK with the library's chains, or feet the
+    ///   library keeps on their shins) and the
     ///   skeleton fits the pass's workgroup memory (320 bones);
     /// - else sampling, the layer, inertialization and IK passes where they have work, and the
     ///   hierarchy;
@@ -374,19 +387,29 @@ impl FramePlan {
     pub fn new(lib: &AnimLibrary, shape: &FrameShape, options: &FrameOptions) -> Self {
         let bones = lib.bone_count() as u32;
         let curves = lib.curve_names().len() as u32;
-        Self::build(bones, curves, !lib.data().ik.is_empty(), shape, options)
+        let ik = &lib.data().ik;
+        let chains = match (ik.is_empty(), crate::drive::ik::attaches_feet(ik)) {
+            (true, _) => IkChains::None,
+            (false, false) => IkChains::WithLayers,
+            (false, true) => IkChains::Always,
+        };
+        Self::build(bones, curves, chains, shape, options)
     }
 
-    /// [`FramePlan::new`] for a library of `bones` bones and `curves` curves, with IK chains or
-    /// without.
+    /// [`FramePlan::new`] for a library of `bones` bones and `curves` curves, whose IK chains
+    /// are `chains`.
     fn build(
         bones: u32,
         curves: u32,
-        chains: bool,
+        chains: IkChains,
         shape: &FrameShape,
         options: &FrameOptions,
     ) -> Self {
-        let ik = shape.ik && chains;
+        let ik = match chains {
+            IkChains::None => false,
+            IkChains::WithLayers => shape.ik,
+            IkChains::Always => true,
+        };
         let fused =
             options.fuse && bones <= FUSED_BONES && !shape.mesh_layers && !shape.inertia && !ik;
         let single_clips = shape.single_clips;
@@ -590,7 +613,7 @@ mod tests {
             ik: true,
             ..everything
         };
-        let longest = FramePlan::build(20, 1, true, &most, &crowd);
+        let longest = FramePlan::build(20, 1, IkChains::WithLayers, &most, &crowd);
         assert_eq!(longest.passes().len(), FramePlan::MOST_PASSES as usize);
         assert!(plan.passes().contains(&PlannedPass {
             pass: Pass::Inertialize { starts: true },

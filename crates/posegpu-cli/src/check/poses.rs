@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use glam::{Quat, Vec3};
-use posegpu::procedural::{humanoid_asset, random_asset};
+use posegpu::procedural::{humanoid_asset, humanoid_ik_feet_asset, random_asset};
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
     AdditiveSpace, AnimLibrary, Asset, Bone, BoneTrack, Channel, Clip, ClipSample, CpuEvaluator,
@@ -68,6 +68,22 @@ pub const STAGES: &[(&str, StageFn)] = &[
         };
         plan(c, "IK after retargeting: hands", &[hands, IkWeights::ALL])
     }),
+    (
+        "IK after retargeting: IK-style feet kept on the legs",
+        |c| {
+            let (source, target) = (humanoid_asset(), humanoid_ik_feet_asset());
+            let plan = RetargetPlan::new(&source, &target, &PlanOptions::default())?;
+            let stage = "IK after retargeting: IK-style feet";
+            plan_between(
+                c,
+                stage,
+                &source,
+                &target,
+                &plan,
+                &[IkWeights::FEET, IkWeights::NONE],
+            )
+        },
+    ),
     ("baked clips, IK per instance", baked),
     ("additive layer, local space", |c| {
         additive(c, "additive layer, local", AdditiveSpace::Local)

@@ -10,8 +10,9 @@ use glam::Vec3;
 
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, ClipSample, LayerKind, PoseBatch};
-use crate::drive::ik::{chain_count, solve};
+use crate::drive::ik::{attaches_feet, chain_count, solve};
 use crate::drive::plan::apply_bone;
+use crate::drive::IkWeights;
 use crate::layout::{
     ClipData, Entry, Head, Xform, CLIP_COMPRESSED, CLIP_GOALS, CLIP_PLAN, IK_HAND, PLAN_NO_GOAL,
 };
@@ -20,7 +21,8 @@ use crate::model::map_time;
 use crate::Transform;
 
 /// One instance of the library's batch: its chains run on its `locals`, when it has an IK
-/// layer with a weight and the library has chains.
+/// layer with a weight and the library has chains; and its attached feet move onto their
+/// shins, IK layer or not.
 pub(super) fn run_instance(
     lib: &AnimLibrary,
     entries: &[Entry],
@@ -31,10 +33,9 @@ pub(super) fn run_instance(
     if chain_count(&data.ik) == 0 {
         return;
     }
-    let Some(weights) = batch::ik_weights(entries, head) else {
-        return;
-    };
-    if weights.feet <= ZERO_WEIGHT && weights.hands <= ZERO_WEIGHT {
+    // Without an IK layer (or with zero weights), only attached feet have work.
+    let weights = batch::ik_weights(entries, head).unwrap_or(IkWeights::NONE);
+    if weights.feet <= ZERO_WEIGHT && weights.hands <= ZERO_WEIGHT && !attaches_feet(&data.ik) {
         return;
     }
     let Some(Some(base)) = batch::layers(entries, head).next() else {

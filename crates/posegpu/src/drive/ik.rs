@@ -7,8 +7,8 @@ use glam::{Quat, Vec3, Vec4};
 
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::layout::{
-    Entry, IkChain, IkHeader, BEND_BIAS, IK_CARRIED, IK_CHAIN_WORDS, IK_HAND, IK_HEADER_WORDS,
-    IK_MAX_CHAINS, IK_NO_BONE, IK_TORSO, MAX_REACH,
+    Entry, IkChain, IkHeader, BEND_BIAS, IK_ATTACHED, IK_CARRIED, IK_CHAIN_WORDS, IK_HAND,
+    IK_HEADER_WORDS, IK_MAX_CHAINS, IK_NO_BONE, IK_TORSO, MAX_REACH,
 };
 use crate::math::{find_between_normals, safe_recip, TINY};
 use crate::transform::mirror::local_rotation;
@@ -56,6 +56,12 @@ impl IkWeights {
 /// The number of chains of an IK table.
 pub(crate) fn chain_count(table: &[Entry]) -> usize {
     Chains(table).count()
+}
+
+/// Whether an IK table has [`IK_ATTACHED`] chains, for which the IK stage runs on every
+/// instance ([`IkHeader::attached`]).
+pub(crate) fn attaches_feet(table: &[Entry]) -> bool {
+    Chains(table).count() > 0 && Chains(table).ik_header().attached > 0
 }
 
 /// The IK table (layout: [`IkChain`]) as the IK stage binds it, read through the readers of
@@ -150,6 +156,21 @@ impl Chains<'_> {
         (p, self.walk_to(locals, c.goal_path_start, c.goal_path_len))
     }
 
+    /// An [`IK_ATTACHED`] chain's foot bone (`goal_parent`, the last of its goal path) moved to
+    /// the point its mid bone carries, its local rotation and scale kept, so that the bones
+    /// below it follow (`attach_foot` in `ik.wgsl`).
+    fn attach(&self, locals: &mut [Transform], c: &IkChain) {
+        let tip = Transform {
+            translation: Vec3::from_array(c.tip),
+            ..Transform::IDENTITY
+        };
+        let at = Transform::compose(&tip, &self.walk_chain(locals, c).mid).translation;
+        let len = c.goal_path_len.saturating_sub(1);
+        let parent = self.walk_to(locals, c.goal_path_start, len);
+        let moved = parent.rotation.conjugate() * (at - parent.translation);
+        locals[c.goal_parent as usize].translation = moved * safe_recip(parent.scale);
+    }
+
     /// The component-space transform of the last bone of the path `start .. start + len`
     /// (`walk_to` in `ik.wgsl`).
     fn walk_to(&self, locals: &[Transform], start: u32, len: u32) -> Transform {
@@ -234,99 +255,118 @@ pub(crate) fn solve(
             locals[head.pelvis as usize].translation += moved * safe_recip(parent.scale);
         }
     }
+    // Whether some weighted sample has a goal for chain `i` (it plays a retargeted clip).
+    let planned = |goal: &mut dyn FnMut(usize, &IkChain, usize, bool) -> Option<Transform>,
+                   i: usize,
+                   c: &IkChain| {
+        let mut weighted = sample_weights
+            .clone()
+            .enumerate()
+            .filter(|&(_, w)| w > ZERO_WEIGHT);
+        weighted.any(|(k, _)| goal(i, c, k, false).is_some())
+    };
     for i in 0..chains.count() {
         let c = chains.ik_chain(i);
-        let hand = c.flags & IK_HAND != 0;
-        let carried = c.flags & IK_CARRIED != 0;
-        let Some(w) = weight(&c) else {
-            continue;
-        };
-        if c.flags & IK_TORSO != 0 {
-            // The torso: the spine bone below the chest turns, the chest keeps its turn.
-            let p = chains.walk_chain(locals, &c);
-            let hips = chains.walk_to(locals, c.goal_path_start, c.goal_path_len);
-            let pelvis = hips.translation + hips.rotation * (hips.scale * Vec3::from_array(c.tip));
-            let (goal_t, _, planned) = blend_goal(sample_weights.clone(), sum, p.end, None, |k| {
-                goal(i, &c, k, false)
-            });
-            let (j1, j2, n) = (p.root.translation, p.mid.translation, p.end.translation);
-            if let Some(turn) = torso_turn(pelvis, j1, j2, n, goal_t, w).filter(|_| planned) {
-                let root = turn * p.root.rotation;
-                locals[c.root as usize].rotation = local_rotation(&p.par_root, root);
-                locals[c.mid as usize].rotation =
-                    local_rotation(&turned(&p.root, root), p.mid.rotation);
+        'chain: {
+            let hand = c.flags & IK_HAND != 0;
+            let carried = c.flags & IK_CARRIED != 0;
+            let Some(w) = weight(&c) else {
+                break 'chain;
+            };
+            if c.flags & IK_TORSO != 0 {
+                // The torso: the spine bone below the chest turns, the chest keeps its turn.
+                let p = chains.walk_chain(locals, &c);
+                let hips = chains.walk_to(locals, c.goal_path_start, c.goal_path_len);
+                let pelvis =
+                    hips.translation + hips.rotation * (hips.scale * Vec3::from_array(c.tip));
+                let (goal_t, _, planned) =
+                    blend_goal(sample_weights.clone(), sum, p.end, None, |k| {
+                        goal(i, &c, k, false)
+                    });
+                let (j1, j2, n) = (p.root.translation, p.mid.translation, p.end.translation);
+                if let Some(turn) = torso_turn(pelvis, j1, j2, n, goal_t, w).filter(|_| planned) {
+                    let root = turn * p.root.rotation;
+                    locals[c.root as usize].rotation = local_rotation(&p.par_root, root);
+                    locals[c.mid as usize].rotation =
+                        local_rotation(&turned(&p.root, root), p.mid.rotation);
+                }
+                break 'chain;
             }
-            continue;
-        }
-        let (p, unplanned) = chains.pose(locals, &c);
-        let end = p.end;
-        let (goal_t, goal_r, planned) = match leg_goals.get(i).copied().flatten() {
-            // A leg's goal from before the pelvis dropped (a sample without a goal keeps the
-            // foot where the pose put it, not where the drop took it).
-            Some((goal_t, planned)) => (goal_t, Vec4::from(end.rotation), planned),
-            None if hand => {
-                let frame = chains.walk_to(locals, c.goal_path_start, c.goal_path_len);
-                blend_goal(sample_weights.clone(), sum, end, Some(frame), |k| {
+            let (p, unplanned) = chains.pose(locals, &c);
+            let end = p.end;
+            let (goal_t, goal_r, planned) = match leg_goals.get(i).copied().flatten() {
+                // A leg's goal from before the pelvis dropped (a sample without a goal keeps the
+                // foot where the pose put it, not where the drop took it).
+                Some((goal_t, planned)) => (goal_t, Vec4::from(end.rotation), planned),
+                None if hand => {
+                    let frame = chains.walk_to(locals, c.goal_path_start, c.goal_path_len);
+                    blend_goal(sample_weights.clone(), sum, end, Some(frame), |k| {
+                        goal(i, &c, k, false)
+                    })
+                }
+                None => blend_goal(sample_weights.clone(), sum, unplanned, None, |k| {
                     goal(i, &c, k, false)
-                })
+                }),
+            };
+            // Legs aim at their goal's height (across the ground as little as the leg's length
+            // needs); a carried leg whose samples have no goal (its own clips) reaches its foot
+            // bone.
+            let target = if !hand && (planned || !carried) {
+                let aim = leg_aim(&c, end.translation, goal_t, w);
+                let (a, b) = (p.root.translation, p.mid.translation);
+                within_reach(
+                    aim,
+                    a,
+                    ((b - a).length() + (end.translation - b).length()) * MAX_REACH,
+                    Vec3::from_array(c.up),
+                )
+            } else {
+                end.translation + (goal_t - end.translation) * w
+            };
+            let end_rotation = if hand {
+                let e = Vec4::from(end.rotation);
+                let g = goal_r * (1.0 / goal_r.length());
+                let g = if e.dot(g) < 0.0 { -g } else { g };
+                let v = e * (1.0 - w) + g * w;
+                Quat::from_vec4(v * (1.0 / v.length()))
+            } else {
+                end.rotation
+            };
+            let Some((da, db)) = two_bone(
+                p.root.translation,
+                p.mid.translation,
+                end.translation,
+                target,
+                p.root.rotation * Vec3::from_array(c.bend),
+            ) else {
+                break 'chain;
+            };
+            let dba = db * da;
+            let rot = |parent: &Transform, turn: Quat, cs: Quat| {
+                local_rotation(&turned(parent, turn * parent.rotation), cs)
+            };
+            locals[c.root as usize].rotation = local_rotation(&p.par_root, da * p.root.rotation);
+            locals[c.mid as usize].rotation = rot(&p.par_mid, da, dba * p.mid.rotation);
+            if !carried {
+                locals[c.end as usize].rotation = rot(&p.par_end, dba, end_rotation);
             }
-            None => blend_goal(sample_weights.clone(), sum, unplanned, None, |k| {
-                goal(i, &c, k, false)
-            }),
-        };
-        // Legs aim at their goal's height (across the ground as little as the leg's length
-        // needs); a carried leg whose samples have no goal (its own clips) reaches its foot
-        // bone.
-        let target = if !hand && (planned || !carried) {
-            let aim = leg_aim(&c, end.translation, goal_t, w);
-            let (a, b) = (p.root.translation, p.mid.translation);
-            within_reach(
-                aim,
-                a,
-                ((b - a).length() + (end.translation - b).length()) * MAX_REACH,
-                Vec3::from_array(c.up),
-            )
-        } else {
-            end.translation + (goal_t - end.translation) * w
-        };
-        let end_rotation = if hand {
-            let e = Vec4::from(end.rotation);
-            let g = goal_r * (1.0 / goal_r.length());
-            let g = if e.dot(g) < 0.0 { -g } else { g };
-            let v = e * (1.0 - w) + g * w;
-            Quat::from_vec4(v * (1.0 / v.length()))
-        } else {
-            end.rotation
-        };
-        let Some((da, db)) = two_bone(
-            p.root.translation,
-            p.mid.translation,
-            end.translation,
-            target,
-            p.root.rotation * Vec3::from_array(c.bend),
-        ) else {
-            continue;
-        };
-        let dba = db * da;
-        let rot = |parent: &Transform, turn: Quat, cs: Quat| {
-            local_rotation(&turned(parent, turn * parent.rotation), cs)
-        };
-        locals[c.root as usize].rotation = local_rotation(&p.par_root, da * p.root.rotation);
-        locals[c.mid as usize].rotation = rot(&p.par_mid, da, dba * p.mid.rotation);
-        if !carried {
-            locals[c.end as usize].rotation = rot(&p.par_end, dba, end_rotation);
+            if !hand && !carried && c.toe != IK_NO_BONE {
+                // The foot turns about the ankle to bring the toe to its goal's height.
+                let p = chains.walk_chain(locals, &c);
+                let toe = Transform::compose(&locals[c.toe as usize], &p.end);
+                let (toe_goal, _, _) = blend_goal(sample_weights.clone(), sum, toe, None, |k| {
+                    goal(i, &c, k, true)
+                });
+                let up = Vec3::from_array(c.up);
+                let v = toe.translation - p.end.translation;
+                let turn = toe_turn(v, toe_goal - toe.translation, up, w);
+                locals[c.end as usize].rotation = local_rotation(&p.par_end, turn * p.end.rotation);
+            }
         }
-        if !hand && !carried && c.toe != IK_NO_BONE {
-            // The foot turns about the ankle to bring the toe to its goal's height.
-            let p = chains.walk_chain(locals, &c);
-            let toe = Transform::compose(&locals[c.toe as usize], &p.end);
-            let (toe_goal, _, _) = blend_goal(sample_weights.clone(), sum, toe, None, |k| {
-                goal(i, &c, k, true)
-            });
-            let up = Vec3::from_array(c.up);
-            let v = toe.translation - p.end.translation;
-            let turn = toe_turn(v, toe_goal - toe.translation, up, w);
-            locals[c.end as usize].rotation = local_rotation(&p.par_end, turn * p.end.rotation);
+        // An attached foot follows its shin, where the instance plays a retargeted sample, with
+        // the chain's IK weight or without.
+        if c.flags & IK_ATTACHED != 0 && planned(&mut goal, i, &c) {
+            chains.attach(locals, &c);
         }
     }
 }

@@ -19,7 +19,9 @@ pub(crate) struct IkHeader {
     pub pelvis_path_len: u32,
     /// The most the pelvis is lowered, in component units.
     pub max_drop: f32,
-    pub _pad0: u32,
+    /// How many chains are [`IK_ATTACHED`]: where any is, the IK stage runs for every
+    /// instance, with an IK layer or without.
+    pub attached: u32,
     pub _pad1: u32,
     pub _pad2: u32,
 }
@@ -50,7 +52,7 @@ pub(crate) struct IkChain {
     /// The bone the goal is relative to, or [`IK_NO_BONE`] (component space).
     pub goal_parent: u32,
     pub bend: [f32; 3],
-    /// [`IK_HAND`], [`IK_CARRIED`], [`IK_TORSO`] or 0 (a leg).
+    /// [`IK_HAND`], [`IK_CARRIED`] (with [`IK_ATTACHED`] or not), [`IK_TORSO`] or 0 (a leg).
     pub flags: u32,
     pub path_start: u32,
     pub path_len: u32,
@@ -83,6 +85,11 @@ pub(crate) const IK_CARRIED: u32 = 2;
 /// [`IkChain::flags`]: the torso: `root` turns so that the line from the pelvis (`tip` in the
 /// `goal_parent` hips' frame) to `end` points at the goal, `mid` (the chest) keeping its turn.
 pub(crate) const IK_TORSO: u32 = 4;
+/// [`IkChain::flags`], with [`IK_CARRIED`]: the foot bone (`goal_parent`) stays on the leg: after
+/// the chain runs (or without it, where the instance has no IK weight), an instance playing a
+/// retargeted sample has its foot moved to the point the shin carries (`tip`), the foot's
+/// rotation and the bones below it following (`docs/pose-math.md`, "IK after retargeting").
+pub(crate) const IK_ATTACHED: u32 = 8;
 /// [`IkChain::goal_parent`]: the goal is in component space.
 pub(crate) const IK_NO_BONE: u32 = u32::MAX;
 /// Words of one [`IkChain`].

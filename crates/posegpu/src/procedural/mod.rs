@@ -1,9 +1,11 @@
 //! Content built in code, which needs no files: the embedded humanoid character and its clips,
-//! its aim poses, and synthetic skeletons and clips for tests and benchmarks.
+//! its aim poses, a variant with IK-style feet, and synthetic skeletons and clips for tests and
+//! benchmarks.
 
 mod aim;
 mod crowd;
 mod humanoid;
+mod ik_feet;
 mod synthetic;
 
 use std::f32::consts::TAU;
@@ -16,6 +18,7 @@ use crate::Transform;
 pub use aim::{aim_angles, aim_rotation, humanoid_aim_poses, AIM_PITCHES, AIM_YAWS};
 pub use crowd::humanoid_crowd;
 pub use humanoid::{humanoid, humanoid_asset, humanoid_clips, humanoid_variant};
+pub use ik_feet::{humanoid_ik_feet_asset, with_feet_on_root};
 pub use synthetic::random_asset;
 
 /// A skeleton whose inverse bind matrices (where `with_bind(bone)`) are the inverse of the rest

@@ -11,7 +11,7 @@ use super::frame::Character;
 use super::humanoid::{Side, SideLimbs};
 use super::tree::Tree;
 use crate::layout::{
-    Entry, IkChain, IkHeader, IK_CARRIED, IK_HAND, IK_MAX_CHAINS, IK_NO_BONE, IK_TORSO,
+    Entry, IkChain, IkHeader, IK_ATTACHED, IK_CARRIED, IK_HAND, IK_MAX_CHAINS, IK_NO_BONE, IK_TORSO,
 };
 use crate::model::Skeleton;
 use crate::Transform;
@@ -38,6 +38,9 @@ pub(crate) struct ChainDef {
     /// An IK-style leg: `end` is the foot bone the shin should reach, `tip` the point the shin
     /// carries to it (in `mid`'s rest frame).
     pub carried: Option<Vec3>,
+    /// A carried leg whose foot stays on the shin ([`super::feet`]): the IK stage moves the
+    /// foot to the carried point.
+    pub attached: bool,
     /// Up, the end's rest height along it, and the hip height (component space).
     pub up: Vec3,
     pub rest_height: f32,
@@ -133,6 +136,7 @@ pub(crate) fn chains(skeleton: &Skeleton, character: &Character) -> Vec<ChainDef
             bend: cs[root].rotation.inverse() * dir,
             hand,
             carried,
+            attached: false,
             up: body.up,
             rest_height: c.dot(body.up),
             hip_height: body.hip_height,
@@ -181,6 +185,7 @@ fn torso(tree: &Tree, cs: &[Transform], character: &Character) -> Option<ChainDe
         bend: Vec3::ZERO,
         hand: false,
         carried: None,
+        attached: false,
         up: body.up,
         rest_height: 0.0,
         hip_height: body.hip_height,
@@ -221,7 +226,8 @@ pub(crate) fn table(
             bend: c.bend.to_array(),
             flags: if c.hand { IK_HAND } else { 0 }
                 | if c.carried.is_some() { IK_CARRIED } else { 0 }
-                | if c.torso.is_some() { IK_TORSO } else { 0 },
+                | if c.torso.is_some() { IK_TORSO } else { 0 }
+                | if c.attached { IK_ATTACHED } else { 0 },
             path_start: start,
             path_len: path.len() as u32,
             goal_path_start: start + path.len() as u32,
@@ -242,6 +248,7 @@ pub(crate) fn table(
         pelvis_path_start: (header * 4) as u32,
         pelvis_path_len: pelvis_path.len() as u32,
         max_drop: pelvis.map_or(0.0, |(_, d)| d),
+        attached: chains.iter().filter(|c| c.attached).count() as u32,
         ..IkHeader::default()
     };
     let mut out: Vec<Entry> = bytemuck::cast_slice(&[head]).to_vec();

@@ -18,6 +18,7 @@
 //! (`RetargetPlan` as its section, a rig as per-bone caches), which the runtime plays without it
 //! (`src/drive/`: the translation modes, the plan records' application, IK after retargeting).
 
+mod feet;
 mod frame;
 pub(crate) mod goals;
 mod humanoid;
@@ -29,6 +30,7 @@ mod rig;
 mod sources;
 mod tree;
 
+pub use feet::{FootHold, FOOT_ON_SHIN};
 pub use frame::{BodyFrame, Character, REST_FLOOR_TOLERANCE, TOELESS_SOLE};
 pub use goals::MAX_IK_DEPTH;
 pub use humanoid::{recognise, Digit, Humanoid, Method, Role, Side, SideLimbs};

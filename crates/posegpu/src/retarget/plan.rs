@@ -15,6 +15,7 @@ use std::fmt::Write;
 
 use glam::Quat;
 
+use super::feet::{self, FootHold};
 use super::frame::Character;
 use super::goals;
 use super::humanoid::{display_name, skeleton_label};
@@ -132,6 +133,8 @@ pub struct RetargetPlan {
     measured: [Vec<Transform>; 2],
     source: Character,
     target: Character,
+    /// The target's IK-style feet, and whether each stays on its shin.
+    foot_holds: Vec<FootHold>,
     source_names: Vec<String>,
     target_names: Vec<String>,
 }
@@ -147,6 +150,7 @@ impl RetargetPlan {
     pub fn new(source: &Asset, target: &Asset, options: &PlanOptions) -> Result<Self> {
         mirror::check_path_bones(source.skeleton.len())?;
         let nodes = &target.skeleton;
+        let own = target;
         let side = |asset, which: &str| {
             Character::measure_at(asset, options.rest).map_err(|e| match e {
                 Error::NotHumanoid { what, why } => Error::NotHumanoid {
@@ -167,7 +171,16 @@ impl RetargetPlan {
         );
         let s = PlanSide::new(&s_twin, &s_char, &s_mirror);
         let t = PlanSide::new(&t_twin, &t_char, &t_mirror);
-        let chains = goals::chains(&target.skeleton, &t_char);
+        let mut chains = goals::chains(&target.skeleton, &t_char);
+        // IK-style feet that the target's own clips keep on its shins stay there.
+        let foot_holds: Vec<FootHold> = chains
+            .iter_mut()
+            .filter_map(|c| {
+                let hold = feet::hold(own, c, t_char.body.hip_height)?;
+                c.attached = hold.on_shin;
+                Some(hold)
+            })
+            .collect();
         let mut built = Builder::new(&s, &t, options)?.build(&chains)?;
         // Bones that neither follow the source nor hold up a bone that does keep their node
         // transforms (what a viewer shows for a bone no clip moves).
@@ -207,6 +220,7 @@ impl RetargetPlan {
             ],
             source: s_char,
             target: t_char,
+            foot_holds,
             source_names: source.skeleton.names().to_vec(),
             target_names: target.skeleton.names().to_vec(),
         })
@@ -217,6 +231,12 @@ impl RetargetPlan {
     pub fn apply(&self, source_locals: &[Transform]) -> Vec<Transform> {
         let s = &self.section;
         s.records.iter().map(|r| s.run(r, source_locals)).collect()
+    }
+
+    /// The target's IK-style feet (foot bones that do not hang from their shins), each with
+    /// what it is and why: kept on its shin after retargeting, or a free IK target.
+    pub fn foot_holds(&self) -> &[FootHold] {
+        &self.foot_holds
     }
 
     /// The rotation from the source's body frame to the target's (`G` in `docs/pose-math.md`).

@@ -7,6 +7,7 @@ mod common;
 
 mod bind;
 mod data;
+mod feet;
 mod gpu;
 mod ik;
 mod mocap;

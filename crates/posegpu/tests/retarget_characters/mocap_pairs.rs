@@ -9,7 +9,7 @@ use crate::data::*;
 use crate::mocap::{mocap, renamed, Variant};
 
 /// UE names (the procedural humanoid's) as Mixamo writes them.
-fn mixamo_name(n: &str) -> Option<String> {
+pub fn mixamo_name(n: &str) -> Option<String> {
     let (base, side) = match n.rsplit_once('_') {
         Some((b, "l")) => (b, "Left"),
         Some((b, "r")) => (b, "Right"),
