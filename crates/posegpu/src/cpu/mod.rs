@@ -129,64 +129,55 @@ impl<'a> CpuEvaluator<'a> {
                         // The plan's passes back to back, instance by instance (the curves,
                         // which read only the frame, ran above), then the group's hierarchy.
                         for (j, l) in l.chunks_mut(bones).enumerate() {
-                            let i = first + j;
-                            let head = &batch.heads[i];
-                            deltas.resize(head.slots as usize * bones, Xform::default());
-                            for planned in plan.passes() {
-                                match planned.pass {
-                                    Pass::Sample { .. } => {
-                                        local_pose::sample_instance(
-                                            self.lib,
-                                            batch,
-                                            i,
-                                            l,
-                                            &mut deltas,
-                                            scratch,
-                                        );
-                                    }
-                                    Pass::Layers => layers::run_instance(
-                                        self.lib,
-                                        &batch.entries,
-                                        head,
-                                        l,
-                                        &mut deltas,
-                                    ),
-                                    Pass::Inertialize { .. } => {
-                                        if let Some(state) = inertia.as_deref_mut() {
-                                            let at = (g * LANES + j) * bones;
-                                            inertialize::run_instance(
-                                                self.lib,
-                                                &batch.entries,
-                                                head,
-                                                l,
-                                                &mut state[at..at + bones],
-                                            );
-                                        }
-                                    }
-                                    Pass::Ik => ik::run_instance(self.lib, &batch.entries, head, l),
-                                    Pass::Fused { .. }
-                                    | Pass::Hierarchy
-                                    | Pass::Curves
-                                    | Pass::Advance
-                                    | Pass::RootMotion
-                                    | Pass::Resolve => {}
-                                }
-                            }
+                            let at = (g * LANES + j) * bones;
+                            let state = inertia.as_deref_mut().map(|s| &mut s[at..at + bones]);
+                            let instance = (first + j, l, state);
+                            self.local_passes(&plan, batch, instance, &mut deltas, scratch);
                         }
                         if plan.runs(Stage::Hierarchy) {
-                            let inverse_bind = |b: usize| self.lib.data().inverse_bind[b];
-                            let outputs = (&*l, c, s);
-                            hierarchy::run_group(
-                                self.lib,
-                                outputs,
-                                inverse_bind,
-                                &mut scratch.poses,
-                            );
+                            let bind = |b: usize| self.lib.data().inverse_bind[b];
+                            let poses = &mut scratch.poses;
+                            hierarchy::run_group(self.lib, (&*l, c, s), bind, poses);
                         }
                     }
                 },
             );
         Ok(())
+    }
+
+    /// Instance `i`'s passes of `plan` before the hierarchy, on its `locals` (and its
+    /// inertialization `state`, where the batch has transitions): sampling, layers,
+    /// inertialization and IK, each where the plan runs it.
+    fn local_passes(
+        &self,
+        plan: &FramePlan,
+        batch: &PoseBatch,
+        (i, locals, mut state): (usize, &mut [Xform], Option<&mut [Xform]>),
+        deltas: &mut Vec<Xform>,
+        scratch: &mut local_pose::Scratch,
+    ) {
+        let (lib, head) = (self.lib, &batch.heads[i]);
+        deltas.resize(head.slots as usize * lib.bone_count(), Xform::default());
+        for planned in plan.passes() {
+            match planned.pass {
+                Pass::Sample { .. } => {
+                    local_pose::sample_instance(lib, batch, i, locals, deltas, scratch)
+                }
+                Pass::Layers => layers::run_instance(lib, &batch.entries, head, locals, deltas),
+                Pass::Inertialize { .. } => {
+                    if let Some(state) = state.as_deref_mut() {
+                        inertialize::run_instance(lib, &batch.entries, head, locals, state);
+                    }
+                }
+                Pass::Ik => ik::run_instance(lib, &batch.entries, head, locals),
+                Pass::Fused { .. }
+                | Pass::Hierarchy
+                | Pass::Curves
+                | Pass::Advance
+                | Pass::RootMotion
+                | Pass::Resolve => {}
+            }
+        }
     }
 
     /// The same on the calling thread only, stage after stage over the whole batch (for

@@ -88,19 +88,11 @@ impl Pose {
     /// scaled), each row dotted with the inverse bind's columns, plus T.
     #[inline(always)]
     pub(super) fn skinning_matrices(&self, inverse_bind: &Mat3x4) -> [Mat3x4; LANES] {
-        let [x, y, z, w] = self.r;
-        let (x2, y2, z2) = (x + x, y + y, z + z);
-        let (xx, xy, xz) = (x * x2, x * y2, x * z2);
-        let (yy, yz, zz) = (y * y2, y * z2, z * z2);
-        let (wx, wy, wz) = (w * x2, w * y2, w * z2);
-        let rows = [
-            [Vec4::ONE - (yy + zz), xy - wz, xz + wy],
-            [xy + wz, Vec4::ONE - (xx + zz), yz - wx],
-            [xz - wy, yz + wx, Vec4::ONE - (xx + yy)],
-        ];
+        let axes = axes(self.r);
         let bind = |r: usize, j: usize| Vec4::splat(inverse_bind[r * 4 + j]);
         let m: [[Vec4; 4]; 3] = std::array::from_fn(|i| {
-            let m = [0, 1, 2].map(|a| rows[i][a] * self.s[a]);
+            // Row i of the rotation matrix, each entry scaled by its axis's scale.
+            let m = [0, 1, 2].map(|a| axes[a][i] * self.s[a]);
             let mut row: [Vec4; 4] = std::array::from_fn(|j| {
                 (m[0] * bind(0, j) + m[1] * bind(1, j)) + m[2] * bind(2, j)
             });
@@ -109,6 +101,21 @@ impl Pose {
         });
         std::array::from_fn(|k| bytemuck::cast([m[0][k], m[1][k], m[2][k]]))
     }
+}
+
+/// The columns of each lane's rotation matrix: glam's `Mat3::from_quat` (and
+/// `mirror::quat_axes`), term for term.
+#[inline(always)]
+fn axes([x, y, z, w]: [Vec4; 4]) -> [[Vec4; 3]; 3] {
+    let (x2, y2, z2) = (x + x, y + y, z + z);
+    let (xx, xy, xz) = (x * x2, x * y2, x * z2);
+    let (yy, yz, zz) = (y * y2, y * z2, z * z2);
+    let (wx, wy, wz) = (w * x2, w * y2, w * z2);
+    [
+        [Vec4::ONE - (yy + zz), xy + wz, xz - wy],
+        [xy - wz, Vec4::ONE - (xx + zz), yz + wx],
+        [xz + wy, yz - wx, Vec4::ONE - (xx + yy)],
+    ]
 }
 
 /// `q * v` for a unit quaternion `q`, glam's `mul_vec3a`: v (w² − b·b) + 2 (v·b) b + 2w (b × v).
@@ -131,17 +138,7 @@ fn rotate([bx, by, bz, w]: [Vec4; 4], v: [Vec4; 3]) -> [Vec4; 3] {
 /// branches are all computed and one chosen per lane.
 #[inline(never)]
 fn mirrored_rotation(c: &Pose, p: &Pose) -> [Vec4; 4] {
-    let [x, y, z, w] = c.r;
-    let (x2, y2, z2) = (x + x, y + y, z + z);
-    let (xx, xy, xz) = (x * x2, x * y2, x * z2);
-    let (yy, yz, zz) = (y * y2, y * z2, z * z2);
-    let (wx, wy, wz) = (w * x2, w * y2, w * z2);
-    // `mirror::quat_axes`: the columns of the child's rotation.
-    let a = [
-        [Vec4::ONE - (yy + zz), xy + wz, xz - wy],
-        [xy - wz, Vec4::ONE - (xx + zz), yz + wx],
-        [xz + wy, yz - wx, Vec4::ONE - (xx + yy)],
-    ];
+    let a = axes(c.r);
     let axis = |i: usize| {
         let v = rotate(p.r, [0, 1, 2].map(|j| p.s[j] * (a[i][j] * c.s[i])));
         let sq = (v[0] * v[0] + v[1] * v[1]) + v[2] * v[2];
