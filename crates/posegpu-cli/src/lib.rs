@@ -20,7 +20,7 @@ pub mod workload;
 
 /// The test helpers posegpu's own tests share (`shared/anim-data` among them).
 #[cfg(test)]
-#[path = "../../posegpu/tests/common/mod.rs"]
+#[path = "../../posegpu/tests/it/common/mod.rs"]
 mod test_common;
 
 /// Where poses are evaluated.

@@ -3,7 +3,7 @@
 
 use std::process::{Command, Output};
 
-#[path = "../../posegpu/tests/common/mod.rs"]
+#[path = "../../posegpu/tests/it/common/mod.rs"]
 mod common;
 
 fn posegpu(args: &[&str]) -> Output {

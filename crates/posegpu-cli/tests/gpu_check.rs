@@ -1,7 +1,7 @@
 //! `posegpu check`, `scripts/gpu-run --quick` and the PyTorch peer, run here: on lavapipe where
 //! there is no GPU (skipped without any adapter, except under CI=true).
 
-#[path = "../../posegpu/tests/common/mod.rs"]
+#[path = "../../posegpu/tests/it/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! `posegpu render`: numbered frames that differ, the reference pose of a model without clips,
 //! and bad input reported without writing a picture.
 
-#[path = "../../posegpu/tests/common/mod.rs"]
+#[path = "../../posegpu/tests/it/common/mod.rs"]
 mod common;
 
 use common::{anim_data, gpu};

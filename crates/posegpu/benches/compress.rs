@@ -10,7 +10,7 @@
 //! `POSEGPU_BENCH_SIZES=64,10000` picks the crowd sizes (default 10,000): a crowd of many
 //! instances per clip shares its keys, one of few decodes them sample by sample.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 
 use std::time::Duration;

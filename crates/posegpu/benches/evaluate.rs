@@ -5,7 +5,7 @@
 //! adapter has no timestamps they fall back to wall clock including the wait.
 //! `POSEGPU_BENCH_SIZES=1000,10000` picks the crowd sizes.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 
 use std::time::{Duration, Instant};

@@ -17,7 +17,7 @@
 //! of the variant, `IkWeights::ALL`): the whole CPU pipeline on one core with and without it, and on
 //! the GPU the IK pass against the sampling pass, from timestamp queries.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 
 use std::time::{Duration, Instant};

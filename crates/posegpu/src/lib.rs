@@ -27,7 +27,7 @@
 // private modules, every public type re-exported once here. What a crowd plays (`playback`),
 // the passes of a frame (`frame_plan`) and the tools (importers, exporters, retargeting,
 // procedural assets, blend spaces, additive math, the spec's math, drawing, the traffic model):
-// public modules, their types reachable there only. `tests/public_surface.rs` checks that each
+// public modules, their types reachable there only. `tests/it/public_surface.rs` checks that each
 // public item has one path.
 pub mod additive;
 pub mod analysis;

@@ -1,7 +1,7 @@
 //! The command line: the eval JSON contract, info, errors, retargeting, layers, the bench and
 //! the features, one test binary.
 
-#[path = "../../../posegpu/tests/common/mod.rs"]
+#[path = "../../../posegpu/tests/it/common/mod.rs"]
 mod common;
 
 use std::process::{Command, Output};

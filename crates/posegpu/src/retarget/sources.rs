@@ -64,7 +64,7 @@ impl LibraryBuilder {
     /// are baked beside them, so IK after retargeting stays per instance, at each instance's
     /// weights, as for the plan's clips. What that costs: the plan's poses and goals at the
     /// source's key times, interpolated between them (exact where a bone maps one to one;
-    /// within a small angle on chains of different lengths, `tests/retarget_baked.rs`), and
+    /// within a small angle on chains of different lengths, `tests/it/retarget_baked.rs`), and
     /// keys for every moving target bone and every goal at the source's key times.
     pub fn add_baked_clips(
         &mut self,
