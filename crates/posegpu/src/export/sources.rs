@@ -1,5 +1,5 @@
 //! Reading a glTF template's bytes through the `gltf` crate: its buffers (a GLB's BIN chunk,
-//! data URIs, files beside it) loaded by `gltf::import_buffers`, and the image files it names.
+//! data URIs, files beside it) loaded by the importer, and the image files it names.
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 pub(super) struct Sources<'a> {
     path: &'a Path,
     document: gltf::Document,
-    buffers: Vec<gltf::buffer::Data>,
+    buffers: Vec<Vec<u8>>,
 }
 
 impl<'a> Sources<'a> {

@@ -40,7 +40,7 @@ pub fn load_gltf(path: &Path) -> Result<Asset> {
             path.display()
         );
     }
-    let buffers: Vec<&[u8]> = buffers.iter().map(|b| b.0.as_slice()).collect();
+    let buffers: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
     // The JSON was checked (`gltf_check`) so that the crate's readers stay in range; should one
     // still panic, the caller is not taken down, and the message says whose defect it is
     // (docs/gltf-crate-notes.md).
@@ -61,7 +61,8 @@ pub fn load_gltf(path: &Path) -> Result<Asset> {
 /// A file as the readers take it.
 pub(crate) struct GltfFile {
     pub document: gltf::Document,
-    pub buffers: Vec<gltf::buffer::Data>,
+    /// Each buffer's bytes, padded to a multiple of 4.
+    pub buffers: Vec<Vec<u8>>,
     /// The mesh-compression extension whose meshes were dropped (skeletons and clips load).
     pub dropped_meshes: Option<String>,
 }
@@ -95,40 +96,65 @@ pub(crate) fn read_file(path: &Path) -> Result<GltfFile> {
     let document = gltf::Gltf::from_slice(&prepared.json)
         .map_err(|e| err(e.to_string()))?
         .document;
-    let blob = prepared.blob;
-    // A buffer file that cannot be read is named (the gltf crate's error says only "No such
-    // file or directory").
-    for buffer in document.buffers() {
-        if let gltf::buffer::Source::Uri(uri) = buffer.source() {
-            if uri.starts_with("data:") || uri.contains("://") {
-                continue;
-            }
-            let relative = urlencoding::decode(uri).map_err(|e| {
-                err(format!(
-                    "buffer {}: '{uri}' is a malformed URI ({e})",
-                    buffer.index()
-                ))
-            })?;
-            let file = path
-                .parent()
-                .unwrap_or(Path::new(""))
-                .join(relative.as_ref());
-            if let Err(e) = std::fs::metadata(&file) {
-                return Err(err(format!(
-                    "buffer {} ('{}'): {e}",
-                    buffer.index(),
-                    file.display()
-                )));
-            }
-        }
-    }
-    let buffers = gltf::import_buffers(&document, path.parent(), blob)
-        .map_err(|e| err(format!("loading buffers: {e}")))?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let buffers = load_buffers(&document, dir, prepared.blob).map_err(err)?;
     Ok(GltfFile {
         document,
         buffers,
         dropped_meshes: prepared.dropped_meshes,
     })
+}
+
+/// Each buffer's bytes: the GLB's binary chunk, a base64 data URI's, or a file beside the
+/// document (its URI URL-decoded, read within the size limit), each at least its declared
+/// length and padded to a multiple of 4 bytes. Written here rather than taken from the `gltf`
+/// crate's `import` feature, which brings the image decoders along.
+fn load_buffers(
+    document: &gltf::Document,
+    dir: &Path,
+    mut blob: Option<Vec<u8>>,
+) -> Result<Vec<Vec<u8>>, String> {
+    use base64::Engine;
+    document
+        .buffers()
+        .map(|buffer| {
+            let i = buffer.index();
+            let mut data = match buffer.source() {
+                gltf::buffer::Source::Bin => blob
+                    .take()
+                    .ok_or_else(|| format!("buffer {i}: the file has no binary chunk"))?,
+                gltf::buffer::Source::Uri(uri) if uri.starts_with("data:") => {
+                    let (_, payload) = uri
+                        .split_once(";base64,")
+                        .ok_or_else(|| format!("buffer {i}: a data URI that is not base64"))?;
+                    base64::engine::general_purpose::STANDARD
+                        .decode(payload)
+                        .map_err(|e| format!("buffer {i}: a malformed data URI ({e})"))?
+                }
+                gltf::buffer::Source::Uri(uri) if uri.contains("://") => {
+                    return Err(format!(
+                        "buffer {i}: '{uri}': only relative file URIs and data URIs are supported"
+                    ))
+                }
+                gltf::buffer::Source::Uri(uri) => {
+                    let relative = urlencoding::decode(uri)
+                        .map_err(|e| format!("buffer {i}: '{uri}' is a malformed URI ({e})"))?;
+                    let file = dir.join(relative.as_ref());
+                    super::read_bounded(&file)
+                        .map_err(|e| format!("buffer {i} ('{}'): {e}", file.display()))?
+                }
+            };
+            if data.len() < buffer.length() {
+                return Err(format!(
+                    "buffer {i}: {} bytes where the file declares {}",
+                    data.len(),
+                    buffer.length()
+                ));
+            }
+            data.resize(data.len().next_multiple_of(4), 0);
+            Ok(data)
+        })
+        .collect()
 }
 
 /// Each node's parent, or `None` for a root; a node listed as the child of two is an error.

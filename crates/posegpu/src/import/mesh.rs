@@ -33,7 +33,7 @@ pub fn load_gltf_mesh(path: &Path, asset: &Asset, hide: &[&str]) -> Result<Skinn
     let super::gltf::GltfFile {
         document, buffers, ..
     } = file;
-    let buffers: Vec<&[u8]> = buffers.iter().map(|b| b.0.as_slice()).collect();
+    let buffers: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
     let names: Vec<&str> = document
         .nodes()
         .filter(|n| n.mesh().is_some())

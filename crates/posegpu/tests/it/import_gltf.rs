@@ -700,3 +700,80 @@ fn a_rigid_mesh_under_a_joint_counts_as_deforming() {
         "{deforms:?}"
     );
 }
+
+/// Standard base64 with padding (the test's own, to write data URIs).
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in bytes.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for k in 0..4 {
+            let pad = k > c.len();
+            out.push(if pad {
+                '='
+            } else {
+                ABC[(n >> (18 - 6 * k)) as usize & 63] as char
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn buffers_load_from_files_and_data_uris_and_bad_ones_are_named() {
+    let path = synthetic_gltf("buffers", "LINEAR");
+    let bin = std::fs::read(path.with_extension("bin")).unwrap();
+    let json = std::fs::read_to_string(&path).unwrap();
+    let from_file = posegpu::import::load(&path).unwrap();
+    let variant = |what: &str, uri: &str, length: usize| {
+        let text = json
+            .replace("\"uri\": \"buffers.bin\"", &format!("\"uri\": \"{uri}\""))
+            .replace(
+                "\"byteLength\": 192}]",
+                &format!("\"byteLength\": {length}}}]"),
+            );
+        let p = path.with_file_name(format!("buffers_{what}.gltf"));
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    // The same bytes as a data URI load the same skeleton and clip.
+    let uri = format!("data:application/octet-stream;base64,{}", base64(&bin));
+    let inline = posegpu::import::load(variant("inline", &uri, 192)).unwrap();
+    assert_eq!(inline.skeleton.rest(), from_file.skeleton.rest());
+    assert_eq!(inline.clips[0].tracks(), from_file.clips[0].tracks());
+    // What cannot be loaded is named, with the buffer.
+    for (what, uri, length, says) in [
+        (
+            "remote",
+            "https://example.com/b.bin",
+            192,
+            "only relative file URIs",
+        ),
+        ("missing", "nowhere.bin", 192, "nowhere.bin"),
+        (
+            "short",
+            "buffers.bin",
+            400,
+            "192 bytes where the file declares 400",
+        ),
+        (
+            "plain",
+            "data:application/octet-stream,abc",
+            192,
+            "not base64",
+        ),
+        (
+            "mangled",
+            "data:application/octet-stream;base64,@@@@",
+            192,
+            "malformed data URI",
+        ),
+    ] {
+        let p = variant(what, uri, length);
+        let e = posegpu::import::load(&p).unwrap_err().to_string();
+        assert!(e.contains("buffer 0") && e.contains(says), "{what}: {e}");
+        assert!(e.contains(&p.display().to_string()), "{what}: {e}");
+    }
+}
