@@ -1,8 +1,9 @@
-// Stage 5, one invocation per (instance, curve): the curve's value as the instance's layers
-// blend it. A sample's value is its clip's curve at the sample's time (0 where the clip lacks
-// it); the base blends its samples by the blend rule's weights; a layered blend moves the value
-// toward its samples' blend by its weight; an additive (or dynamic) layer adds its weighted
-// value (its pose's minus its base's). CPU twin: src/cpu/curves.rs.
+// The curve pass (its place in the frame: frame_plan.rs), one invocation per (instance, curve): the
+// curve's value as the instance's layers blend it. A sample's value is its clip's curve at the
+// sample's time (0 where the clip lacks it); the base blends its samples by the blend rule's
+// weights; a layered blend moves the value toward its samples' blend by its weight; an additive (or
+// dynamic) layer adds its weighted value (its pose's minus its base's). CPU twin:
+// src/cpu/curves.rs.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> frame: array<vec4<u32>>;

@@ -1,5 +1,6 @@
-// Stage 2, one invocation per instance walking its bones parents-first: component-space
-// transforms and skinning matrices. CPU twin: src/cpu/hierarchy.rs.
+// The hierarchy pass (its place in the frame: frame_plan.rs), one invocation per instance walking
+// its bones parents-first: component-space transforms and skinning matrices. CPU twin:
+// src/cpu/hierarchy.rs.
 //
 // One invocation per instance needs no barriers and composes in exactly the CPU's order (TRS
 // composition is not associative under non-uniform scale, so pointer jumping would differ).

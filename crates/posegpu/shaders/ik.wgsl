@@ -1,13 +1,13 @@
-// Stage 3 (after the layers), one invocation per instance: IK after retargeting. Each two-bone
-// chain of the IK table, in order, turns its root and middle bones so that its end reaches the
-// goal, weighted by the instance's IK layer (feet, hands). A chain's goal is the blend of its
-// base samples' goals: a character source's clip gives its plan's goal record (record
-// bone_count + chain, run by apply_plan), a clip baked from one (CLIP_GOALS) the keys of its
-// track bone_count + chain (an in-place sample's goal relative to its root-motion bone, carried
-// onto the locked one), any other sample the end where it is, or for a carried chain (an
-// IK-style leg) its foot bone wherever the pose put it. One invocation per
-// instance: the chains run in the CPU's order, each seeing the ones before. CPU twin:
-// src/cpu/ik.rs (the solver: src/drive/ik.rs). Spec: docs/pose-math.md, "IK after retargeting".
+// The IK pass (its place in the frame: frame_plan.rs), one invocation per instance: IK after
+// retargeting. Each two-bone chain of the IK table, in order, turns its root and middle bones so
+// that its end reaches the goal, weighted by the instance's IK layer (feet, hands). A chain's goal
+// is the blend of its base samples' goals: a character source's clip gives its plan's goal record
+// (record bone_count + chain, run by apply_plan), a clip baked from one (CLIP_GOALS) the keys of
+// its track bone_count + chain (an in-place sample's goal relative to its root-motion bone, carried
+// onto the locked one), any other sample the end where it is, or for a carried chain (an IK-style
+// leg) its foot bone wherever the pose put it. One invocation per instance: the chains run in the
+// CPU's order, each seeing the ones before. CPU twin: src/cpu/ik.rs (the solver: src/drive/ik.rs).
+// Spec: docs/pose-math.md, "IK after retargeting".
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> frame: array<vec4<u32>>;

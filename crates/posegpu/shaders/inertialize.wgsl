@@ -1,7 +1,7 @@
-// Stage 3 (after the layer stage, before IK), one invocation per (instance, bone): an instance
-// with an inertialized transition adds each bone's offset to the old pose, decaying by Bollo's
-// quintic, to its new pose; on the frame the transition begins it first measures and stores
-// the offsets (the old pose sampled now and one step earlier). CPU twin:
+// The inertialization pass (its place in the frame: frame_plan.rs), one invocation per (instance,
+// bone): an instance with an inertialized transition adds each bone's offset to the old pose,
+// decaying by Bollo's quintic, to its new pose; on the frame the transition begins it first
+// measures and stores the offsets (the old pose sampled now and one step earlier). CPU twin:
 // src/cpu/inertialize.rs; the math: src/blend/inertia.rs, in the same order.
 
 @group(0) @binding(0) var<uniform> params: Params;

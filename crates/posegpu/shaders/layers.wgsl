@@ -1,10 +1,10 @@
-// Stage 2, one invocation per instance: its layers from the first mesh-space one on, in order,
-// reading the delta slots the sampling stage wrote. A mesh-space layer walks the bones parents
-// first: rotations to mesh space, the delta applied, back to local, normalized, in one forward
-// loop. Each bone's mesh-space rotations before and after the delta replace its used slot,
-// where its children read them. A layer whose weight differs per bone (a mask, a layered blend)
-// finds it in its slot's translation w, written by the sampling stage. CPU twin:
-// src/cpu/layers.rs.
+// The layer pass (its place in the frame: frame_plan.rs), one invocation per instance: its layers
+// from the first mesh-space one on, in order, reading the delta slots the sampling stage wrote. A
+// mesh-space layer walks the bones parents first: rotations to mesh space, the delta applied, back
+// to local, normalized, in one forward loop. Each bone's mesh-space rotations before and after the
+// delta replace its used slot, where its children read them. A layer whose weight differs per bone
+// (a mask, a layered blend) finds it in its slot's translation w, written by the sampling stage.
+// CPU twin: src/cpu/layers.rs.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> frame: array<vec4<u32>>;

@@ -1,6 +1,6 @@
-// Stage 1, one invocation per (instance, bone): the instance's local pose at the bone
-// (local_pose.wgsl), written to the locals, and each deferred layer's delta to its slot.
-// CPU twin: src/cpu/sample.rs.
+// The sampling pass (its place in the frame: frame_plan.rs), one invocation per (instance, bone):
+// the instance's local pose at the bone (local_pose.wgsl), written to the locals, and each deferred
+// layer's delta to its slot. CPU twin: src/cpu/sample.rs.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> frame: array<vec4<u32>>;
