@@ -62,7 +62,7 @@ pub use batch::{
     ClipSample, FrameInput, InertialStart, Instance, InstanceLayers, Layer, LayerKind, PoseBatch,
     RootLock, RootMotionAxes, RootPart,
 };
-pub use cpu::{ClipMotion, CpuEvaluator, Crowd};
+pub use cpu::{ClipMotion, CpuEvaluator};
 pub use drive::{BoneCache, IkWeights, TranslationMode};
 pub use error::{Error, Result};
 pub use gpu::{
@@ -78,6 +78,7 @@ pub use model::{
     BindOrigin, BindPose, BindSpace, Bone, BoneTrack, Channel, Clip, Curve, Interpolation,
     MaskBranch, Notify, ReferencePose, RestPose, Skeleton, AGREE_DEGREES, AGREE_RELATIVE,
 };
+pub use playback::crowd::Crowd;
 pub use pose::{Deviation, Poses};
 pub use transform::Transform;
 

@@ -2,10 +2,10 @@
 //! synced instance take their leader's phase), wrapped when looping, stopped at either end
 //! otherwise; and the markers each step passes (notifies, loops, montage segments).
 
-use super::playback::Timeline;
 use crate::layout::{GROUP_SYNC, MAX_EVENT_LAPS};
 use crate::library::AnimLibrary;
 use crate::model::map_time;
+use crate::playback::state::Timeline;
 use crate::playback::{EventKind, Player};
 
 /// One step of a player: where it was, how far it went (signed), where it is now, and whether

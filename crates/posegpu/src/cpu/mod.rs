@@ -13,7 +13,7 @@
 
 mod advance;
 mod clip;
-pub(crate) mod crowd;
+mod crowd;
 mod curves;
 pub(crate) mod fused;
 mod hierarchy;
@@ -22,7 +22,6 @@ mod inertialize;
 mod layers;
 mod local_pose;
 pub(crate) mod packed;
-mod playback;
 pub(crate) mod resolve;
 mod root_motion;
 mod sample;
@@ -32,7 +31,6 @@ mod skin;
 #[cfg(test)]
 pub(crate) use clip::retarget_bone;
 pub(crate) use clip::{sample_bone, KeySearch};
-pub use crowd::Crowd;
 pub use root_motion::ClipMotion;
 #[cfg(feature = "render")]
 pub(crate) use skin::skin_vertex;

@@ -6,12 +6,12 @@
 
 use super::advance::{step, Step};
 use super::clip::{root_extract, sample_bone, KeySearch};
-use super::playback::Timeline;
 use crate::batch::RootMotionAxes;
 use crate::error::{Error, Result};
 use crate::layout::SegmentData;
 use crate::library::AnimLibrary;
 use crate::model::map_time;
+use crate::playback::state::Timeline;
 use crate::playback::TrackId;
 use crate::Transform;
 

@@ -8,9 +8,6 @@ use wgpu::util::DeviceExt;
 use super::context::GpuContext;
 use super::evaluator::{GpuEvaluator, GpuOptions};
 use super::util::{fits_binding, grid, read_mapped, submit_timed, ErrorScope, StagePipeline};
-use crate::cpu::crowd::check_dt;
-use crate::cpu::crowd::{Phase, TransitionState};
-use crate::cpu::Crowd;
 use crate::error::{Error, Result};
 use crate::frame_plan::{Binding, FrameShape, Pass, PassTimes, Stage};
 use crate::layout::{
@@ -18,7 +15,8 @@ use crate::layout::{
     LAYER_INERTIALIZE, LAYER_SAMPLES_SHIFT, PLAYER_LOOP,
 };
 use crate::library::AnimLibrary;
-use crate::playback::{Event, EventKind, PlayRate, Player, TrackId, Transition};
+use crate::playback::crowd::{check_dt, Phase, TransitionState};
+use crate::playback::{Crowd, Event, EventKind, PlayRate, Player, TrackId, Transition};
 use crate::Transform;
 
 const PLAYER_BYTES: u64 = std::mem::size_of::<PlayerData>() as u64;

@@ -4,16 +4,21 @@
 //! events for instances that finished a non-looping clip, and the events a step crosses:
 //! notifies, loops and montage segments.
 //!
-//! This module holds the description ([`Agent`], [`Player`], [`Montage`]); `cpu/playback.rs`
-//! packs it into the state the crowd stages read (`shaders/playback.wgsl`). [`crate::Crowd`]
-//! steps it on the CPU and [`crate::GpuCrowd`] keeps the same state on the GPU and advances it
-//! there (`shaders/advance.wgsl`, `shaders/root_motion.wgsl`).
+//! This module holds the description ([`Agent`], [`Player`], [`Montage`]) and the state it is
+//! packed into: [`crate::Crowd`] (`crowd.rs`), its groups and tracks (`state.rs`, which the
+//! crowd passes read through `shaders/playback.wgsl`). Two steppers advance that one state:
+//! `cpu/crowd.rs` on the CPU and [`crate::GpuCrowd`] on the GPU (`shaders/advance.wgsl`,
+//! `shaders/root_motion.wgsl`).
 
+pub(crate) mod crowd;
 mod player;
+pub(crate) mod state;
 mod track;
 
 pub use player::{PlayRate, Player};
 pub use track::{Montage, Segment, TrackId};
+
+pub(crate) use crowd::Crowd;
 
 use crate::batch::RootLock;
 use crate::batch::RootMotionAxes;

@@ -1,10 +1,9 @@
 //! A crowd that plays every kind of sequence player.
 
 use crate::batch::RootLock;
-use crate::cpu::Crowd;
 use crate::error::Result;
 use crate::library::AnimLibrary;
-use crate::playback::{Agent, Montage, PlayRate, Player, Segment};
+use crate::playback::{Agent, Crowd, Montage, PlayRate, Player, Segment};
 
 /// A crowd of `n` agents on a library with the humanoid's clips (`idle`, `walk`, `run`,
 /// `wave`; [`super::humanoid_clips`]) that uses every playback feature, for tests and

@@ -306,12 +306,16 @@ const NOT_A_STAGE: [(&str, &str); 2] = [
     ),
 ];
 
-/// A line for every shader stem but `common` with no CPU stem of its name, and every CPU stem
-/// outside [`NOT_A_STAGE`] with no shader.
+/// Shaders that read a state rather than run a stage, whose CPU twin lives with that state.
+const TWIN_WITH_ITS_STATE: [(&str, &str); 1] = [("playback", "src/playback/state.rs")];
+
+/// A line for every shader stem but `common` and [`TWIN_WITH_ITS_STATE`]'s with no CPU stem of
+/// its name, and every CPU stem outside [`NOT_A_STAGE`] with no shader.
 fn unpaired(shaders: &BTreeSet<String>, cpu: &BTreeSet<String>) -> Vec<String> {
+    let elsewhere = |s: &str| TWIN_WITH_ITS_STATE.iter().any(|(n, _)| *n == s);
     let no_twin = shaders
         .iter()
-        .filter(|s| *s != "common" && !cpu.contains(*s))
+        .filter(|s| *s != "common" && !elsewhere(s) && !cpu.contains(*s))
         .map(|s| format!("shaders/{s}.wgsl has no src/cpu/{s}.rs"));
     let no_shader = cpu
         .iter()
@@ -323,7 +327,8 @@ fn unpaired(shaders: &BTreeSet<String>, cpu: &BTreeSet<String>) -> Vec<String> {
 #[test]
 fn every_shader_has_a_cpu_twin_of_its_stem_and_every_twin_a_shader() {
     // A reader finds a stage's CPU code by its shader's name and back: every WGSL file but
-    // common.wgsl (the types and math every stage shares) has cpu/<stem>.rs.
+    // common.wgsl (the types and math every stage shares) has cpu/<stem>.rs, or, for a shader
+    // that reads a state (playback.wgsl), a twin beside that state.
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let stems = |dir: &str, ext: &str| -> BTreeSet<String> {
         std::fs::read_dir(root.join(dir))
@@ -339,6 +344,12 @@ fn every_shader_has_a_cpu_twin_of_its_stem_and_every_twin_a_shader() {
     // A stale exception would hide a stage file that lost its shader.
     for (name, why) in NOT_A_STAGE {
         assert!(cpu.contains(name), "src/cpu/{name}.rs ({why}) is gone");
+    }
+    // A twin kept with its state says which shader it is the twin of.
+    for (shader, twin) in TWIN_WITH_ITS_STATE {
+        let text = std::fs::read_to_string(root.join(twin)).unwrap();
+        assert!(shaders.contains(shader), "shaders/{shader}.wgsl is gone");
+        assert!(text.contains(&format!("`shaders/{shader}.wgsl`")), "{twin}");
     }
 }
 

@@ -1,10 +1,11 @@
-//! CPU twin of `shaders/playback.wgsl`: a crowd's playback state as the advance and root-motion
-//! stages read it (the `structure` buffer [`crate::GpuCrowd`] uploads): each instance's group
-//! of players, and the tracks with their clip segments. The records are `layout.rs`'s. Not to
-//! be confused with [`crate::playback`], the public description of what plays (agents,
-//! players, montages), which this state is packed from.
+//! A crowd's packed playback state, and its readers: the CPU twin of `shaders/playback.wgsl`,
+//! which reads the same records (the `structure` buffer [`crate::GpuCrowd`] uploads): each
+//! instance's group of players, and the tracks with their clip segments, packed from the
+//! description ([`super::Agent`], [`super::Player`], [`super::Montage`]). The records are
+//! `layout/`'s.
 
 use super::crowd::TransitionState;
+use super::{Montage, TrackId};
 use crate::batch::{RootLock, RootMotionAxes};
 use crate::drive::IkWeights;
 use crate::error::{Error, Result};
@@ -12,7 +13,6 @@ use crate::layout::{
     SegmentData, TrackData, GROUP_LOCK_SHIFT, GROUP_MONTAGES_ONLY, ROOT_LOCK_MASK, TRACK_MONTAGE,
 };
 use crate::library::AnimLibrary;
-use crate::playback::{Montage, TrackId};
 
 /// An instance's players: `first .. first + count` of the crowd's players (`GroupData`, read
 /// by `group_at`), and what the host keeps beside them for the frame's IK and inertialization
@@ -41,11 +41,11 @@ impl Group {
 
     /// Whether a player on `track` is locked and gives root motion (in montages-only mode,
     /// montage players alone): `extracts`.
-    pub(super) fn extracts(&self, timeline: &Timeline, track: TrackId) -> bool {
+    pub(crate) fn extracts(&self, timeline: &Timeline, track: TrackId) -> bool {
         self.flags & GROUP_MONTAGES_ONLY == 0 || timeline.is_montage(track)
     }
 
-    pub(super) fn players(&self) -> std::ops::Range<usize> {
+    pub(crate) fn players(&self) -> std::ops::Range<usize> {
         self.first as usize..(self.first + self.count) as usize
     }
 }
