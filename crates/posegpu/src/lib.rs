@@ -76,7 +76,7 @@ pub use library::{
 pub use model::{
     component_space, find_keys, map_time, mask_weights, AdditiveSpace, Asset, AssetFrame,
     BindOrigin, BindPose, BindSpace, Bone, BoneTrack, Channel, Clip, Curve, Interpolation,
-    MaskBranch, Notify, ReferencePose, RestPose, Skeleton, AGREE_DEGREES, AGREE_RELATIVE,
+    MaskBranch, Notify, ReferencePose, RestPose, Skeleton,
 };
 pub use playback::crowd::Crowd;
 pub use pose::{Deviation, Poses};

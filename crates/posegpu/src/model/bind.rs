@@ -48,7 +48,8 @@ impl std::str::FromStr for RestPose {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BindOrigin {
     /// The node transform: the asset has no bind pose (BVH, code), or the skin's matrix agrees
-    /// with the node within [`AGREE_DEGREES`] and [`AGREE_RELATIVE`].
+    /// with the node (within 0.05° in rotation, and 1e-4 of the skeleton's size in translation
+    /// and of the scale in scale).
     Nodes,
     /// Rebuilt from the skin's inverse bind matrix (and the parent's).
     Skin,
@@ -83,9 +84,9 @@ impl BindSpace {
 /// A bind local within this angle of the node's (and [`AGREE_RELATIVE`] in translation and
 /// scale) is taken as the node's exactly, so that float noise in a file's matrices changes
 /// nothing for characters whose nodes are their bind pose.
-pub const AGREE_DEGREES: f32 = 0.05;
+const AGREE_DEGREES: f32 = 0.05;
 /// Translation agreement, relative to the skeleton's size; scale agreement, relative.
-pub const AGREE_RELATIVE: f32 = 1e-4;
+const AGREE_RELATIVE: f32 = 1e-4;
 
 /// A rebuilt bind pose: locals per bone, where each came from, the space the matrices were in.
 #[derive(Clone, Debug, PartialEq)]

@@ -9,7 +9,7 @@ mod mask;
 mod skeleton;
 
 pub use asset::{Asset, AssetFrame};
-pub use bind::{BindOrigin, BindPose, BindSpace, RestPose, AGREE_DEGREES, AGREE_RELATIVE};
+pub use bind::{BindOrigin, BindPose, BindSpace, RestPose};
 pub use clip::{AdditiveSpace, BoneTrack, Channel, Clip, Curve, Interpolation, Notify};
 pub use keys::{find_keys, map_time};
 pub use mask::{mask_weights, MaskBranch};
