@@ -27,8 +27,8 @@ use posegpu::frame_plan::{PassTimes, Stage};
 use posegpu::retarget::Rig;
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
-    AnimLibrary, Asset, AssetFrame, CpuEvaluator, GpuContext, GpuEvaluator, GpuOptions, IkWeights,
-    PassPlan, PoseBatch, Poses, TranslationMode,
+    AnimLibrary, Asset, AssetFrame, CpuEvaluator, FusePolicy, GpuContext, GpuEvaluator, GpuOptions,
+    IkWeights, PoseBatch, Poses, TranslationMode,
 };
 
 /// (label, library): the baseline first, then each mode, the preset, then the plans.
@@ -250,7 +250,7 @@ fn real(c: &mut Criterion) {
             // sampling time): the sampling pass, and the IK pass of the retargeted clips.
             let Some(ctx) = &ctx else { continue };
             let options = GpuOptions {
-                passes: PassPlan::Separate,
+                passes: FusePolicy::Separate,
                 ..GpuOptions::default()
             };
             let mut gpu = GpuEvaluator::new(ctx, &lib, n, &options).unwrap();

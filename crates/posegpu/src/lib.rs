@@ -66,7 +66,7 @@ pub use cpu::{ClipMotion, CpuEvaluator};
 pub use drive::{BoneCache, IkWeights, TranslationMode};
 pub use error::{Error, Result};
 pub use gpu::{
-    GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk, Outputs, PassPlan, PassTimer,
+    FusePolicy, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk, Outputs, PassTimer,
     SkinningLayout,
 };
 pub use layout::{Mat3x4, Xform};

@@ -5,7 +5,7 @@
 //! 2026-11-27, before the frame-plan refactor. 97 instances at 0.37 s of each workload.
 
 use posegpu::{
-    AdditiveSpace, AnimLibrary, CpuEvaluator, GpuEvaluator, GpuOptions, Outputs, PassPlan,
+    AdditiveSpace, AnimLibrary, CpuEvaluator, FusePolicy, GpuEvaluator, GpuOptions, Outputs,
 };
 use posegpu::{PoseBatch, Poses};
 
@@ -112,7 +112,7 @@ fn outputs_are_the_recorded_ones() {
         CpuEvaluator::new(&lib).evaluate(&batch, &mut cpu).unwrap();
         let mut row = [hash(&cpu), 0, 0];
         if let Some(ctx) = lavapipe {
-            for (slot, passes) in [(1, PassPlan::Fused), (2, PassPlan::Separate)] {
+            for (slot, passes) in [(1, FusePolicy::Fused), (2, FusePolicy::Separate)] {
                 let options = GpuOptions {
                     outputs: Outputs::ALL,
                     passes,

@@ -18,7 +18,7 @@ use crate::bandwidth::{copy_bandwidth, Bandwidth};
 use clap::ValueEnum;
 use posegpu::frame_plan::{FrameOptions, FramePlan, FrameShape, Stage};
 use posegpu::{AdditiveSpace, CpuEvaluator, Error, GpuContext, GpuEvaluator, GpuOptions};
-use posegpu::{Outputs, PassPlan};
+use posegpu::{FusePolicy, Outputs};
 use posegpu::{PoseBatch, Poses};
 
 use crate::util::open_gpu;
@@ -37,7 +37,7 @@ pub enum BenchBackend {
     Cpu,
 }
 
-/// How sampling and the hierarchy run (`posegpu::PassPlan`).
+/// How sampling and the hierarchy run (`posegpu::FusePolicy`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Passes {
     /// Fused on GPUs, separate on CPU adapters (lavapipe).
@@ -287,9 +287,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
     let run_cpu = args.backend != BenchBackend::Gpu;
     let options = GpuOptions {
         passes: match args.passes {
-            Passes::Auto => PassPlan::Auto,
-            Passes::Fused => PassPlan::Fused,
-            Passes::Separate => PassPlan::Separate,
+            Passes::Auto => FusePolicy::Auto,
+            Passes::Fused => FusePolicy::Fused,
+            Passes::Separate => FusePolicy::Separate,
         },
         outputs,
         occupancy_pad_words: args.occupancy_pad,
@@ -368,8 +368,8 @@ fn measure(
     // The traffic modelled: the evaluator's plan, or without one the GPU design's (fused).
     let fused = gpu
         .as_ref()
-        .map_or(options.passes != PassPlan::Separate, |g| {
-            g.pass_plan() == PassPlan::Fused
+        .map_or(options.passes != FusePolicy::Separate, |g| {
+            g.pass_plan() == FusePolicy::Fused
         });
     let outputs = options.outputs;
     let time = |f: usize| f as f32 / 60.0;
@@ -484,7 +484,7 @@ fn print_traffic(w: &Workload, n: usize, outputs: Outputs) {
          sectors, 128-byte lines; {outputs:?}):",
         w.bones()
     );
-    for plan in [PassPlan::Separate, PassPlan::Fused] {
+    for plan in [FusePolicy::Separate, FusePolicy::Fused] {
         let Some(passes) = posegpu::analysis::replay_traffic(&w.lib, &batch, plan, outputs) else {
             println!(
                 "  {plan:?}: not replayed (plan clips, IK, inertialization or dynamic mesh layers)"

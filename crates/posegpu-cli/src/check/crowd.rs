@@ -6,20 +6,20 @@ use glam::{Quat, Vec3};
 use posegpu::playback::{PlayRate, Player};
 use posegpu::procedural::{humanoid_asset, humanoid_crowd};
 use posegpu::{
-    AnimLibrary, Clip, CpuEvaluator, Error, GpuCrowd, GpuOptions, PassPlan, Poses, Transform,
+    AnimLibrary, Clip, CpuEvaluator, Error, FusePolicy, GpuCrowd, GpuOptions, Poses, Transform,
 };
 
 use super::{Checker, Measured};
 
 /// The crowd stage under each pass plan.
-pub const STAGES: [(&str, PassPlan); 2] = [
+pub const STAGES: [(&str, FusePolicy); 2] = [
     (
         "crowd: rates, montages, root motion, events (fused)",
-        PassPlan::Fused,
+        FusePolicy::Fused,
     ),
     (
         "crowd: rates, montages, root motion, events (separate)",
-        PassPlan::Separate,
+        FusePolicy::Separate,
     ),
 ];
 
@@ -54,7 +54,7 @@ fn transforms(a: &[Transform], b: &[Transform], extent: f32) -> f32 {
 
 /// Steps the crowd on both sides through uneven steps (a zero one, steps of several laps),
 /// with host writes halfway, and compares everything after each step.
-pub fn check(c: &Checker, stage: &str, passes: PassPlan) -> Result<Measured, Error> {
+pub fn check(c: &Checker, stage: &str, passes: FusePolicy) -> Result<Measured, Error> {
     let lib = library()?;
     let extent = lib.skeleton().extent();
     let n = c.instances.max(8);

@@ -8,7 +8,7 @@ use posegpu::procedural::{humanoid_asset, humanoid_ik_feet_asset, random_asset};
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
     AdditiveSpace, AnimLibrary, Asset, Bone, BoneTrack, Channel, Clip, ClipSample, CpuEvaluator,
-    Error, GpuEvaluator, GpuOptions, IkWeights, Interpolation, MaskBranch, Outputs, PassPlan,
+    Error, FusePolicy, GpuEvaluator, GpuOptions, IkWeights, Interpolation, MaskBranch, Outputs,
     PoseBatch, Poses, RootLock, Skeleton, SkinningLayout, Transform, TranslationMode,
 };
 
@@ -101,10 +101,10 @@ pub const STAGES: &[(&str, StageFn)] = &[
     ("inertialized transitions, 12 frames", inertialized),
     ("curves and morph weights", curves),
     ("fused pass (blends, masked local layers)", |c| {
-        passes(c, "fused pass", PassPlan::Fused)
+        passes(c, "fused pass", FusePolicy::Fused)
     }),
     ("separate passes (blends, masked local layers)", |c| {
-        passes(c, "separate passes", PassPlan::Separate)
+        passes(c, "separate passes", FusePolicy::Separate)
     }),
     ("outputs: locals, component, skinning 3x4", |c| {
         outputs(c, "outputs: locals", Outputs::ALL)
@@ -214,7 +214,7 @@ fn both_plans_keeping(
     outputs: Outputs,
 ) -> Result<Measured, Error> {
     let mut out: Option<Measured> = None;
-    for passes in [PassPlan::Fused, PassPlan::Separate] {
+    for passes in [FusePolicy::Fused, FusePolicy::Separate] {
         let options = GpuOptions {
             passes,
             outputs,
@@ -396,7 +396,7 @@ fn partial_workgroups(c: &Checker) -> Result<Measured, Error> {
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
     let stage = "partial workgroups";
     let mut out: Option<Measured> = None;
-    for passes in [PassPlan::Fused, PassPlan::Separate] {
+    for passes in [FusePolicy::Fused, FusePolicy::Separate] {
         let options = GpuOptions {
             passes,
             ..Default::default()
@@ -423,7 +423,7 @@ fn partial_workgroups(c: &Checker) -> Result<Measured, Error> {
 
 /// Blends of two clips, and masked local layers over a clip, on the humanoid: what the fused
 /// pass takes, under `plan`.
-fn passes(c: &Checker, stage: &str, plan: PassPlan) -> Result<Measured, Error> {
+fn passes(c: &Checker, stage: &str, plan: FusePolicy) -> Result<Measured, Error> {
     let (lib, batch) = masked_local_batch(c.instances)?;
     let options = GpuOptions {
         passes: plan,

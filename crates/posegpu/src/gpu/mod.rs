@@ -12,7 +12,7 @@ mod util;
 
 pub use context::GpuContext;
 pub use crowd::GpuCrowd;
-pub use evaluator::{GpuEvaluator, GpuOptions, OutputChunk, PassPlan};
+pub use evaluator::{FusePolicy, GpuEvaluator, GpuOptions, OutputChunk};
 pub use outputs::{Outputs, SkinningLayout};
 pub use replay::{replay_traffic, PassTraffic};
 pub use shader_stats::{shader_stats, PipelineStats, ShaderStats};

@@ -6,7 +6,7 @@ use crate::common;
 
 use posegpu::playback::{PlayRate, Player};
 use posegpu::{
-    procedural, AnimLibrary, Crowd, Deviation, GpuCrowd, GpuOptions, PassPlan, Transform,
+    procedural, AnimLibrary, Crowd, Deviation, FusePolicy, GpuCrowd, GpuOptions, Transform,
 };
 
 fn along_z(z: f32) -> Transform {
@@ -31,14 +31,14 @@ fn a_crowd_steps_the_same_on_gpu_and_cpu() {
     // The separate passes, and the fused pass (which a crowd without transitions or IK runs
     // on a GPU).
     // Plain keys, and every clip compressed (root motion read from packed keys).
-    for passes in [PassPlan::Separate, PassPlan::Fused] {
+    for passes in [FusePolicy::Separate, FusePolicy::Fused] {
         for compressed in [false, true] {
             steps_the_same(&ctx, passes, compressed);
         }
     }
 }
 
-fn steps_the_same(ctx: &posegpu::GpuContext, passes: PassPlan, compressed: bool) {
+fn steps_the_same(ctx: &posegpu::GpuContext, passes: FusePolicy, compressed: bool) {
     use posegpu::compress::{Compression, DEFAULT_TOLERANCE};
     let asset = procedural::humanoid_asset();
     let mut builder = AnimLibrary::builder(&asset.skeleton);

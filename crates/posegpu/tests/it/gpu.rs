@@ -7,8 +7,8 @@ use crate::common;
 use common::{assert_gpu_matches_cpu, cpu_eval, gpu, gpu_eval, spread_instances, TOLERANCE};
 use posegpu::frame_plan::Stage;
 use posegpu::{
-    AdditiveSpace, AnimLibrary, ClipSample, Deviation, Error, GpuEvaluator, GpuOptions, Instance,
-    Outputs, PassPlan, PoseBatch, SkinningLayout,
+    AdditiveSpace, AnimLibrary, ClipSample, Deviation, Error, FusePolicy, GpuEvaluator, GpuOptions,
+    Instance, Outputs, PoseBatch, SkinningLayout,
 };
 
 #[test]
@@ -142,7 +142,7 @@ fn timestamps_are_reported_where_the_adapter_has_them() {
     let times = gpu.evaluate_timed(&instances).unwrap();
     assert_eq!(times.is_some(), ctx.has_timestamps());
     if let Some(t) = times {
-        let fused = gpu.pass_plan() == PassPlan::Fused;
+        let fused = gpu.pass_plan() == FusePolicy::Fused;
         assert!(
             t.ns(Stage::Sample) + t.ns(Stage::Fused) > 0.0
                 && (t.ns(Stage::Hierarchy) > 0.0 || fused),
@@ -375,7 +375,7 @@ fn outputs_on_request_are_the_default_outputs_bit_for_bit() {
 #[test]
 fn the_fused_pass_gives_the_separate_passes_bits() {
     let Some(ctx) = gpu() else { return };
-    let eval = |lib: &AnimLibrary, batch: &PoseBatch, passes: PassPlan, outputs: Outputs| {
+    let eval = |lib: &AnimLibrary, batch: &PoseBatch, passes: FusePolicy, outputs: Outputs| {
         let options = GpuOptions {
             passes,
             outputs,
@@ -384,14 +384,14 @@ fn the_fused_pass_gives_the_separate_passes_bits() {
         let mut gpu = GpuEvaluator::new(&ctx, lib, batch.len(), &options).unwrap();
         assert_eq!(gpu.pass_plan(), passes);
         let times = gpu.evaluate_timed(batch).unwrap();
-        if let Some(t) = times.filter(|_| passes == PassPlan::Fused) {
+        if let Some(t) = times.filter(|_| passes == FusePolicy::Fused) {
             assert_eq!(t.ns(Stage::Hierarchy), 0.0, "the fused pass ran: {t:?}");
         }
         gpu.read_back().unwrap()
     };
     let check = |lib: &AnimLibrary, batch: &PoseBatch, what: &str, all_outputs: bool| {
-        let separate = eval(lib, batch, PassPlan::Separate, Outputs::ALL);
-        let fused = eval(lib, batch, PassPlan::Fused, Outputs::ALL);
+        let separate = eval(lib, batch, FusePolicy::Separate, Outputs::ALL);
+        let fused = eval(lib, batch, FusePolicy::Fused, Outputs::ALL);
         assert_eq!(fused, separate, "{what}");
         let cpu = common::cpu_eval_batch(lib, batch);
         let d = Deviation::between(&fused, &cpu).relative(lib.skeleton().extent());
@@ -399,7 +399,7 @@ fn the_fused_pass_gives_the_separate_passes_bits() {
         let columns = Outputs::SKINNING.with_skinning(SkinningLayout::Columns4x4);
         let others = [Outputs::COMPONENT_AND_SKINNING, columns];
         for outputs in others.into_iter().filter(|_| all_outputs) {
-            let some = eval(lib, batch, PassPlan::Fused, outputs);
+            let some = eval(lib, batch, FusePolicy::Fused, outputs);
             assert_eq!(some.skinning, separate.skinning, "{what}, {outputs:?}");
             if outputs.component {
                 assert_eq!(some.component, separate.component, "{what}, {outputs:?}");
@@ -485,7 +485,7 @@ fn pipelines_without_runtime_checks_give_the_checked_bits() {
             ClipSample::new((i + 5) % clips, t + 0.3, true).with_weight(0.4),
         ]);
     }
-    for passes in [PassPlan::Fused, PassPlan::Separate] {
+    for passes in [FusePolicy::Fused, FusePolicy::Separate] {
         let eval = |runtime_checks: bool| {
             let options = GpuOptions {
                 passes,
@@ -516,7 +516,7 @@ fn an_occupancy_pad_past_the_workgroup_limit_is_a_typed_error() {
     let batch = PoseBatch::from_instances(&instances);
     let limit = ctx.device.limits().max_compute_workgroup_storage_size;
     let options = |occupancy_pad_words| GpuOptions {
-        passes: PassPlan::Fused,
+        passes: FusePolicy::Fused,
         occupancy_pad_words,
         ..Default::default()
     };

@@ -10,8 +10,8 @@ use common::{cpu_eval, gpu, gpu_eval, spread_instances, TOLERANCE};
 use glam::{DMat3, DMat4, DQuat, DVec3, Mat4, Quat, Vec3};
 use posegpu::math::rows_to_mat4;
 use posegpu::{
-    AnimLibrary, Asset, Bone, BoneTrack, Clip, Deviation, GpuOptions, Outputs, PassPlan, Skeleton,
-    Transform,
+    AnimLibrary, Asset, Bone, BoneTrack, Clip, Deviation, FusePolicy, GpuOptions, Outputs,
+    Skeleton, Transform,
 };
 
 use common::Lcg as Rng;
@@ -364,7 +364,7 @@ fn mirrored_skeletons_and_keys_match_the_cpu_on_the_gpu() {
         let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
         let instances = spread_instances(&lib, 5);
         let cpu = cpu_eval(&lib, &instances);
-        for passes in [PassPlan::Fused, PassPlan::Separate] {
+        for passes in [FusePolicy::Fused, FusePolicy::Separate] {
             let options = GpuOptions {
                 outputs: Outputs::ALL,
                 passes,

@@ -43,7 +43,7 @@ pub struct GpuOptions {
     pub outputs: Outputs,
     /// One fused pass or separate passes for the batches the fused pass can run (no
     /// mesh-space layers, IK or inertialization, at most 320 bones).
-    pub passes: PassPlan,
+    pub passes: FusePolicy,
     /// Keep wgpu's runtime checks in the shaders: bounds clamps on every index, a counter in
     /// every loop, workgroup memory zero-filled. Off by default: the library and batches
     /// check every index they hold when they are built, so the checks only cost time; on,
@@ -56,10 +56,10 @@ pub struct GpuOptions {
     pub occupancy_pad_words: u32,
 }
 
-/// How batches with no stage between sampling and the hierarchy are evaluated
-/// ([`GpuOptions::passes`]).
+/// The fuse policy: how batches with no stage between sampling and the hierarchy are evaluated
+/// ([`GpuOptions::passes`]): in the fused pass, or as separate sampling and hierarchy passes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum PassPlan {
+pub enum FusePolicy {
     /// Fused on GPUs; separate on CPU adapters (lavapipe, SwiftShader), where the fused pass's
     /// barriers and workgroup memory measured slower (BENCHMARKS.md).
     #[default]
@@ -178,9 +178,9 @@ impl GpuEvaluator {
         scope.pop()?;
 
         let fuse = match options.passes {
-            PassPlan::Auto => device.adapter_info().device_type != wgpu::DeviceType::Cpu,
-            PassPlan::Fused => true,
-            PassPlan::Separate => false,
+            FusePolicy::Auto => device.adapter_info().device_type != wgpu::DeviceType::Cpu,
+            FusePolicy::Fused => true,
+            FusePolicy::Separate => false,
         };
         let frame_options = FrameOptions { fuse, crowd: None };
         let shape = FrameShape::default();
@@ -254,12 +254,12 @@ impl GpuEvaluator {
         }
     }
 
-    /// The pass plan in effect ([`PassPlan::Auto`] resolved for this device).
-    pub fn pass_plan(&self) -> PassPlan {
+    /// The pass plan in effect ([`FusePolicy::Auto`] resolved for this device).
+    pub fn pass_plan(&self) -> FusePolicy {
         if self.frame_options.fuse {
-            PassPlan::Fused
+            FusePolicy::Fused
         } else {
-            PassPlan::Separate
+            FusePolicy::Separate
         }
     }
 

@@ -27,7 +27,7 @@ mod pose;
 mod tests;
 mod warp;
 
-use super::evaluator::PassPlan;
+use super::evaluator::FusePolicy;
 use super::outputs::Outputs;
 use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, LayerKind, PoseBatch};
@@ -98,12 +98,12 @@ impl PassTraffic {
 }
 
 /// Replays the passes evaluating `batch` runs (with the fused pass where `passes` says so and
-/// the batch allows it; [`PassPlan::Auto`] counts as fused) and keeping `outputs`. `None` for
+/// the batch allows it; [`FusePolicy::Auto`] counts as fused) and keeping `outputs`. `None` for
 /// a batch that has what the replay does not model (see the module), or that `lib` refuses.
 pub fn replay_traffic(
     lib: &AnimLibrary,
     batch: &PoseBatch,
-    passes: PassPlan,
+    passes: FusePolicy,
     outputs: Outputs,
 ) -> Option<Vec<PassTraffic>> {
     batch.validate(lib).ok()?;
@@ -119,7 +119,7 @@ pub fn replay_traffic(
         return None;
     }
     let options = FrameOptions {
-        fuse: passes != PassPlan::Separate,
+        fuse: passes != FusePolicy::Separate,
         crowd: None,
     };
     let r = Replay::new(lib, batch, outputs);

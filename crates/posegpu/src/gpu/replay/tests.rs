@@ -34,7 +34,7 @@ fn two_bones() -> AnimLibrary {
 fn the_hierarchy_replays_as_counted_by_hand() {
     let lib = two_bones();
     let batch = PoseBatch::from_instances(&[crate::Instance::new(0, 0.5, true); 3]);
-    let passes = replay_traffic(&lib, &batch, PassPlan::Separate, Outputs::ALL).unwrap();
+    let passes = replay_traffic(&lib, &batch, FusePolicy::Separate, Outputs::ALL).unwrap();
     let h = passes.iter().find(|p| p.pass == "hierarchy").unwrap();
     assert_eq!(h.sectors, 18 + 2 + 9 + 18 + 6 + 18);
     assert_eq!(h.lines, 14 + 2 + 6 + 14 + 6 + 14);
@@ -47,7 +47,7 @@ fn the_hierarchy_replays_as_counted_by_hand() {
     // parent's component, written before in the pass, is not read from DRAM.
     assert_eq!(h.dram_bytes, (9 + 1 + 3 + 9 + 9) * 32);
     // Skinning only: built in place, the component stores land on the locals' sectors.
-    let skin = replay_traffic(&lib, &batch, PassPlan::Separate, Outputs::SKINNING).unwrap();
+    let skin = replay_traffic(&lib, &batch, FusePolicy::Separate, Outputs::SKINNING).unwrap();
     let h = skin.iter().find(|p| p.pass == "hierarchy").unwrap();
     assert_eq!(h.dram_bytes, (9 + 1 + 3 + 9 + 9) * 32);
 }
@@ -67,7 +67,7 @@ fn mesh_layers_replay_three_passes_and_unmodelled_batches_are_refused() {
             &layer,
         );
     }
-    let passes = replay_traffic(&lib, &batch, PassPlan::Fused, Outputs::ALL).unwrap();
+    let passes = replay_traffic(&lib, &batch, FusePolicy::Fused, Outputs::ALL).unwrap();
     let names: Vec<_> = passes.iter().map(|p| p.pass).collect();
     assert_eq!(names, ["resolve", "sample", "layers", "hierarchy"]);
     let layers = &passes[2];
@@ -78,7 +78,7 @@ fn mesh_layers_replay_three_passes_and_unmodelled_batches_are_refused() {
     batch
         .push_clip(0, 0.0, true)
         .ik(crate::IkWeights::default());
-    assert!(replay_traffic(&lib, &batch, PassPlan::Fused, Outputs::ALL).is_none());
+    assert!(replay_traffic(&lib, &batch, FusePolicy::Fused, Outputs::ALL).is_none());
 }
 
 /// Retargeting between characters (a plan from the humanoid onto a variant of other
@@ -105,7 +105,7 @@ fn plan_clips_replay_with_coalesced_records() {
     for i in 0..320 {
         batch.push_clip(i % 4, i as f32 * 0.01, true);
     }
-    let fused = replay_traffic(&lib, &batch, PassPlan::Fused, Outputs::SKINNING).unwrap();
+    let fused = replay_traffic(&lib, &batch, FusePolicy::Fused, Outputs::SKINNING).unwrap();
     let f = fused.iter().find(|p| p.pass == "fused").unwrap();
     let bones = (batch.len() * lib.bone_count()) as f64;
     let figures = format!(
@@ -142,9 +142,9 @@ fn the_fused_pass_meets_the_traffic_aims_the_separate_passes_miss() {
             / p.iter().map(|p| p.compulsory_sectors).sum::<u64>() as f64
     };
     let kept = Outputs::COMPONENT_AND_SKINNING;
-    let fused = replay_traffic(&lib, &batch, PassPlan::Fused, kept).unwrap();
-    let separate = replay_traffic(&lib, &batch, PassPlan::Separate, kept).unwrap();
-    let skin = replay_traffic(&lib, &batch, PassPlan::Fused, Outputs::SKINNING).unwrap();
+    let fused = replay_traffic(&lib, &batch, FusePolicy::Fused, kept).unwrap();
+    let separate = replay_traffic(&lib, &batch, FusePolicy::Separate, kept).unwrap();
+    let skin = replay_traffic(&lib, &batch, FusePolicy::Fused, Outputs::SKINNING).unwrap();
     let figures = format!(
         "fused {:.1} B/bone x{:.2}, separate {:.1} B/bone x{:.2}, skinning {:.1} B/bone",
         per_bone(&fused),
@@ -185,7 +185,7 @@ fn compressed_clips_replay_with_fewer_key_bytes() {
     // The sampling pass's DRAM bytes per bone: the same records, frame words and locals'
     // stores either way; the keys (and the clip table's channel words) differ.
     let sample = |lib: &AnimLibrary| {
-        let r = replay_traffic(lib, &batch, PassPlan::Separate, Outputs::ALL).unwrap();
+        let r = replay_traffic(lib, &batch, FusePolicy::Separate, Outputs::ALL).unwrap();
         let sample = r.iter().find(|p| p.pass == "sample").unwrap();
         (sample.dram_bytes as f64 / bones, sample.sector_ratio())
     };
@@ -198,7 +198,7 @@ fn compressed_clips_replay_with_fewer_key_bytes() {
     eprintln!("sample pass: {figures}");
     assert!(packed_bytes < plain_bytes, "{figures}");
     // The fused pass replays too.
-    let fused = replay_traffic(&packed, &batch, PassPlan::Fused, Outputs::SKINNING).unwrap();
+    let fused = replay_traffic(&packed, &batch, FusePolicy::Fused, Outputs::SKINNING).unwrap();
     assert_eq!(fused[1].pass, "fused");
     // And plans over compressed clips (`source_local`).
     use crate::retarget::{PlanOptions, RetargetPlan};
@@ -216,7 +216,7 @@ fn compressed_clips_replay_with_fewer_key_bytes() {
         .unwrap();
     builder.add_clips_from(id, &asset.clips).unwrap();
     let lib = builder.build();
-    let fused = replay_traffic(&lib, &batch, PassPlan::Fused, Outputs::SKINNING).unwrap();
+    let fused = replay_traffic(&lib, &batch, FusePolicy::Fused, Outputs::SKINNING).unwrap();
     let f = &fused[1];
     assert_eq!(f.pass, "fused");
     eprintln!("compressed plan, fused: x{:.2}", f.sector_ratio());
