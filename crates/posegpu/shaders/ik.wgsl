@@ -427,7 +427,8 @@ fn turned(x: Xform, r: vec4<f32>) -> Xform {
 fn any_planned(first: u32, count: u32, record: u32) -> bool {
     for (var k = 0u; k < count; k++) {
         let s = as_sample(frame[first + k]);
-        if (s.weight > ZERO_WEIGHT && has_goal(clip_data(s.clip_and_flags & ~INSTANCE_LOOP), record)) {
+        let clip = clip_data(s.clip_and_flags & ~INSTANCE_LOOP);
+        if (s.weight > ZERO_WEIGHT && has_goal(clip, record)) {
             return true;
         }
     }
@@ -565,7 +566,8 @@ fn main(
             var aim = p.end.t.xyz + (goal.t - p.end.t.xyz) * w;
             if (!hand && (goal.planned || !carried)) {
                 let a = p.root.t.xyz;
-                let reach = (length(p.mid.t.xyz - a) + length(p.end.t.xyz - p.mid.t.xyz)) * MAX_REACH;
+                let reach = (length(p.mid.t.xyz - a) + length(p.end.t.xyz - p.mid.t.xyz))
+                    * MAX_REACH;
                 aim = within_reach(leg_aim(c, p.end.t.xyz, goal.t, w), a, reach, c.up);
             }
             var end_rotation = p.end.r;
@@ -582,11 +584,11 @@ fn main(
             }
             let dba = quat_mul(sol.db, sol.da);
             locals[base + c.root].r = local_rotation(p.par_root, quat_mul(sol.da, p.root.r));
-            locals[base + c.mid].r = local_rotation(turned(p.par_mid, quat_mul(sol.da, p.par_mid.r)),
-                quat_mul(dba, p.mid.r));
+            let par_mid = turned(p.par_mid, quat_mul(sol.da, p.par_mid.r));
+            locals[base + c.mid].r = local_rotation(par_mid, quat_mul(dba, p.mid.r));
             if (!carried) {
-                locals[base + c.end].r = local_rotation(turned(p.par_end, quat_mul(dba, p.par_end.r)),
-                    end_rotation);
+                let par_end = turned(p.par_end, quat_mul(dba, p.par_end.r));
+                locals[base + c.end].r = local_rotation(par_end, end_rotation);
             }
             if (!hand && !carried && c.toe != IK_NO_BONE) {
                 // The foot turns about the ankle to bring the toe to its goal's height (toe goals

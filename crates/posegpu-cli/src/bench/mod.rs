@@ -369,7 +369,7 @@ fn measure(
     let fused = gpu
         .as_ref()
         .map_or(options.passes != FusePolicy::Separate, |g| {
-            g.pass_plan() == FusePolicy::Fused
+            g.fuse_policy() == FusePolicy::Fused
         });
     let outputs = options.outputs;
     let time = |f: usize| f as f32 / 60.0;

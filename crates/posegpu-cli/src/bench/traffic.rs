@@ -162,9 +162,10 @@ mod tests {
     // frame: 3 heads + 3 x (base header, sample, layer header, sample) = 15 entries = 240 B;
     // clips 2 x 16 = 32 B; channels 2 clips x 2 bones x 3 x 16 = 192 B, a reference word per
     // clip 2 x 16 = 32 B and the bone-keys words 2 clips x 2 bones x 16 = 64 B; key times
-    // {0, 1} and {0, 0.5, 1} = 5 x 4 = 20 B; values 2 + 3 + 2 keys x 16 = 112 B; retarget caches of the target itself 2 x 208 = 416 B;
-    // parents 2 x 4 = 8 B; inverse binds 2 x 48 = 96 B. The resolve pass reads the frame again
-    // and writes 6 searches that sampling reads: 240 + 2 x 6 x 16 B.
+    // {0, 1} and {0, 0.5, 1} = 5 x 4 = 20 B; values 2 + 3 + 2 keys x 16 = 112 B; retarget
+    // caches of the target itself 2 x 208 = 416 B; parents 2 x 4 = 8 B; inverse binds 2 x 48
+    // = 96 B. The resolve pass reads the frame again and writes 6 searches that sampling
+    // reads: 240 + 2 x 6 x 16 B.
     const FRAME: u64 = 240 + 240 + 2 * 6 * 16;
     const SAMPLE_TABLES: u64 = 32 + 192 + 32 + 64 + 20 + 112 + 416;
 

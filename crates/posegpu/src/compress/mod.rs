@@ -32,9 +32,9 @@
 //! The error is ACL's: virtual vertices at a distance from each bone (default: the skeleton's
 //! height / 60), compared in component space where the clip is played: at every key, halfway
 //! between each two, and at the clip's own key times where its keys went onto a grid. The
-//! worst over those times and bones stays within the threshold (default 3e-4 of the height). An additive clip's deltas are measured
-//! applied (in local space) onto the skeleton's reference pose; its reference track is the
-//! identity delta.
+//! worst over those times and bones stays within the threshold (default 3e-4 of the height).
+//! An additive clip's deltas are measured applied (in local space) onto the skeleton's
+//! reference pose; its reference track is the identity delta.
 
 mod block;
 mod library;
@@ -184,7 +184,7 @@ impl CompressedClip {
         let threshold = tolerance * input.height;
         // Segment ranges pay on dense keys (motion capture) and cost on short, sparse clips;
         // keys that are not uniform may pay on a grid. The smallest form is kept.
-        let mut forms = vec![(times.clone(), 0.0)];
+        let mut forms = vec![times.clone()];
         if !is_uniform(&times) {
             forms.extend(resample::grid(input, &times, 0.5 * threshold));
         }
@@ -194,7 +194,7 @@ impl CompressedClip {
         // kept. Without one within (a track past full precision), the one with the least error.
         let best = forms
             .iter()
-            .flat_map(|(keys, _)| {
+            .flat_map(|keys| {
                 [false, true]
                     .map(|segmented| Self::build(input, keys.clone(), &times, threshold, segmented))
             })
@@ -403,21 +403,20 @@ impl CompressedClip {
     /// optimizer.
     pub fn played_error(&self, skeleton: &Skeleton, clip: &Clip) -> f32 {
         let own = clip.key_times();
-        let times = [&own[..], &self.times[..]].into_iter().flat_map(|keys| {
-            let halfway = keys.windows(2).map(|w| 0.5 * (w[0] + w[1]));
-            keys.iter().copied().chain(halfway)
-        });
-        let shown = |pose: Vec<Transform>| -> Vec<Transform> {
-            let pose = if clip.is_additive() {
-                let rest = skeleton.rest().iter().zip(&pose);
-                rest.map(|(b, d)| crate::additive::apply_delta(b, d))
-                    .collect()
-            } else {
-                pose
-            };
-            crate::component_space(skeleton.parents(), &pose)
-        };
+        // Each time once: where the keys are the clip's own, both lists are the same.
+        let mut times: Vec<f32> = [&own[..], &self.times[..]]
+            .into_iter()
+            .flat_map(|keys| {
+                let halfway = keys.windows(2).map(|w| 0.5 * (w[0] + w[1]));
+                keys.iter().copied().chain(halfway)
+            })
+            .collect();
+        times.sort_by(f32::total_cmp);
+        times.dedup();
+        let base = clip.is_additive().then(|| skeleton.rest());
+        let shown = |pose: Vec<Transform>| optimize::shown(skeleton.parents(), base, &pose);
         let worst = times
+            .into_iter()
             .map(|t| {
                 let (want, got) = (
                     shown(clip.pose_at(&self.reference, t)),

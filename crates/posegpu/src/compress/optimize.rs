@@ -20,13 +20,20 @@ pub(super) struct Check {
     pub(super) cs: Vec<Transform>,
 }
 
+impl Check {
+    /// The two keys it lies between (the same one twice at the last key).
+    fn keys(&self, count: usize) -> [usize; 2] {
+        [self.key, (self.key + 1).min(count - 1)]
+    }
+}
+
 /// One clip resampled at its key times, with each track's range.
 pub(super) struct Problem<'a> {
     pub(super) parents: &'a [i32],
     /// `[key][bone]` local transforms of the clip.
     pub(super) raw: Vec<Vec<Transform>>,
-    /// Where the error is measured, with the clip's exact pose there
-    /// ([`Problem::checks_at`]).
+    /// Where the error is measured, with the clip's exact pose there (`check_times` in
+    /// `compress/mod.rs`).
     pub(super) checks: Vec<Check>,
     /// `[track]` whether the track holds its keys (STEP) instead of interpolating them.
     pub(super) steps: Vec<bool>,
@@ -56,10 +63,7 @@ impl Problem<'_> {
 
     /// Component-space transforms of `locals` as [`Problem::posed`] shows them.
     pub(super) fn component(&self, locals: &[Transform]) -> Vec<Transform> {
-        let posed: Vec<Transform> = (0..locals.len())
-            .map(|b| self.posed(b, locals[b]))
-            .collect();
-        component_space(self.parents, &posed)
+        shown(self.parents, self.base, locals)
     }
 
     /// Bone `bone` as the sampler plays it `alpha` of the way from its key value `x` to the next,
@@ -83,11 +87,10 @@ impl Problem<'_> {
         out
     }
 
-    /// The pose played at `check` from the key poses `keys`.
-    fn played_pose(&self, keys: &[Vec<Transform>], check: &Check) -> Vec<Transform> {
-        let (a, b) = (&keys[check.key], &keys[(check.key + 1).min(keys.len() - 1)]);
+    /// The pose played `alpha` of the way from key pose `a` to the next, `b`.
+    fn played_pose(&self, a: &[Transform], b: &[Transform], alpha: f32) -> Vec<Transform> {
         (0..self.bones())
-            .map(|bone| self.played(bone, &a[bone], &b[bone], check.alpha))
+            .map(|bone| self.played(bone, &a[bone], &b[bone], alpha))
             .collect()
     }
 
@@ -143,8 +146,8 @@ impl Problem<'_> {
                     }
                     self.checks.iter().all(|c| {
                         // The track as played there, the bone's other tracks exact.
-                        let next = &decoded[(c.key + 1).min(keys - 1)];
-                        let played = self.played(bone, &decoded[c.key], next, c.alpha);
+                        let [a, b] = c.keys(keys);
+                        let played = self.played(bone, &decoded[a], &decoded[b], c.alpha);
                         let mut local = c.locals[bone];
                         set_field(&mut local, kind, key_value(&played, kind), false);
                         self.subtree_error(&subtree, c, local, &mut scratch) <= threshold
@@ -168,21 +171,18 @@ impl Problem<'_> {
             while let Ok(p) = usize::try_from(self.parents[*chain.last().unwrap_or(&0)]) {
                 chain.push(p);
             }
-            let pair = [check.key, (check.key + 1).min(keys - 1)];
             let mut best: Option<(f32, usize)> = None;
             for track in chain.iter().flat_map(|&b| b * 3..b * 3 + 3) {
                 if levels[track] == LEVELS - 1 {
                     continue;
                 }
                 let rate = Rate::from_level(levels[track] + 1);
-                let trial = pair.map(|k| {
+                let trial = check.keys(keys).map(|k| {
                     let mut pose = locals[k].clone();
                     self.decode_into(&mut pose[track / 3], track, rate, k);
                     pose
                 });
-                let played: Vec<Transform> = (0..bones)
-                    .map(|b| self.played(b, &trial[0][b], &trial[1][b], check.alpha))
-                    .collect();
+                let played = self.played_pose(&trial[0], &trial[1], check.alpha);
                 let e = vertex_error(
                     &self.component(&played)[bone],
                     &check.cs[bone],
@@ -246,7 +246,8 @@ impl Problem<'_> {
     pub(super) fn worst(&self, locals: &[Vec<Transform>]) -> (f32, usize, usize) {
         let mut worst = (0.0, 0, 0);
         for (i, check) in self.checks.iter().enumerate() {
-            let cs = self.component(&self.played_pose(locals, check));
+            let [a, b] = check.keys(locals.len());
+            let cs = self.component(&self.played_pose(&locals[a], &locals[b], check.alpha));
             for (b, t) in cs.iter().enumerate() {
                 let e = vertex_error(t, &check.cs[b], self.distance);
                 if e > worst.0 {
@@ -255,6 +256,25 @@ impl Problem<'_> {
             }
         }
         worst
+    }
+}
+
+/// Component-space transforms of `locals` on a skeleton of `parents` as they show: for an
+/// additive clip (`base`: the pose its deltas are measured on) each delta applied onto its
+/// bone's base local first.
+pub(super) fn shown(
+    parents: &[i32],
+    base: Option<&[Transform]>,
+    locals: &[Transform],
+) -> Vec<Transform> {
+    match base {
+        Some(base) => {
+            let posed: Vec<Transform> = (base.iter().zip(locals))
+                .map(|(b, l)| crate::additive::apply_delta(b, l))
+                .collect();
+            component_space(parents, &posed)
+        }
+        None => component_space(parents, locals),
     }
 }
 

@@ -6,16 +6,17 @@
 
 use glam::Vec4;
 
-use super::optimize::vertex_error;
+use super::optimize::{shown, vertex_error};
 use super::Input;
 use crate::math::{lerp3, normalize_quat};
-use crate::{component_space, Interpolation, Transform};
+use crate::{Interpolation, Transform};
 
-/// A uniform grid over `times`' span and the largest error of playing the clip from its keys
-/// there (exact values, interpolated as the sampler does) at every original key time, in the
-/// skeleton's units; `None` where no grid of `times.len()` or `2 × times.len() − 1` keys stays
-/// within `budget`, or where a track steps (a grid would move its steps).
-pub(super) fn grid(input: &Input, times: &[f32], budget: f32) -> Option<(Vec<f32>, f32)> {
+/// A uniform grid over `times`' span whose keys (the clip's exact values there, interpolated
+/// as the sampler does) replay the clip within `budget` (skeleton units) at every original key
+/// time; `None` where no grid of `times.len()` or `2 × times.len() − 1` keys does, or where a
+/// track steps (a grid would move its steps). The optimizer then measures the form's error
+/// itself.
+pub(super) fn grid(input: &Input, times: &[f32], budget: f32) -> Option<Vec<f32>> {
     let stepped = input.tracks.iter().any(|t| {
         [
             t.translation.as_ref().map(|c| c.interpolation),
@@ -34,7 +35,7 @@ pub(super) fn grid(input: &Input, times: &[f32], budget: f32) -> Option<(Vec<f32
             let step = (last - first) / (n - 1) as f32;
             let grid: Vec<f32> = (0..n).map(|k| first + k as f32 * step).collect();
             let error = replay_error(input, times, &grid);
-            (error <= budget).then_some((grid, error))
+            (error <= budget).then_some(grid)
         })
 }
 
@@ -47,15 +48,7 @@ fn replay_error(input: &Input, times: &[f32], grid: &[f32]) -> f32 {
     };
     let keys: Vec<Vec<Transform>> = grid.iter().map(|&t| pose(t)).collect();
     let step = grid[1] - grid[0];
-    let posed = |locals: Vec<Transform>| -> Vec<Transform> {
-        let shown: Vec<Transform> = match input.base {
-            Some(base) => (0..locals.len())
-                .map(|b| crate::additive::apply_delta(&base[b], &locals[b]))
-                .collect(),
-            None => locals,
-        };
-        component_space(input.parents, &shown)
-    };
+    let posed = |locals: Vec<Transform>| shown(input.parents, input.base, &locals);
     let distance = input.height / 60.0;
     let mut worst = 0.0f32;
     for &t in times {

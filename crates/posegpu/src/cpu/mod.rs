@@ -95,6 +95,7 @@ impl<'a> CpuEvaluator<'a> {
         }
         let chunk = INSTANCES_PER_TASK * bones;
         let plan = FramePlan::of_batch(self.lib, batch, &FUSED);
+        let (fused, walks_hierarchy) = (plan.is_fused(), plan.runs(Stage::Hierarchy));
         // The inertialization state of each task's instances, where the batch has any.
         let inertia: Vec<Option<&mut [Xform]>> = if batch.has_inertia() {
             out.inertia.chunks_mut(chunk).map(Some).collect()
@@ -120,7 +121,7 @@ impl<'a> CpuEvaluator<'a> {
                     let groups = l.chunks_mut(group).zip(c.chunks_mut(group));
                     for (g, ((l, c), s)) in groups.zip(s.chunks_mut(group)).enumerate() {
                         let first = first + g * LANES;
-                        if plan.is_fused() {
+                        if fused {
                             fused::run_group(self.lib, batch, first, (l, c, s), scratch);
                             continue;
                         }
@@ -132,7 +133,7 @@ impl<'a> CpuEvaluator<'a> {
                             let instance = (first + j, l, state);
                             self.local_passes(&plan, batch, instance, &mut deltas, scratch);
                         }
-                        if plan.runs(Stage::Hierarchy) {
+                        if walks_hierarchy {
                             let bind = |b: usize| self.lib.data().inverse_bind[b];
                             let poses = &mut scratch.poses;
                             hierarchy::run_group(self.lib, (&*l, c, s), bind, poses);

@@ -267,11 +267,13 @@ pub(crate) fn solve(
     };
     for i in 0..chains.count() {
         let c = chains.ik_chain(i);
-        'chain: {
+        // The chain's IK; its value says whether the samples have a goal for it, where it
+        // found out.
+        let known: Option<bool> = 'chain: {
             let hand = c.flags & IK_HAND != 0;
             let carried = c.flags & IK_CARRIED != 0;
             let Some(w) = weight(&c) else {
-                break 'chain;
+                break 'chain None;
             };
             if c.flags & IK_TORSO != 0 {
                 // The torso: the spine bone below the chest turns, the chest keeps its turn.
@@ -290,7 +292,7 @@ pub(crate) fn solve(
                     locals[c.mid as usize].rotation =
                         local_rotation(&turned(&p.root, root), p.mid.rotation);
                 }
-                break 'chain;
+                break 'chain Some(planned);
             }
             let (p, unplanned) = chains.pose(locals, &c);
             let end = p.end;
@@ -339,7 +341,7 @@ pub(crate) fn solve(
                 target,
                 p.root.rotation * Vec3::from_array(c.bend),
             ) else {
-                break 'chain;
+                break 'chain Some(planned);
             };
             let dba = db * da;
             let rot = |parent: &Transform, turn: Quat, cs: Quat| {
@@ -362,10 +364,11 @@ pub(crate) fn solve(
                 let turn = toe_turn(v, toe_goal - toe.translation, up, w);
                 locals[c.end as usize].rotation = local_rotation(&p.par_end, turn * p.end.rotation);
             }
-        }
+            Some(planned)
+        };
         // An attached foot follows its shin, where the instance plays a retargeted sample, with
         // the chain's IK weight or without.
-        if c.flags & IK_ATTACHED != 0 && planned(&mut goal, i, &c) {
+        if c.flags & IK_ATTACHED != 0 && known.unwrap_or_else(|| planned(&mut goal, i, &c)) {
             chains.attach(locals, &c);
         }
     }

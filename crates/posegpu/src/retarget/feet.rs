@@ -9,6 +9,7 @@
 use std::fmt;
 
 use super::goals::ChainDef;
+use super::humanoid::deforming;
 use super::tree::Tree;
 use crate::{component_space, Asset, Transform};
 
@@ -62,11 +63,8 @@ impl fmt::Display for FootHold {
 pub(crate) fn hold(asset: &Asset, chain: &ChainDef, hip_height: f32) -> Option<FootHold> {
     let tip = chain.carried?;
     let skeleton = &asset.skeleton;
-    let tree = Tree::new(skeleton);
     let (shin, foot) = (chain.mid, chain.end);
-    let deforms = asset.frame.skinned.as_ref().is_none_or(|skinned| {
-        (0..skeleton.len()).any(|b| skinned[b] && (b == foot || tree.is_ancestor(foot, b)))
-    });
+    let deforms = deforming(&Tree::new(skeleton), &asset.frame)[foot];
     let carried = Transform {
         translation: tip,
         ..Transform::IDENTITY

@@ -316,6 +316,23 @@ pub fn recognise(asset: &Asset) -> Result<Humanoid> {
     })
 }
 
+/// Per bone, whether it deforms the mesh: it or a bone below it is skinned (or carries a mesh
+/// node), per `frame`; every bone where the file does not say.
+pub(crate) fn deforming(tree: &Tree, frame: &AssetFrame) -> Vec<bool> {
+    match &frame.skinned {
+        Some(skinned) => {
+            let mut any = skinned.clone();
+            for b in (0..any.len()).rev() {
+                if let (true, Some(p)) = (any[b], tree.parent[b]) {
+                    any[p] = true;
+                }
+            }
+            any
+        }
+        None => vec![true; tree.parent.len()],
+    }
+}
+
 fn recognise_skeleton(
     skeleton: &Skeleton,
     frame: &AssetFrame,
@@ -327,19 +344,7 @@ fn recognise_skeleton(
         .collect();
     let tree = Tree::new(skeleton);
     let infos: Vec<NameInfo> = skeleton.names().iter().map(|s| parse_name(s)).collect();
-    // A bone deforms the mesh when it or a bone below it is skinned (true where unknown).
-    let deforms = match &frame.skinned {
-        Some(skinned) => {
-            let mut any = skinned.clone();
-            for b in (0..skeleton.len()).rev() {
-                if let (true, Some(p)) = (any[b], tree.parent[b]) {
-                    any[p] = true;
-                }
-            }
-            any
-        }
-        None => vec![true; skeleton.len()],
-    };
+    let deforms = deforming(&tree, frame);
     let ctx = Ctx {
         skeleton,
         pos: &pos,

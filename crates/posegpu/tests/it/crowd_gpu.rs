@@ -54,7 +54,7 @@ fn steps_the_same(ctx: &posegpu::GpuContext, passes: FusePolicy, compressed: boo
         ..GpuOptions::default()
     };
     let mut gpu = GpuCrowd::new(ctx, &lib, &cpu, &options).unwrap();
-    assert_eq!(gpu.evaluator().pass_plan(), passes);
+    assert_eq!(gpu.evaluator().fuse_policy(), passes);
     assert!(
         gpu.evaluator().chunks().len() > 1,
         "the test needs several chunks"

@@ -142,7 +142,7 @@ fn timestamps_are_reported_where_the_adapter_has_them() {
     let times = gpu.evaluate_timed(&instances).unwrap();
     assert_eq!(times.is_some(), ctx.has_timestamps());
     if let Some(t) = times {
-        let fused = gpu.pass_plan() == FusePolicy::Fused;
+        let fused = gpu.fuse_policy() == FusePolicy::Fused;
         assert!(
             t.ns(Stage::Sample) + t.ns(Stage::Fused) > 0.0
                 && (t.ns(Stage::Hierarchy) > 0.0 || fused),
@@ -382,7 +382,7 @@ fn the_fused_pass_gives_the_separate_passes_bits() {
             ..Default::default()
         };
         let mut gpu = GpuEvaluator::new(&ctx, lib, batch.len(), &options).unwrap();
-        assert_eq!(gpu.pass_plan(), passes);
+        assert_eq!(gpu.fuse_policy(), passes);
         let times = gpu.evaluate_timed(batch).unwrap();
         if let Some(t) = times.filter(|_| passes == FusePolicy::Fused) {
             assert_eq!(t.ns(Stage::Hierarchy), 0.0, "the fused pass ran: {t:?}");

@@ -118,7 +118,8 @@ fn axes([x, y, z, w]: [Vec4; 4]) -> [[Vec4; 3]; 3] {
     ]
 }
 
-/// `q * v` for a unit quaternion `q`, glam's `mul_vec3a`: v (w² − b·b) + 2 (v·b) b + 2w (b × v).
+/// `q * v` for a unit quaternion `q`, glam's `mul_vec3a`:
+/// v (w² − b·b) + 2 (v·b) b + 2w (b × v).
 #[inline(always)]
 fn rotate([bx, by, bz, w]: [Vec4; 4], v: [Vec4; 3]) -> [Vec4; 3] {
     let k = w * w - ((bx * bx + by * by) + bz * bz);

@@ -254,8 +254,8 @@ impl GpuEvaluator {
         }
     }
 
-    /// The pass plan in effect ([`FusePolicy::Auto`] resolved for this device).
-    pub fn pass_plan(&self) -> FusePolicy {
+    /// The fuse policy in effect ([`FusePolicy::Auto`] resolved for this device).
+    pub fn fuse_policy(&self) -> FusePolicy {
         if self.frame_options.fuse {
             FusePolicy::Fused
         } else {
