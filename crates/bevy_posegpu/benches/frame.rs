@@ -157,7 +157,7 @@ fn frame_ms(n: usize, animator: Animator) -> f64 {
 fn posegpu_gpu_ms(n: usize) -> Option<(f64, String)> {
     let asset = posegpu::import::load(headless::data_root().join(KNIGHT)).ok()?;
     let lib = posegpu::AnimLibrary::new(&asset.skeleton, &asset.clips).ok()?;
-    let walk = lib.find_clip(WALK).ok()? as u32;
+    let walk = lib.find_clip(WALK).ok()?;
     let ctx = posegpu::GpuContext::new().ok()?;
     let options = posegpu::GpuOptions {
         outputs: posegpu::Outputs::SKINNING.with_skinning(posegpu::SkinningLayout::Columns4x4),

@@ -7,14 +7,14 @@ use bevy::math::{Mat4, Quat, Vec3};
 use bevy::prelude::Transform;
 use posegpu::InstanceLayers;
 use posegpu::{
-    AdditiveSpace, ClipMotion, ClipSample, IkWeights, MaskId, PoseBatch, RootLock, RootMotionAxes,
+    AdditiveSpace, ClipId, ClipMotion, ClipSample, IkWeights, MaskId, PoseBatch, RootLock, RootMotionAxes,
 };
 
 /// One clip as an instance plays it: from `time` (seconds), advanced by `rate` times Bevy's
 /// frame time, with `weight` among the clips of its blend.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Playback {
-    pub clip: u32,
+    pub clip: ClipId,
     pub time: f32,
     pub rate: f32,
     pub looping: bool,
@@ -24,9 +24,9 @@ pub struct Playback {
 
 impl Playback {
     /// `clip` from `time` on, at normal speed, looping, weight 1.
-    pub fn new(clip: u32, time: f32) -> Self {
+    pub fn new(clip: impl Into<ClipId>, time: f32) -> Self {
         Self {
-            clip,
+            clip: clip.into(),
             time,
             rate: 1.0,
             looping: true,
@@ -233,7 +233,7 @@ impl Animation {
                 Ok((step, p.weight))
             })
             .collect::<posegpu::Result<Vec<_>>>()?;
-        Ok(Some(posegpu::blend::pose::blend(
+        Ok(Some(posegpu::math::blend::blend(
             &steps,
             posegpu::Transform::IDENTITY,
         )))

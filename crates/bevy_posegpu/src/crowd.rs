@@ -12,7 +12,7 @@ use bevy::mesh::skinning::SkinnedMesh;
 use bevy::prelude::*;
 use bevy::world_serialization::{WorldAsset, WorldAssetRoot};
 use posegpu::retarget::{PlanOptions, RetargetPlan};
-use posegpu::{AnimLibrary, ClipMotion, MaskBranch, MaskId};
+use posegpu::{AnimLibrary, ClipId, ClipMotion, MaskBranch, MaskId};
 
 use crate::animation::{moved, Animation};
 
@@ -177,8 +177,8 @@ impl CrowdModel {
 
     /// The index of the first clip named `name` (the model's own clips come first, then each
     /// `clips_from` file's).
-    pub fn clip(&self, name: &str) -> Option<u32> {
-        self.library.find_clip(name).ok().map(|c| c as u32)
+    pub fn clip(&self, name: &str) -> Option<ClipId> {
+        self.library.find_clip(name).ok()
     }
 
     /// The mask named `name` ([`CrowdModelBuilder::mask`]).

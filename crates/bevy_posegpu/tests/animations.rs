@@ -229,7 +229,7 @@ fn baked_clips_play_as_the_run_time_retargeting_on_keys() {
     app.add_systems(Update, ask_for_bones);
     headless::run_and_read(&mut app, 4).expect("a frame was read back");
     let world = app.world_mut();
-    let mut got: Vec<(u32, Vec<Mat4>)> = world
+    let mut got: Vec<(posegpu::ClipId, Vec<Mat4>)> = world
         .query::<(&bevy_posegpu::CrowdInstance, &bevy_posegpu::BoneReadback)>()
         .iter(world)
         .map(|(i, r)| (i.animation.base[0].clip, r.world.clone()))

@@ -21,7 +21,7 @@ use ozz_animation_rs::{Animation, LocalToModelJobRef, SamplingContext, SamplingJ
 use ozz_animation_rs::{SoaTransform, SKELETON_NO_PARENT};
 use posegpu::glam::{Mat4, Quat, Vec3, Vec4};
 use posegpu::{
-    map_time, AnimLibrary, Bone, BoneTrack, Channel, Clip, CpuEvaluator, Instance, Interpolation,
+    map_time, AnimLibrary, Bone, BoneTrack, Channel, Clip, ClipSample, CpuEvaluator, Interpolation,
     PoseBatch, Poses, Skeleton, Transform, Xform,
 };
 use rayon::prelude::*;
@@ -189,9 +189,9 @@ pub fn instance_time(i: usize, duration: f32, t: f32) -> f32 {
 }
 
 /// posegpu's crowd at time `t`: every instance its clip (here the only one), looping.
-pub fn posegpu_instances(n: usize, duration: f32, t: f32) -> Vec<Instance> {
+pub fn posegpu_instances(n: usize, duration: f32, t: f32) -> Vec<ClipSample> {
     (0..n)
-        .map(|i| Instance::new(0, instance_time(i, duration, t), true))
+        .map(|i| ClipSample::new(0, instance_time(i, duration, t), true))
         .collect()
 }
 

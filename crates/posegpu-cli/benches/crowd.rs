@@ -15,12 +15,12 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use posegpu::frame_plan::{PassTimes, Stage};
 use posegpu::playback::{Agent, Player};
 use posegpu::procedural::{humanoid_asset, random_asset};
 use posegpu::{
     AnimLibrary, CpuEvaluator, Crowd, GpuContext, GpuCrowd, GpuOptions, Poses, RootLock,
 };
+use posegpu::{PassTimes, Stage};
 use posegpu_cli::plot::LogPlot;
 
 const DT: f32 = 1.0 / 30.0;

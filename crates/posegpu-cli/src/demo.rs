@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use posegpu::{
-    AnimLibrary, CpuEvaluator, Deviation, Error, GpuEvaluator, GpuOptions, Instance, Poses,
+    AnimLibrary, ClipSample, CpuEvaluator, Deviation, Error, GpuEvaluator, GpuOptions, Poses,
 };
 
 use crate::util::{open_gpu, rate};
@@ -97,7 +97,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Error> {
     let sample: Vec<usize> = (0..n).step_by(step).collect();
     let gpu_poses = gpu.read_back()?;
     let mut expected = Poses::default();
-    let sampled: Vec<Instance> = sample.iter().map(|&i| last[i]).collect();
+    let sampled: Vec<ClipSample> = sample.iter().map(|&i| last[i]).collect();
     cpu.evaluate(&sampled, &mut expected)?;
     let deviation = Deviation::between(&gpu_poses.select(&sample), &expected);
     let relative = deviation.relative(lib.skeleton().extent());

@@ -9,7 +9,7 @@ use posegpu::render::{
     RenderTarget, SkinnedMesh, BACKGROUND, COLOR_FORMAT,
 };
 use posegpu::{
-    AnimLibrary, Clip, ClipSample, Error, GpuEvaluator, GpuOptions, PoseBatch, RootLock,
+    AnimLibrary, Clip, ClipId, ClipSample, Error, GpuEvaluator, GpuOptions, PoseBatch, RootLock,
 };
 
 use crate::layer::LayerArgs;
@@ -168,7 +168,7 @@ pub fn run(args: &RenderArgs) -> Result<ExitCode, Error> {
                 .enumerate()
         {
             let (clip, t) = match clip {
-                Some(c) => ((first + c) as u32, time + i as f32 * 0.137),
+                Some(c) => (ClipId((first + c) as u32), time + i as f32 * 0.137),
                 None => (instance.clip, instance.time),
             };
             // Own clips play in place (the root at its reference pose): each instance stays on

@@ -23,13 +23,13 @@ mod common;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use posegpu::frame_plan::{PassTimes, Stage};
 use posegpu::retarget::Rig;
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
     AnimLibrary, Asset, AssetFrame, CpuEvaluator, FusePolicy, GpuContext, GpuEvaluator, GpuOptions,
     IkWeights, PoseBatch, Poses, TranslationMode,
 };
+use posegpu::{PassTimes, Stage};
 
 /// (label, library): the baseline first, then each mode, the preset, then the plans.
 fn libraries() -> Vec<(String, AnimLibrary)> {

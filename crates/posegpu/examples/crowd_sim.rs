@@ -12,9 +12,9 @@
 
 use glam::{Quat, Vec3};
 use posegpu::blend::space::BlendSpace1D;
-use posegpu::frame_plan::PassTimes;
 use posegpu::playback::{Agent, Player};
 use posegpu::procedural::humanoid_asset;
+use posegpu::PassTimes;
 use posegpu::{AnimLibrary, Crowd, Error, GpuContext, GpuCrowd, GpuOptions, RootLock, Transform};
 
 const DT: f32 = 1.0 / 30.0;
@@ -41,8 +41,8 @@ fn main() -> Result<(), Error> {
 
     let asset = humanoid_asset();
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
-    let walk = lib.find_clip("walk")? as u32;
-    let run = lib.find_clip("run")? as u32;
+    let walk = lib.find_clip("walk")?;
+    let run = lib.find_clip("run")?;
     // Speed picks the weights: walk at 1.4 m/s, run at 3.5 m/s (their root speeds).
     let speeds = BlendSpace1D::new(&[1.4, 3.5])?;
     let weights = |speed: f32| {
@@ -61,10 +61,10 @@ fn main() -> Result<(), Error> {
         let phase = rng.unit();
         let players = [
             Player::new(walk)
-                .starting_at(phase * lib.clip_duration(walk as usize))
+                .starting_at(phase * lib.clip_duration(walk))
                 .with_weight(w[0]),
             Player::new(run)
-                .starting_at(phase * lib.clip_duration(run as usize))
+                .starting_at(phase * lib.clip_duration(run))
                 .with_weight(w[1]),
         ];
         let agent = Agent::blend(&players)

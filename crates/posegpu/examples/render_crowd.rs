@@ -10,7 +10,9 @@ use posegpu::render::{
     grid_placements, placements_buffer, rest_skinning, Camera, CrowdRenderer, DrawChunk,
     RenderTarget, SkinnedMesh, BACKGROUND, COLOR_FORMAT,
 };
-use posegpu::{AnimLibrary, ClipSample, GpuContext, GpuEvaluator, GpuOptions, PoseBatch, RootLock};
+use posegpu::{
+    AnimLibrary, ClipId, ClipSample, GpuContext, GpuEvaluator, GpuOptions, PoseBatch, RootLock,
+};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -37,10 +39,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Each frame: what every instance plays (clip, phase, in place), ...
     let mut batch = PoseBatch::with_capacity(count, 1);
     for i in 0..count {
-        let clip = i % lib.clip_count();
+        let clip = ClipId((i % lib.clip_count()) as u32);
         let phase = (i as f32 * 0.618_034).fract() * lib.clip_duration(clip);
         let sample =
-            ClipSample::new(clip as u32, phase + 0.4, true).with_root_lock(Some(RootLock::RefPose));
+            ClipSample::new(clip, phase + 0.4, true).with_root_lock(Some(RootLock::RefPose));
         batch.push_blend(&[sample]);
     }
     gpu.write(&batch)?;

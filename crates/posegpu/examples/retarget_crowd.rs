@@ -12,8 +12,8 @@ use std::path::PathBuf;
 
 use posegpu::retarget::Rig;
 use posegpu::{
-    AnimLibrary, CpuEvaluator, Deviation, Error, GpuContext, GpuEvaluator, GpuOptions, Instance,
-    Poses,
+    AnimLibrary, ClipId, ClipSample, CpuEvaluator, Deviation, Error, GpuContext, GpuEvaluator,
+    GpuOptions, Poses,
 };
 
 fn main() -> Result<(), Error> {
@@ -71,12 +71,12 @@ fn main() -> Result<(), Error> {
 }
 
 /// `count` looping instances, clips dealt round-robin at spread phases, `time` seconds in.
-fn crowd(lib: &AnimLibrary, count: usize, time: f32) -> Vec<Instance> {
+fn crowd(lib: &AnimLibrary, count: usize, time: f32) -> Vec<ClipSample> {
     (0..count)
         .map(|i| {
-            let clip = i % lib.clip_count();
+            let clip = ClipId((i % lib.clip_count()) as u32);
             let phase = (i as f32 * 0.618_034).fract() * lib.clip_duration(clip);
-            Instance::new(clip as u32, phase + time, true)
+            ClipSample::new(clip, phase + time, true)
         })
         .collect()
 }

@@ -16,26 +16,23 @@ mod root;
 pub use input::FrameInput;
 pub use root::{RootLock, RootMotionAxes, RootPart};
 
-use crate::additive::delta::ZERO_WEIGHT;
 use crate::drive::IkWeights;
 use crate::error::{Error, Result};
+use crate::layout::ZERO_WEIGHT;
 use crate::layout::{
     Entry, Head, INSTANCE_LOOP, LAYER_BASE, LAYER_BLEND_LOCAL, LAYER_BLEND_MESH,
     LAYER_DYNAMIC_LOCAL, LAYER_DYNAMIC_MESH, LAYER_IK, LAYER_INERTIALIZE, LAYER_KIND_MASK,
     LAYER_LOCAL, LAYER_MESH, LAYER_SAMPLES_SHIFT, ROOT_LOCK_MASK,
 };
-use crate::library::{AnimLibrary, MaskId};
+use crate::library::{AnimLibrary, ClipId, MaskId};
 use crate::model::AdditiveSpace;
 
-/// One instance playing one clip: a [`ClipSample`] of weight 1, as `PoseBatch::from_instances`
-/// and the single-clip evaluation calls take it.
-pub type Instance = ClipSample;
-
-/// One clip at one time, with its weight in a blend.
+/// One clip at one time, with its weight in a blend. An instance that plays one clip is one
+/// sample of weight 1 ([`PoseBatch::from_instances`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClipSample {
-    /// The clip's index in the library.
-    pub clip: u32,
+    /// The clip.
+    pub clip: ClipId,
     /// Seconds; clamped to the clip's range, or wrapped when `looping`.
     pub time: f32,
     /// Wrap `time` into the clip's range instead of clamping it.
@@ -51,9 +48,9 @@ pub struct ClipSample {
 
 impl ClipSample {
     /// `clip` at `time` with weight 1.
-    pub fn new(clip: u32, time: f32, looping: bool) -> Self {
+    pub fn new(clip: impl Into<ClipId>, time: f32, looping: bool) -> Self {
         Self {
-            clip,
+            clip: clip.into(),
             time,
             looping,
             weight: 1.0,
@@ -78,7 +75,7 @@ impl ClipSample {
     }
 
     fn entry(&self) -> Entry {
-        let clip = self.clip | if self.looping { INSTANCE_LOOP } else { 0 };
+        let clip = self.clip.0 | if self.looping { INSTANCE_LOOP } else { 0 };
         let lock = RootLock::code(self.root_lock);
         let axes = if lock == 0 { 0 } else { self.root_axes.code() };
         [
@@ -93,7 +90,7 @@ impl ClipSample {
     /// reports it).
     pub(crate) fn from_entry(e: &Entry) -> Self {
         Self {
-            clip: e[0] & !INSTANCE_LOOP,
+            clip: ClipId(e[0] & !INSTANCE_LOOP),
             time: f32::from_bits(e[1]),
             looping: e[0] & INSTANCE_LOOP != 0,
             weight: f32::from_bits(e[2]),
@@ -268,8 +265,8 @@ impl PoseBatch {
         }
     }
 
-    /// One instance per [`Instance`], each playing its clip alone.
-    pub fn from_instances(instances: &[Instance]) -> Self {
+    /// One instance per [`ClipSample`], each playing its clip alone.
+    pub fn from_instances(instances: &[ClipSample]) -> Self {
         let mut batch = Self::with_capacity(instances.len(), 2);
         for i in instances {
             batch.push_blend(std::slice::from_ref(i));
@@ -302,7 +299,12 @@ impl PoseBatch {
     }
 
     /// Adds an instance whose base is one clip; returns it to add layers.
-    pub fn push_clip(&mut self, clip: u32, time: f32, looping: bool) -> InstanceLayers<'_> {
+    pub fn push_clip(
+        &mut self,
+        clip: impl Into<ClipId>,
+        time: f32,
+        looping: bool,
+    ) -> InstanceLayers<'_> {
         self.push_blend(&[ClipSample::new(clip, time, looping)])
     }
 
@@ -488,7 +490,7 @@ impl PoseBatch {
                     | LayerKind::Ik => None,
                 };
                 for (k, sample) in layer.samples().enumerate() {
-                    let c = sample.clip as usize;
+                    let c = sample.clip.index();
                     let problem = if c >= lib.clip_count() {
                         format!(
                             "clip {c} does not exist (the library has {})",
@@ -509,7 +511,7 @@ impl PoseBatch {
                     {
                         "only a base sample (or a transition's old pose) may lock the root"
                             .to_string()
-                    } else if lib.clip_additive_space(c) != wanted {
+                    } else if lib.clip_additive_space(sample.clip) != wanted {
                         let kind = |s: Option<AdditiveSpace>| match s {
                             None => "an ordinary clip".to_string(),
                             Some(s) => format!("a {} additive", s.name()),
@@ -517,7 +519,7 @@ impl PoseBatch {
                         format!(
                             "clip '{}' is {}, the layer needs {}",
                             lib.clip_names()[c],
-                            kind(lib.clip_additive_space(c)),
+                            kind(lib.clip_additive_space(sample.clip)),
                             kind(wanted)
                         )
                     } else {

@@ -67,7 +67,7 @@ impl Stage {
 
     /// The buffers the stage binds, in binding order (group 0). A test checks them against
     /// the names the shader declares.
-    pub const fn bindings(self) -> &'static [Binding] {
+    pub(crate) const fn bindings(self) -> &'static [Binding] {
         use Binding::*;
         match self {
             Stage::Advance => &[
@@ -114,7 +114,7 @@ impl Stage {
 
 /// A buffer a stage binds, named for what it holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Binding {
+pub(crate) enum Binding {
     /// The evaluator's uniform (`Params`).
     Params,
     /// This frame's heads and entries.
@@ -168,7 +168,8 @@ pub enum Binding {
 
 impl Binding {
     /// The name the shaders declare the binding under.
-    pub const fn wgsl_name(self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) const fn wgsl_name(self) -> &'static str {
         match self {
             Binding::Params => "params",
             Binding::Frame => "frame",
@@ -262,7 +263,7 @@ impl Pass {
 
 /// How a pass is dispatched over a chunk of `n` instances.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dispatch {
+pub(crate) enum Dispatch {
     /// `n * per_instance` invocations, in workgroups of 64.
     Invocations {
         /// Invocations per instance (bones, curves or 1).
@@ -283,7 +284,7 @@ pub enum Dispatch {
 
 impl Dispatch {
     /// The workgroups for `n` instances, and the dispatches (z from 1 to this).
-    pub fn workgroups(self, n: u64) -> (u64, u32) {
+    pub(crate) fn workgroups(self, n: u64) -> (u64, u32) {
         let size = u64::from(WORKGROUP_SIZE);
         match self {
             Dispatch::Invocations { per_instance } => {
@@ -298,26 +299,26 @@ impl Dispatch {
 /// What a frame holds that decides its passes: [`FrameShape::of`] a batch, or what a crowd
 /// that writes its own frames knows of them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FrameShape {
+pub(crate) struct FrameShape {
     /// Every instance plays one clip and nothing else.
-    pub single_clips: bool,
+    pub(crate) single_clips: bool,
     /// Some instance has a mesh-space layer.
-    pub mesh_layers: bool,
+    pub(crate) mesh_layers: bool,
     /// Some instance has an inertialized transition under way.
-    pub inertia: bool,
+    pub(crate) inertia: bool,
     /// Some instance's inertialized transition begins.
-    pub inertia_starts: bool,
+    pub(crate) inertia_starts: bool,
     /// Some instance has an IK layer.
-    pub ik: bool,
+    pub(crate) ik: bool,
     /// Some sample locks its root.
-    pub root_locks: bool,
+    pub(crate) root_locks: bool,
     /// Some layer weighs more than 1.
-    pub heavy_layers: bool,
+    pub(crate) heavy_layers: bool,
 }
 
 impl FrameShape {
     /// The shape of `batch`.
-    pub fn of(batch: &PoseBatch) -> Self {
+    pub(crate) fn of(batch: &PoseBatch) -> Self {
         Self {
             single_clips: batch.is_single_clips(),
             mesh_layers: batch.has_mesh_layers(),
@@ -344,34 +345,34 @@ enum IkChains {
 
 /// The choices a backend makes for its frames.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FrameOptions {
+pub(crate) struct FrameOptions {
     /// Frames that can run as the fused pass do.
-    pub fuse: bool,
+    pub(crate) fuse: bool,
     /// A crowd steps its players first; `Some(true)` when some instance extracts root motion.
-    pub crowd: Option<bool>,
+    pub(crate) crowd: Option<bool>,
 }
 
 pub(crate) use crate::layout::fused_group_instances;
 
 /// One pass of a plan and how it is dispatched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PlannedPass {
+pub(crate) struct PlannedPass {
     /// The pass.
-    pub pass: Pass,
+    pub(crate) pass: Pass,
     /// Its dispatch shape.
-    pub dispatch: Dispatch,
+    pub(crate) dispatch: Dispatch,
 }
 
 /// The passes of a frame, in order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FramePlan {
+pub(crate) struct FramePlan {
     passes: Vec<PlannedPass>,
 }
 
 impl FramePlan {
     /// The most passes a plan has: a crowd's two, then the samples' resolution, sampling,
     /// layers, inertialization, IK, the hierarchy and the curves.
-    pub const MOST_PASSES: u32 = 9;
+    pub(crate) const MOST_PASSES: u32 = 9;
 
     /// The passes a frame of `shape` runs on `lib` under `options`:
     ///
@@ -384,7 +385,7 @@ impl FramePlan {
     /// - else sampling, the layer, inertialization and IK passes where they have work, and the
     ///   hierarchy;
     /// - then the curves, where the library has any.
-    pub fn new(lib: &AnimLibrary, shape: &FrameShape, options: &FrameOptions) -> Self {
+    pub(crate) fn new(lib: &AnimLibrary, shape: &FrameShape, options: &FrameOptions) -> Self {
         let bones = lib.bone_count() as u32;
         let curves = lib.curve_names().len() as u32;
         let ik = &lib.data().ik;
@@ -453,22 +454,22 @@ impl FramePlan {
     }
 
     /// The plan of `batch`'s frame.
-    pub fn of_batch(lib: &AnimLibrary, batch: &PoseBatch, options: &FrameOptions) -> Self {
+    pub(crate) fn of_batch(lib: &AnimLibrary, batch: &PoseBatch, options: &FrameOptions) -> Self {
         Self::new(lib, &FrameShape::of(batch), options)
     }
 
     /// The passes, in order, with their dispatch shapes.
-    pub fn passes(&self) -> &[PlannedPass] {
+    pub(crate) fn passes(&self) -> &[PlannedPass] {
         &self.passes
     }
 
     /// Whether the plan runs a pass of `stage`.
-    pub fn runs(&self, stage: Stage) -> bool {
+    pub(crate) fn runs(&self, stage: Stage) -> bool {
         self.passes.iter().any(|p| p.pass.stage() == stage)
     }
 
     /// Whether sampling and the hierarchy run as the fused pass.
-    pub fn is_fused(&self) -> bool {
+    pub(crate) fn is_fused(&self) -> bool {
         self.runs(Stage::Fused)
     }
 }

@@ -2,13 +2,13 @@
 //! a CPU twin of every GPU stage.
 //!
 //! ```no_run
-//! use posegpu::{AnimLibrary, GpuContext, GpuEvaluator, GpuOptions, Instance};
+//! use posegpu::{AnimLibrary, ClipSample, GpuContext, GpuEvaluator, GpuOptions};
 //!
 //! let asset = posegpu::import::load("character.glb")?;
 //! let lib = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
 //! let ctx = GpuContext::new()?;
 //! let mut gpu = GpuEvaluator::new(&ctx, &lib, 10_000, &GpuOptions::default())?;
-//! let crowd: Vec<Instance> = (0..10_000).map(|i| Instance::new(0, i as f32 * 0.01, true)).collect();
+//! let crowd: Vec<ClipSample> = (0..10_000).map(|i| ClipSample::new(0, i as f32 * 0.01, true)).collect();
 //! gpu.evaluate(&crowd)?; // skinning matrices now in gpu.chunks()[k].skinning
 //! let poses = gpu.read_back()?; // only when the host needs them
 //! # Ok::<(), posegpu::Error>(())
@@ -23,12 +23,13 @@
 #![warn(unreachable_pub)]
 #![warn(missing_docs)]
 
-// The runtime's core (a library, a frame's batch, the evaluators, their outputs, crowds):
-// private modules, every public type re-exported once here. What a crowd plays (`playback`),
-// the passes of a frame (`frame_plan`) and the tools (importers, exporters, retargeting,
-// procedural assets, blend spaces, additive math, the spec's math, drawing, the traffic model):
-// public modules, their types reachable there only. `tests/it/public_surface.rs` checks that each
-// public item has one path.
+// The runtime's core (a library, a frame's batch, the evaluators, their outputs, crowds, the
+// frame's passes): private modules, every public type re-exported once here. What a crowd
+// plays (`playback`), the spec's per-bone math (`math`) and the tools (importers, exporters,
+// retargeting, compression, procedural assets, blend spaces, additive clips, drawing,
+// analysis): public modules, their types reachable there only. `tests/it/public_surface.rs`
+// checks that each public item has one path; `tests/it/modules.rs` puts each module on one
+// side (shared model, runtime, authoring).
 pub mod additive;
 pub mod analysis;
 mod batch;
@@ -39,7 +40,7 @@ mod drive;
 mod error;
 #[cfg(feature = "gltf")]
 pub mod export;
-pub mod frame_plan;
+mod frame_plan;
 mod gpu;
 #[cfg(any(feature = "gltf", feature = "bvh"))]
 pub mod import;
@@ -53,26 +54,27 @@ pub mod procedural;
 #[cfg(feature = "render")]
 pub mod render;
 pub mod retarget;
-mod transform;
 
 /// The glam posegpu's public types use (an engine on another glam converts at the boundary).
 pub use glam;
 
 pub use batch::{
-    ClipSample, FrameInput, InertialStart, Instance, InstanceLayers, Layer, LayerKind, PoseBatch,
-    RootLock, RootMotionAxes, RootPart,
+    ClipSample, FrameInput, InertialStart, InstanceLayers, Layer, LayerKind, PoseBatch, RootLock,
+    RootMotionAxes, RootPart,
 };
 pub use cpu::{ClipMotion, CpuEvaluator};
 pub use drive::{BoneCache, IkWeights, TranslationMode};
 pub use error::{Error, Result};
+pub use frame_plan::{Pass, PassTimes, Stage};
 pub use gpu::{
     FusePolicy, GpuContext, GpuCrowd, GpuEvaluator, GpuOptions, OutputChunk, Outputs, PassTimer,
     SkinningLayout,
 };
 pub use layout::{Mat3x4, Xform};
 pub use library::{
-    AnimLibrary, LibraryBuilder, MaskId, NotifyInfo, RetargetSource, SourceId, SourceKind,
+    AnimLibrary, ClipId, LibraryBuilder, MaskId, NotifyInfo, RetargetSource, SourceId, SourceKind,
 };
+pub use math::transform::Transform;
 pub use model::{
     component_space, find_keys, map_time, mask_weights, AdditiveSpace, Asset, AssetFrame,
     BindOrigin, BindPose, BindSpace, Bone, BoneTrack, Channel, Clip, Curve, Interpolation,
@@ -80,7 +82,6 @@ pub use model::{
 };
 pub use playback::crowd::Crowd;
 pub use pose::{Deviation, Poses};
-pub use transform::Transform;
 
 /// The README's code blocks, compiled as doctests (`cargo test --doc`).
 #[cfg(doctest)]

@@ -36,6 +36,24 @@ use crate::model::{
 };
 use crate::Transform;
 
+/// A clip of a library, by its index in [`AnimLibrary::clip_names`] ([`AnimLibrary::find_clip`]
+/// finds it by name). Instances, segments and players take it; a plain `u32` index converts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClipId(pub u32);
+
+impl ClipId {
+    /// The clip's index, for slices in clip order ([`AnimLibrary::clip_names`]).
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl From<u32> for ClipId {
+    fn from(index: u32) -> Self {
+        Self(index)
+    }
+}
+
 /// Names a retarget source of a library: the skeleton a set of clips was authored on and the
 /// reference pose they are retargeted from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -169,7 +187,7 @@ pub(crate) struct LibraryData {
 #[derive(Clone, Debug, PartialEq)]
 pub struct NotifyInfo {
     /// The clip it belongs to.
-    pub clip: u32,
+    pub clip: ClipId,
     /// Its name.
     pub name: String,
     /// Seconds into the clip.
@@ -453,7 +471,7 @@ impl LibraryBuilder {
                 .push([first, to_u32(clip.notifies().len(), "notify table")?]);
             lib.notifies
                 .extend(clip.notifies().iter().map(|n| NotifyInfo {
-                    clip: c,
+                    clip: ClipId(c),
                     name: n.name.clone(),
                     time: n.time,
                 }));

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use crate::bandwidth::{copy_bandwidth, Bandwidth};
 use clap::ValueEnum;
-use posegpu::frame_plan::{FrameOptions, FramePlan, FrameShape, Stage};
+use posegpu::Stage;
 use posegpu::{AdditiveSpace, CpuEvaluator, Error, GpuContext, GpuEvaluator, GpuOptions};
 use posegpu::{FusePolicy, Outputs};
 use posegpu::{PoseBatch, Poses};
@@ -46,6 +46,17 @@ pub enum Passes {
     Fused,
     /// A sampling pass, then a hierarchy pass.
     Separate,
+}
+
+impl Passes {
+    /// The library's policy of the same name.
+    fn policy(self) -> FusePolicy {
+        match self {
+            Passes::Auto => FusePolicy::Auto,
+            Passes::Fused => FusePolicy::Fused,
+            Passes::Separate => FusePolicy::Separate,
+        }
+    }
 }
 
 /// What the evaluator keeps (`posegpu::Outputs`).
@@ -286,11 +297,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
 
     let run_cpu = args.backend != BenchBackend::Gpu;
     let options = GpuOptions {
-        passes: match args.passes {
-            Passes::Auto => FusePolicy::Auto,
-            Passes::Fused => FusePolicy::Fused,
-            Passes::Separate => FusePolicy::Separate,
-        },
+        passes: args.passes.policy(),
         outputs,
         occupancy_pad_words: args.occupancy_pad,
         runtime_checks: args.runtime_checks,
@@ -443,14 +450,8 @@ fn print_shader_stats(
 ) -> Result<(), Error> {
     let mut batch = PoseBatch::with_capacity(n.min(REPLAYED), 5);
     w.batch(n.min(REPLAYED), 0.0, &mut batch);
-    let shape = FrameShape::of(&batch);
-    let options = FrameOptions {
-        fuse: passes != Passes::Separate,
-        crowd: None,
-    };
-    let plan = FramePlan::new(&w.lib, &shape, &options);
     println!("{} ({outputs:?}):", w.description);
-    for p in posegpu::analysis::shader_stats(&w.lib, &plan, &shape, outputs)? {
+    for p in posegpu::analysis::shader_stats(&w.lib, &batch, passes.policy(), outputs)? {
         println!(
             "shader {}: {} SPIR-V instructions, {} bytes of workgroup memory",
             p.name, p.stats.instructions, p.stats.workgroup_bytes

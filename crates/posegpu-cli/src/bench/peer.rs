@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use posegpu::glam::Mat4;
-use posegpu::{CpuEvaluator, Error, PoseBatch, Poses};
+use posegpu::{ClipId, CpuEvaluator, Error, PoseBatch, Poses};
 use serde_json::json;
 
 use super::workload::{plain_asset, Workload, HUMANOID_BONES, SHARED_KEYS};
@@ -45,7 +45,7 @@ pub fn export(dir: &Path) -> Result<(), Error> {
         debug_assert!(keys.len() <= SHARED_KEYS);
         clips.push(json!({
             "name": lib.clip_names()[c],
-            "duration": lib.clip_duration(c),
+            "duration": lib.clip_duration(ClipId(c as u32)),
             "first_key": times.len(),
             "keys": keys.len(),
         }));
@@ -86,7 +86,7 @@ pub fn export(dir: &Path) -> Result<(), Error> {
         "key_count": times.len(),
         "sample": {
             "instances": samples.len(),
-            "clip": samples.iter().map(|s| s.clip).collect::<Vec<_>>(),
+            "clip": samples.iter().map(|s| s.clip.0).collect::<Vec<_>>(),
             "time": samples.iter().map(|s| s.time).collect::<Vec<_>>(),
             "looping": true,
         },
@@ -125,8 +125,8 @@ mod tests {
         for i in 0..batch.len() {
             let base = batch.layers(i).next().flatten().unwrap();
             let s = base.samples().next().unwrap();
-            let clip = &asset.clips[s.clip as usize];
-            let t = posegpu::map_time(s.time, w.lib.clip_duration(s.clip as usize), true);
+            let clip = &asset.clips[s.clip.index()];
+            let t = posegpu::map_time(s.time, w.lib.clip_duration(s.clip), true);
             for (b, x) in clip.pose_at(rest, t).iter().enumerate() {
                 let y = poses.local(i, b);
                 let d = (x.translation - y.translation)

@@ -212,13 +212,13 @@ impl Workload {
         for i in 0..count {
             let clip = self.bases[i % self.bases.len()];
             let phase = (i as f32 * 0.618_034).fract();
-            let t = phase * self.lib.clip_duration(clip as usize) + time;
+            let t = phase * self.lib.clip_duration(clip) + time;
             let mut layers = batch.push_clip(clip, t, true);
             if let Some(ik) = self.ik {
                 layers = layers.ik(ik);
             }
             if let Some(layer) = self.layer {
-                let u = (phase + 0.5).fract() * self.lib.clip_duration(layer as usize) + time;
+                let u = (phase + 0.5).fract() * self.lib.clip_duration(layer) + time;
                 layers.additive(self.space, LAYER_WEIGHT, &[ClipSample::new(layer, u, true)]);
             }
         }

@@ -73,7 +73,7 @@ pub fn check(c: &Checker, stage: &str, passes: FusePolicy) -> Result<Measured, E
         ..GpuOptions::default()
     };
     let mut gpu = GpuCrowd::new(&c.ctx, &lib, &cpu, &options)?;
-    let walk = lib.find_clip("walk")? as u32;
+    let walk = lib.find_clip("walk")?;
     let twin = CpuEvaluator::new(&lib);
     let mut poses = Poses::default();
     let (mut deviation, mut note) = (0.0f32, None);

@@ -112,7 +112,7 @@ pub(super) fn inertialized(c: &Checker) -> Result<Measured, Error> {
     const DT: f32 = 1.0 / 30.0;
     let asset = humanoid_asset();
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips)?;
-    let (walk, idle) = (lib.find_clip("walk")? as u32, lib.find_clip("idle")? as u32);
+    let (walk, idle) = (lib.find_clip("walk")?, lib.find_clip("idle")?);
     let frame = |k: usize| {
         let mut batch = PoseBatch::with_capacity(c.instances, 3);
         for i in 0..c.instances {
@@ -188,7 +188,7 @@ pub(super) fn curves(c: &Checker) -> Result<Measured, Error> {
     let lib = AnimLibrary::new(&asset.skeleton, &clips)?;
     let mut batch = PoseBatch::with_capacity(c.instances, 4);
     for (i, s) in spread(&lib, c.instances, |_| None).iter().enumerate() {
-        let other = ClipSample::new((s.clip + 1) % 3, s.time, true);
+        let other = ClipSample::new((s.clip.0 + 1) % 3, s.time, true);
         let layers = batch.push_blend(&[s.with_weight(0.6), other.with_weight(0.4)]);
         if i % 2 == 0 {
             layers.additive(

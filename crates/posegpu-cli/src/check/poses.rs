@@ -7,9 +7,10 @@ use glam::{Quat, Vec3};
 use posegpu::procedural::{humanoid_asset, humanoid_ik_feet_asset, random_asset};
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
-    AdditiveSpace, AnimLibrary, Asset, Bone, BoneTrack, Channel, Clip, ClipSample, CpuEvaluator,
-    Error, FusePolicy, GpuEvaluator, GpuOptions, IkWeights, Interpolation, MaskBranch, Outputs,
-    PoseBatch, Poses, RootLock, Skeleton, SkinningLayout, Transform, TranslationMode,
+    AdditiveSpace, AnimLibrary, Asset, Bone, BoneTrack, Channel, Clip, ClipId, ClipSample,
+    CpuEvaluator, Error, FusePolicy, GpuEvaluator, GpuOptions, IkWeights, Interpolation,
+    MaskBranch, Outputs, PoseBatch, Poses, RootLock, Skeleton, SkinningLayout, Transform,
+    TranslationMode,
 };
 
 use super::layers::{additive, aim_offset, curves, inertialized, masked};
@@ -233,7 +234,8 @@ pub(super) fn spread(
     n: usize,
     lock: impl Fn(usize) -> Option<RootLock>,
 ) -> Vec<ClipSample> {
-    let clips: Vec<usize> = (0..lib.clip_count())
+    let clips: Vec<ClipId> = lib
+        .clip_ids()
         .filter(|&c| lib.clip_additive_space(c).is_none())
         .collect();
     (0..n)
@@ -241,7 +243,7 @@ pub(super) fn spread(
             let clip = clips[i % clips.len()];
             let d = lib.clip_duration(clip);
             let u = (i as f32 * 0.618_034).fract();
-            ClipSample::new(clip as u32, (1.5 * u - 0.25) * d, i % 2 == 1).with_root_lock(lock(i))
+            ClipSample::new(clip, (1.5 * u - 0.25) * d, i % 2 == 1).with_root_lock(lock(i))
         })
         .collect()
 }
@@ -443,7 +445,7 @@ fn masked_local_batch(n: usize) -> Result<(AnimLibrary, PoseBatch), Error> {
     let samples = spread(&lib, n, |_| None);
     let mut batch = PoseBatch::with_capacity(n, 3);
     for (i, s) in samples.iter().enumerate() {
-        let other = ClipSample::new((s.clip + 1) % 4, s.time * 0.7 + 0.1, true);
+        let other = ClipSample::new((s.clip.0 + 1) % 4, s.time * 0.7 + 0.1, true);
         match i % 3 {
             0 => {
                 batch.push_blend(std::slice::from_ref(s));

@@ -3,10 +3,10 @@
 
 use std::borrow::Cow;
 
-use super::{Instance, PoseBatch};
+use super::{ClipSample, PoseBatch};
 
 /// A frame's input to [`crate::CpuEvaluator::evaluate`], [`crate::GpuEvaluator::evaluate`] and
-/// their kin: a [`PoseBatch`], or a slice, array or `Vec` of [`Instance`]s.
+/// their kin: a [`PoseBatch`], or a slice, array or `Vec` of [`ClipSample`]s (an instance each).
 pub trait FrameInput {
     /// The frame as a batch (borrowed where it is one).
     fn batch(&self) -> Cow<'_, PoseBatch>;
@@ -18,19 +18,19 @@ impl FrameInput for PoseBatch {
     }
 }
 
-impl FrameInput for [Instance] {
+impl FrameInput for [ClipSample] {
     fn batch(&self) -> Cow<'_, PoseBatch> {
         Cow::Owned(PoseBatch::from_instances(self))
     }
 }
 
-impl FrameInput for Vec<Instance> {
+impl FrameInput for Vec<ClipSample> {
     fn batch(&self) -> Cow<'_, PoseBatch> {
         self.as_slice().batch()
     }
 }
 
-impl<const N: usize> FrameInput for [Instance; N] {
+impl<const N: usize> FrameInput for [ClipSample; N] {
     fn batch(&self) -> Cow<'_, PoseBatch> {
         self.as_slice().batch()
     }

@@ -6,7 +6,7 @@ use glam::Vec2;
 use super::space::BlendSpace;
 use crate::batch::{ClipSample, InstanceLayers};
 use crate::error::{Error, Result};
-use crate::library::AnimLibrary;
+use crate::library::{AnimLibrary, ClipId};
 use crate::model::AdditiveSpace;
 
 /// A blend space whose samples are clips of one library. The weights are computed on the host
@@ -26,7 +26,7 @@ impl ClipBlendSpace {
                 what: format!("{} clips for {} samples", clips.len(), space.sample_count()),
             });
         }
-        let kind = |c: u32| lib.clip_additive_space(c as usize);
+        let kind = |c: u32| lib.clip_additive_space(ClipId(c));
         for (k, &c) in clips.iter().enumerate() {
             if c as usize >= lib.clip_count() {
                 return Err(Error::BlendSpace {
@@ -74,7 +74,7 @@ impl ClipBlendSpace {
     /// its own length: the synchronization a locomotion blend space needs.
     pub fn samples_at_phase(&self, lib: &AnimLibrary, p: Vec2, phase: f32) -> Vec<ClipSample> {
         self.samples(p, |c| {
-            ClipSample::new(c, phase * lib.clip_duration(c as usize), true)
+            ClipSample::new(c, phase * lib.clip_duration(ClipId(c)), true)
         })
     }
 }
@@ -92,7 +92,7 @@ impl AimOffset {
     pub fn new(lib: &AnimLibrary, space: BlendSpace, clips: Vec<u32>) -> Result<Self> {
         let poses = ClipBlendSpace::new(lib, space, clips)?;
         if let Some(&c) = poses.clips.first() {
-            if lib.clip_additive_space(c as usize) != Some(AdditiveSpace::Mesh) {
+            if lib.clip_additive_space(ClipId(c)) != Some(AdditiveSpace::Mesh) {
                 return Err(Error::BlendSpace {
                     what: format!(
                         "aim offset pose '{}' is not a mesh-space additive",

@@ -95,7 +95,7 @@ fn fill_reference(
 ) -> Vec<Transform> {
     let bones = source.skeleton.len();
     let mut fill: Vec<Transform> = if clip.is_additive() {
-        vec![crate::additive::IDENTITY_DELTA; bones]
+        vec![crate::math::delta::IDENTITY_DELTA; bones]
     } else if source.kind == SourceKind::Character {
         let rest = data.bone_plan(retarget_base, 0).source_rest;
         (0..bones as u32)

@@ -139,7 +139,7 @@ impl CompressedClip {
             });
         }
         let reference = if clip.is_additive() {
-            vec![crate::additive::IDENTITY_DELTA; skeleton.len()]
+            vec![crate::math::delta::IDENTITY_DELTA; skeleton.len()]
         } else {
             skeleton.rest().to_vec()
         };

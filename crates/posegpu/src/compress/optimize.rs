@@ -58,7 +58,7 @@ impl Problem<'_> {
     /// the base pose (a delta's own hierarchy has no lever arms to measure at).
     fn posed(&self, bone: usize, l: Transform) -> Transform {
         self.base
-            .map_or(l, |b| crate::additive::apply_delta(&b[bone], &l))
+            .map_or(l, |b| crate::math::delta::apply_delta(&b[bone], &l))
     }
 
     /// Component-space transforms of `locals` as [`Problem::posed`] shows them.
@@ -270,7 +270,7 @@ pub(super) fn shown(
     match base {
         Some(base) => {
             let posed: Vec<Transform> = (base.iter().zip(locals))
-                .map(|(b, l)| crate::additive::apply_delta(b, l))
+                .map(|(b, l)| crate::math::delta::apply_delta(b, l))
                 .collect();
             component_space(parents, &posed)
         }

@@ -162,16 +162,16 @@ fn additive_clips_keep_the_identity_delta_and_meet_the_threshold_on_the_referenc
     let height = skeleton_height(&skeleton);
     for &t in c.times() {
         // The missing channels decode to the identity delta (scale delta 0).
-        assert_eq!(c.sample(1, t), crate::additive::IDENTITY_DELTA);
+        assert_eq!(c.sample(1, t), crate::math::delta::IDENTITY_DELTA);
         let on_rest = |locals: Vec<Transform>| {
             let posed: Vec<Transform> = locals
                 .iter()
                 .zip(skeleton.rest())
-                .map(|(d, r)| crate::additive::apply_delta(r, d))
+                .map(|(d, r)| crate::math::delta::apply_delta(r, d))
                 .collect();
             component_space(skeleton.parents(), &posed)
         };
-        let want = on_rest(clip.pose_at(&[crate::additive::IDENTITY_DELTA; 2], t));
+        let want = on_rest(clip.pose_at(&[crate::math::delta::IDENTITY_DELTA; 2], t));
         let got = on_rest(c.pose_at(t));
         for (a, b) in want.iter().zip(&got) {
             assert!(vertex_error(a, b, height / 60.0) <= DEFAULT_TOLERANCE * height);

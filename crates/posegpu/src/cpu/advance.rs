@@ -3,7 +3,7 @@
 //! otherwise; and the markers each step passes (notifies, loops, montage segments).
 
 use crate::layout::{GROUP_SYNC, MAX_EVENT_LAPS};
-use crate::library::AnimLibrary;
+use crate::library::{AnimLibrary, ClipId};
 use crate::model::map_time;
 use crate::playback::state::Timeline;
 use crate::playback::{EventKind, Player};
@@ -142,7 +142,7 @@ pub(crate) fn crossings(
             let entered = if end > from { j } else { j - 1 };
             marker(s.track_start, EventKind::Segment(entered as u32));
         }
-        for (id, n) in lib.clip_notifies(s.clip as usize) {
+        for (id, n) in lib.clip_notifies(ClipId(s.clip)) {
             if n.time >= s.clip_start && n.time <= s.clip_start + s.length {
                 marker(
                     s.track_start + (n.time - s.clip_start),

@@ -5,7 +5,6 @@
 
 use glam::{Quat, Vec3, Vec4};
 
-use crate::additive::delta::IDENTITY_DELTA;
 use crate::batch::RootPart;
 use crate::batch::{ClipSample, RootLock, RootMotionAxes};
 use crate::cpu::packed::{DecodedKey, DecodedKeys, KeyCursor};
@@ -19,6 +18,7 @@ use crate::layout::{
     KEYS_PRESENT, KEYS_STEP, KEYS_STRIDE_SHIFT, RETARGET_ORIENT,
 };
 use crate::library::{bone_keys_word, AnimLibrary};
+use crate::math::delta::IDENTITY_DELTA;
 use crate::math::{lerp3, normalize_quat, twist, ORIENT_PRECISION};
 use crate::model::{find_keys, map_time};
 use crate::Transform;
@@ -630,10 +630,10 @@ impl Prepared {
     /// The clip sample of frame entry `e`, its time mapped into the clip's range.
     pub(crate) fn from_entry(lib: &AnimLibrary, e: &Entry) -> Self {
         let s = ClipSample::from_entry(e);
-        let clip = s.clip as usize;
+        let clip = s.clip.index();
         Self {
             clip,
-            time: map_time(s.time, lib.data().clip_data(s.clip).duration, s.looping),
+            time: map_time(s.time, lib.data().clip_data(s.clip.0).duration, s.looping),
             weight: s.weight,
             root_lock: s.root_lock,
             root_axes: s.root_axes,

@@ -4,12 +4,12 @@
 
 use super::advance::{advance_group, crossings};
 use super::root_motion::step_motion;
-use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::RootMotionAxes;
-use crate::blend::pose::blend_with;
 use crate::error::{Error, Result};
+use crate::layout::ZERO_WEIGHT;
 use crate::layout::{GROUP_IGNORE_MOTION, GROUP_ROOT_MOTION};
 use crate::library::AnimLibrary;
+use crate::math::blend::blend_with;
 use crate::playback::crowd::{check_dt, TransitionState};
 use crate::playback::{Crowd, Event, TrackId};
 use crate::Transform;

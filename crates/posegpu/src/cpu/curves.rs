@@ -5,20 +5,20 @@
 //! dynamic) layer adds its weighted value (its pose's minus its base's). Masks weight bones,
 //! not curves. Spec: `docs/pose-math.md`, "Curves".
 
-use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, ClipSample, LayerKind, PoseBatch};
-use crate::blend::pose::kept_weights;
+use crate::layout::ZERO_WEIGHT;
 use crate::layout::{Entry, Head};
 use crate::library::AnimLibrary;
+use crate::math::blend::kept_weights;
 use crate::model::map_time;
 
 /// Curve `curve` of one clip sample (`curve_of` in `curves.wgsl`).
 fn curve_of(lib: &AnimLibrary, sample: &ClipSample, curve: usize) -> f32 {
     let data = lib.data();
-    let clip = sample.clip as usize;
+    let clip = sample.clip.index();
     let t = map_time(
         sample.time,
-        data.clip_data(sample.clip).duration,
+        data.clip_data(sample.clip.0).duration,
         sample.looping,
     );
     let ch = &data.curve_table[clip * data.curve_names.len() + curve];

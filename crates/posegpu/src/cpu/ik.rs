@@ -8,11 +8,11 @@
 
 use glam::Vec3;
 
-use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, ClipSample, LayerKind, PoseBatch};
 use crate::drive::ik::{attaches_feet, chain_count, solve};
 use crate::drive::plan::apply_bone;
 use crate::drive::IkWeights;
+use crate::layout::ZERO_WEIGHT;
 use crate::layout::{
     ClipData, Entry, Head, Xform, CLIP_COMPRESSED, CLIP_GOALS, CLIP_PLAN, IK_HAND, PLAN_NO_GOAL,
 };
@@ -59,7 +59,7 @@ pub(super) fn run_instance(
         sample_weights,
         |i, chain, k, toe| {
             let s = ClipSample::from_entry(&base.samples[k]);
-            let c = &data.clip_data(s.clip);
+            let c = &data.clip_data(s.clip.0);
             // Toe goals follow the chains' goals.
             let toes = if toe { chain_count(&data.ik) as u32 } else { 0 };
             let record = bones + i as u32 + toes;

@@ -1,13 +1,13 @@
 //! CPU twin of `shaders/inertialize.wgsl`: per instance with an inertialized transition, after
 //! the pose layers and before IK. On the frame it begins, each bone's offset to the old pose
 //! (sampled now and one step earlier) is stored in the instance's state; on every frame of the
-//! blend it is added to the new pose as the quintic has it then ([`crate::blend::inertia`]).
+//! blend it is added to the new pose as the quintic has it then ([`crate::math::inertia`]).
 
 use super::clip::{KeySearch, Prepared, Records};
 use crate::batch::{self, LayerKind};
-use crate::blend::inertia::{apply, start};
 use crate::layout::{Entry, Head, Xform};
 use crate::library::AnimLibrary;
+use crate::math::inertia::{apply, start};
 
 /// One instance: `locals` after its pose layers, `state` its stored offsets (one per bone).
 pub(super) fn run_instance(

@@ -7,13 +7,13 @@
 
 use glam::Quat;
 
-use crate::additive::delta::{
-    apply_delta, apply_mesh_delta, make_delta, weighted_delta, IDENTITY_DELTA, ZERO_WEIGHT,
-};
 use crate::batch::{self, LayerKind, PoseBatch};
-use crate::blend::pose::{blend_two, blend_two_mesh};
-use crate::layout::{Entry, Head, Xform};
+use crate::layout::{Entry, Head, Xform, ZERO_WEIGHT};
 use crate::library::AnimLibrary;
+use crate::math::blend::{blend_two, blend_two_mesh};
+use crate::math::delta::{
+    apply_delta, apply_mesh_delta, make_delta, weighted_delta, IDENTITY_DELTA,
+};
 use crate::model::AdditiveSpace;
 use crate::Transform;
 

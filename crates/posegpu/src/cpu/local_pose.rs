@@ -6,13 +6,11 @@
 
 use super::clip::{sample_mode_run, KeySearch, Prepared, Records};
 use super::packed::DecodedKeys;
-use crate::additive::delta::{
-    apply_delta, make_delta, weighted_delta, IDENTITY_DELTA, ZERO_WEIGHT,
-};
 use crate::batch::{self, LayerKind, PoseBatch};
-use crate::blend::pose::{blend_two, blend_with};
-use crate::layout::{Entry, Xform, CLIP_COMPRESSED};
+use crate::layout::{Entry, Xform, CLIP_COMPRESSED, ZERO_WEIGHT};
 use crate::library::AnimLibrary;
+use crate::math::blend::{blend_two, blend_with};
+use crate::math::delta::{apply_delta, make_delta, weighted_delta, IDENTITY_DELTA};
 use crate::model::AdditiveSpace;
 use crate::Transform;
 

@@ -41,7 +41,7 @@ use crate::batch::{FrameInput, PoseBatch};
 use crate::error::Result;
 use crate::frame_plan::{FrameOptions, FramePlan, Pass, Stage};
 use crate::layout::Xform;
-use crate::library::AnimLibrary;
+use crate::library::{AnimLibrary, ClipId};
 use crate::model::map_time;
 use crate::pose::Poses;
 use crate::Transform;
@@ -73,7 +73,7 @@ impl<'a> CpuEvaluator<'a> {
         Self { lib }
     }
 
-    /// Evaluates every instance of `frame` (a [`PoseBatch`] or [`Instance`](crate::Instance)s) into `out`
+    /// Evaluates every instance of `frame` (a [`PoseBatch`] or [`ClipSample`](crate::ClipSample)s) into `out`
     /// (resized to fit), over all cores.
     pub fn evaluate(&self, frame: &(impl FrameInput + ?Sized), out: &mut Poses) -> Result<()> {
         self.evaluate_batch(&frame.batch(), out)
@@ -240,15 +240,20 @@ impl<'a> CpuEvaluator<'a> {
     /// another skeleton; an additive clip gives its delta.
     pub fn sample_bone(
         &self,
-        clip: usize,
+        clip: impl Into<ClipId>,
         bone: usize,
         time: f32,
         looping: bool,
     ) -> Result<Transform> {
-        if clip >= self.lib.clip_count() || bone >= self.lib.bone_count() || !time.is_finite() {
+        let clip = clip.into();
+        if clip.index() >= self.lib.clip_count()
+            || bone >= self.lib.bone_count()
+            || !time.is_finite()
+        {
             return Err(crate::Error::BadRequest {
                 what: format!(
-                    "clip {clip}, bone {bone} at time {time}: the library has {} clips and {} bones",
+                    "clip {}, bone {bone} at time {time}: the library has {} clips and {} bones",
+                    clip.0,
                     self.lib.clip_count(),
                     self.lib.bone_count()
                 ),
@@ -257,7 +262,7 @@ impl<'a> CpuEvaluator<'a> {
         let t = map_time(time, self.lib.clip_duration(clip), looping);
         Ok(sample_bone(
             self.lib,
-            clip,
+            clip.index(),
             bone,
             t,
             &mut KeySearch::default(),

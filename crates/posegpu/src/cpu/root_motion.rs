@@ -9,7 +9,7 @@ use super::clip::{root_extract, sample_bone, KeySearch};
 use crate::batch::RootMotionAxes;
 use crate::error::{Error, Result};
 use crate::layout::SegmentData;
-use crate::library::AnimLibrary;
+use crate::library::{AnimLibrary, ClipId};
 use crate::model::map_time;
 use crate::playback::state::Timeline;
 use crate::playback::TrackId;
@@ -141,18 +141,20 @@ impl<'a> ClipMotion<'a> {
     /// leaves out of its pose).
     pub fn step(
         &self,
-        clip: u32,
+        clip: impl Into<ClipId>,
         time: f32,
         travel: f32,
         looping: bool,
         axes: RootMotionAxes,
     ) -> Result<Transform> {
-        let track = TrackId(clip);
-        if clip as usize >= self.lib.clip_count() || !time.is_finite() || !travel.is_finite() {
+        let clip = clip.into();
+        let track = TrackId::from(clip);
+        if clip.index() >= self.lib.clip_count() || !time.is_finite() || !travel.is_finite() {
             return Err(Error::Playback {
                 what: format!(
-                    "no root motion of clip {clip} from {time} s over {travel} s (the library \
+                    "no root motion of clip {} from {time} s over {travel} s (the library \
                      has {} clips; times must be finite)",
+                    clip.0,
                     self.lib.clip_count()
                 ),
             });

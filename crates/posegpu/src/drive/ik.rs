@@ -5,13 +5,13 @@
 
 use glam::{Quat, Vec3, Vec4};
 
-use crate::additive::delta::ZERO_WEIGHT;
+use crate::layout::ZERO_WEIGHT;
 use crate::layout::{
     Entry, IkChain, IkHeader, BEND_BIAS, IK_ATTACHED, IK_CARRIED, IK_CHAIN_WORDS, IK_HAND,
     IK_HEADER_WORDS, IK_MAX_CHAINS, IK_NO_BONE, IK_TORSO, MAX_REACH,
 };
+use crate::math::mirror::local_rotation;
 use crate::math::{find_between_normals, safe_recip, TINY};
-use crate::transform::mirror::local_rotation;
 use crate::Transform;
 
 /// How much of the IK after retargeting an instance gets, from 0 (the retargeted pose as it

@@ -13,9 +13,9 @@ use crate::layout::{
     PATH_MIRROR_SHIFT, PLAN_CHAIN, PLAN_DRIVEN, PLAN_MAPPED, PLAN_MIRROR_SHIFT, PLAN_REFERENCE,
     PLAN_ROTATION,
 };
+use crate::math::mirror::{pattern_signs, reflect_rotation, sign_pattern};
 use crate::math::{find_between_normals, quat_pow, twist};
 use crate::model::Clip;
-use crate::transform::mirror::{pattern_signs, reflect_rotation, sign_pattern};
 use crate::Transform;
 
 /// A retarget plan packed for the sampling and IK stages: what a library keeps of it.

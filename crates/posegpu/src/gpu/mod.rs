@@ -4,7 +4,6 @@ mod context;
 mod crowd;
 mod evaluator;
 mod outputs;
-mod replay;
 mod shader_stats;
 pub(crate) mod shaders;
 mod specialize;
@@ -14,8 +13,11 @@ pub use context::GpuContext;
 pub use crowd::GpuCrowd;
 pub use evaluator::{FusePolicy, GpuEvaluator, GpuOptions, OutputChunk};
 pub use outputs::{Outputs, SkinningLayout};
-pub use replay::{replay_traffic, PassTraffic};
-pub use shader_stats::{shader_stats, PipelineStats, ShaderStats};
+pub(crate) use shader_stats::pipeline_stats;
+pub use shader_stats::ShaderStats;
+pub(crate) use specialize::Paths;
 pub use util::PassTimer;
 #[cfg(feature = "render")]
 pub(crate) use util::{read_mapped, ErrorScope};
+#[cfg(test)]
+pub(crate) use {evaluator::pass_constants, shaders::shader, specialize::specialize};

@@ -1,7 +1,8 @@
 //! What a specialised pipeline asks of a GPU, read without one: the SPIR-V instructions of
 //! its entry point with every function it calls inlined, and its workgroup memory. A proxy
 //! for register pressure and occupancy (drivers inline every call, and workgroup memory caps
-//! the workgroups an SM holds); `posegpu bench --shader-stats` prints it per pipeline.
+//! the workgroups an SM holds). The evaluator reads the fused pass's workgroup memory here;
+//! `crate::analysis::shader_stats` gives every pipeline of a frame.
 
 use std::collections::HashMap;
 
@@ -10,56 +11,9 @@ use naga::back::spv;
 use super::evaluator::pass_constants;
 use super::shaders::shader;
 use super::specialize::{specialize, Paths, Specialized, ENTRY};
-use super::{GpuOptions, Outputs};
+use super::GpuOptions;
 use crate::error::{Error, Result};
-use crate::frame_plan::{FramePlan, FrameShape, Pass};
-use crate::library::AnimLibrary;
-
-/// One pipeline a frame runs, named `stage/variant/paths` (`fused/single-clip/plain`: the
-/// fused stage, every instance playing one clip, no optional path), and its statistics.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PipelineStats {
-    /// The stage's name, then its variant, then the paths it can take.
-    pub name: String,
-    /// What it asks of a GPU.
-    pub stats: ShaderStats,
-    /// The specialised module as SPIR-V words (naga's output, entry point `main`): for offline
-    /// tools (a disassembler, a driver's compiler).
-    pub spirv: Vec<u32>,
-}
-
-/// The statistics of each pipeline `plan` runs, specialised as a [`GpuEvaluator`] of `lib`
-/// keeping `outputs` would specialise it for a frame of `shape` (no GPU needed).
-///
-/// [`GpuEvaluator`]: crate::GpuEvaluator
-pub fn shader_stats(
-    lib: &AnimLibrary,
-    plan: &FramePlan,
-    shape: &FrameShape,
-    outputs: Outputs,
-) -> Result<Vec<PipelineStats>> {
-    let paths = Paths::of(lib.data()).for_frame(shape);
-    let options = GpuOptions {
-        outputs,
-        ..Default::default()
-    };
-    plan.passes()
-        .iter()
-        .map(|planned| {
-            let pass = planned.pass;
-            let (stats, spirv) = pipeline_stats(pass, &options, paths)?;
-            let variant = match pass {
-                Pass::Sample { single_clips: true } | Pass::Fused { single_clips: true } => {
-                    "single-clip/"
-                }
-                Pass::Inertialize { starts: true } => "starting/",
-                _ => "",
-            };
-            let name = format!("{}/{variant}{}", pass.stage().name(), paths.name());
-            Ok(PipelineStats { name, stats, spirv })
-        })
-        .collect()
-}
+use crate::frame_plan::Pass;
 
 /// The statistics and SPIR-V of `pass`'s pipeline with `options`, specialised for `paths`.
 pub(crate) fn pipeline_stats(

@@ -240,11 +240,64 @@ fn decided(f: &Function, consts: &[Option<bool>], h: naga::Handle<Expression>) -
     }
 }
 
-/// Replaces each `if` of `f` whose condition constants decide by the branch it takes.
+/// Replaces each `if` of `f` whose condition constants decide by the branch it takes, and
+/// drops the statements a block can no longer reach (after `if (SINGLE_CLIP) { return ...; }`
+/// folds to its return, the general path below it).
 fn fold(f: &mut Function, consts: &[Option<bool>]) {
     let mut body = std::mem::take(&mut f.body);
     fold_block(f, consts, &mut body);
     f.body = body;
+    // A `let` names its expression even where the code that computed it is gone; naga's
+    // compaction keeps named expressions, and would keep a dropped call's result naming a
+    // function nothing calls any more. Names of what the body no longer computes go.
+    let mut computed = std::collections::HashSet::new();
+    computed_by(&f.body, &mut computed);
+    let expressions = &f.expressions;
+    f.named_expressions.retain(|h, _| {
+        let e = &expressions[*h];
+        match e {
+            _ if e.needs_pre_emit() || computed.contains(h) => true,
+            Expression::CallResult(_) => false,
+            // Other results of statements (atomics, ...) name no function: kept.
+            Expression::AtomicResult { .. }
+            | Expression::WorkGroupUniformLoadResult { .. }
+            | Expression::RayQueryProceedResult
+            | Expression::SubgroupBallotResult
+            | Expression::SubgroupOperationResult { .. } => true,
+            _ => false,
+        }
+    });
+}
+
+/// The expressions `block`'s statements emit or produce (a call's result), nested blocks in.
+fn computed_by(block: &Block, out: &mut std::collections::HashSet<naga::Handle<Expression>>) {
+    for statement in block.iter() {
+        match statement {
+            Statement::Emit(range) => out.extend(range.clone()),
+            Statement::Call {
+                result: Some(r), ..
+            } => {
+                out.insert(*r);
+            }
+            Statement::Block(b) => computed_by(b, out),
+            Statement::If { accept, reject, .. } => {
+                computed_by(accept, out);
+                computed_by(reject, out);
+            }
+            Statement::Loop {
+                body, continuing, ..
+            } => {
+                computed_by(body, out);
+                computed_by(continuing, out);
+            }
+            Statement::Switch { cases, .. } => {
+                for case in cases {
+                    computed_by(&case.body, out);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 fn fold_block(f: &Function, consts: &[Option<bool>], block: &mut Block) {
@@ -259,7 +312,12 @@ fn fold_block(f: &Function, consts: &[Option<bool>], block: &mut Block) {
                 if let Some(taken) = decided(f, consts, *condition) {
                     let mut kept = std::mem::take(if taken { accept } else { reject });
                     fold_block(f, consts, &mut kept);
-                    block.push(Statement::Block(kept), span);
+                    statement = Statement::Block(kept);
+                    let ends = exits(&statement);
+                    block.push(statement, span);
+                    if ends {
+                        return;
+                    }
                     continue;
                 }
                 fold_block(f, consts, accept);
@@ -279,7 +337,23 @@ fn fold_block(f: &Function, consts: &[Option<bool>], block: &mut Block) {
             }
             _ => {}
         }
+        let ends = exits(&statement);
         block.push(statement, span);
+        if ends {
+            return;
+        }
+    }
+}
+
+/// Whether `statement` always leaves its block (returns, or breaks or continues its loop).
+fn exits(statement: &Statement) -> bool {
+    match statement {
+        Statement::Return { .. } | Statement::Kill | Statement::Break | Statement::Continue => true,
+        Statement::Block(b) => b.last().is_some_and(exits),
+        Statement::If { accept, reject, .. } => {
+            accept.last().is_some_and(exits) && reject.last().is_some_and(exits)
+        }
+        _ => false,
     }
 }
 
@@ -360,5 +434,31 @@ mod tests {
             assert!(n < all, "{name}: {n} of {all}");
         }
         assert!(none < all / 2, "{none} of {all}");
+    }
+
+    #[test]
+    fn code_after_a_folded_return_is_dropped() {
+        // sample.wgsl's single-clip pipeline returns at `if (SINGLE_CLIP)`: the layer loop
+        // below it, and its writes to the delta slots, are gone from the module.
+        let sample = STAGES.iter().find(|s| s.name == "sample").unwrap();
+        let specialized = |single: f64| {
+            let mut constants = NONE.constants().to_vec();
+            constants.push(("SINGLE_CLIP", single));
+            specialize(sample, &constants).unwrap()
+        };
+        let writes_deltas = |s: &Specialized| {
+            let main = s.info.get_entry_point(0);
+            s.module.global_variables.iter().any(|(h, g)| {
+                g.name.as_deref() == Some("deltas")
+                    && main[h].contains(naga::valid::GlobalUse::WRITE)
+            })
+        };
+        let (single, general) = (specialized(1.0), specialized(0.0));
+        assert!(writes_deltas(&general));
+        assert!(!writes_deltas(&single));
+        // naga's SPIR-V writer already stops a block at its return, so the instructions
+        // barely change; what changes is the module's declared use of the delta slots.
+        let count = |s: &Specialized| ShaderStats::of(s).unwrap().0.instructions;
+        assert!(count(&single) < count(&general));
     }
 }

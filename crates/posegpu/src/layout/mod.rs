@@ -16,6 +16,7 @@
 //! (`crowd.rs`), drawing (`draw.rs`), and the contract test (`tests.rs`).
 
 mod clips;
+pub(crate) mod constants;
 mod crowd;
 #[cfg(feature = "render")]
 mod draw;
@@ -27,11 +28,9 @@ mod retarget;
 mod tests;
 
 use bytemuck::{Pod, Zeroable};
-use glam::{Quat, Vec4};
-
-use crate::Transform;
 
 pub(crate) use clips::*;
+pub(crate) use constants::*;
 pub(crate) use crowd::*;
 #[cfg(feature = "render")]
 pub use draw::SkinnedVertex;
@@ -60,26 +59,6 @@ pub struct Xform {
     pub translation: [f32; 4],
     /// Per-axis scale in `xyz`; `w` is 0.
     pub scale: [f32; 4],
-}
-
-impl From<Transform> for Xform {
-    fn from(t: Transform) -> Self {
-        Self {
-            rotation: t.rotation.to_array(),
-            translation: t.translation.extend(0.0).to_array(),
-            scale: t.scale.extend(0.0).to_array(),
-        }
-    }
-}
-
-impl From<Xform> for Transform {
-    fn from(x: Xform) -> Self {
-        Transform {
-            rotation: Quat::from_array(x.rotation),
-            translation: Vec4::from(x.translation).truncate(),
-            scale: Vec4::from(x.scale).truncate(),
-        }
-    }
 }
 
 /// A 3x4 affine matrix, three rows `[r0 | tx]`, `[r1 | ty]`, `[r2 | tz]`: 48 bytes. A vertex

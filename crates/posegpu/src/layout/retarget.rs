@@ -121,13 +121,13 @@ pub(crate) const PATH_INVERSE: u32 = 1 << 31;
 /// A path entry's bits that name the source bone.
 pub(crate) const PATH_BONE: u32 = (1 << PATH_MIRROR_SHIFT) - 1;
 /// A path entry's mirror bits start here (0 for a bone of an unmirrored frame): the sign
-/// pattern (`transform::mirror::sign_pattern`) of the bone's parent's component-space reference
+/// pattern (`math::mirror::sign_pattern`) of the bone's parent's component-space reference
 /// scale, then (3 bits up) that of the bone's own local scale. The local is read as the
 /// unmirrored twin's (`docs/pose-math.md`, "Mirrored characters in retarget plans").
 pub(crate) const PATH_MIRROR_SHIFT: u32 = 24;
 /// A path entry's mirror bits, both patterns: set where the local is read as its twin's.
 pub(crate) const PATH_MIRRORED: u32 = 0x3f << PATH_MIRROR_SHIFT;
-/// The bits of one mirror sign pattern (`transform::mirror::sign_pattern`, an axis a bit) in a path
+/// The bits of one mirror sign pattern (`math::mirror::sign_pattern`, an axis a bit) in a path
 /// entry or a plan record's `modes`, and its mask.
 pub(crate) const MIRROR_PATTERN_BITS: u32 = 3;
 pub(crate) const MIRROR_PATTERN: u32 = (1 << MIRROR_PATTERN_BITS) - 1;

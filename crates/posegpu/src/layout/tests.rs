@@ -240,7 +240,7 @@ enum Constant {
 
 /// Every scalar constant the shaders share with Rust, by its WGSL name.
 const CONSTANTS: &[(&str, Constant)] = {
-    use crate::additive::delta::{NO_ROTATION, ZERO_WEIGHT};
+    use crate::layout::{NO_ROTATION, ZERO_WEIGHT};
     use crate::math::{ORIENT_PRECISION, TINY};
     use crate::TranslationMode;
     use Constant::{F32, U32};
@@ -346,7 +346,7 @@ const CONSTANTS: &[(&str, Constant)] = {
         ("EVENT_SEGMENT", U32(EVENT_SEGMENT)),
         ("MAX_EVENT_LAPS", U32(MAX_EVENT_LAPS)),
         ("ZERO_WEIGHT", F32(ZERO_WEIGHT)),
-        ("NO_OFFSET", F32(crate::blend::inertia::NO_OFFSET)),
+        ("NO_OFFSET", F32(crate::layout::NO_OFFSET)),
         ("NO_ROTATION", F32(NO_ROTATION)),
         ("TINY", F32(TINY)),
         ("BEND_BIAS", F32(BEND_BIAS)),

@@ -4,7 +4,8 @@
 use glam::{Vec3, Vec4};
 
 use super::{
-    AnimLibrary, LibraryData, Mask, MaskId, NotifyInfo, RetargetSource, SourceId, SourceKind,
+    AnimLibrary, ClipId, LibraryData, Mask, MaskId, NotifyInfo, RetargetSource, SourceId,
+    SourceKind,
 };
 use crate::drive::BoneCache;
 use crate::error::Result;
@@ -37,14 +38,19 @@ impl AnimLibrary {
         &self.data.clip_names
     }
 
+    /// Every clip, in index order.
+    pub fn clip_ids(&self) -> impl ExactSizeIterator<Item = ClipId> {
+        (0..self.data.clip_count() as u32).map(ClipId)
+    }
+
     /// The duration of `clip` in seconds (its last key time).
-    pub fn clip_duration(&self, clip: usize) -> f32 {
-        self.data.clip_data(clip as u32).duration
+    pub fn clip_duration(&self, clip: impl Into<ClipId>) -> f32 {
+        self.data.clip_data(clip.into().0).duration
     }
 
     /// The retarget source a clip plays through.
-    pub fn clip_source(&self, clip: usize) -> SourceId {
-        self.data.clip_sources[clip]
+    pub fn clip_source(&self, clip: impl Into<ClipId>) -> SourceId {
+        self.data.clip_sources[clip.into().index()]
     }
 
     /// The retarget sources; [`SourceId::TARGET`] (index 0) is the target itself.
@@ -91,8 +97,11 @@ impl AnimLibrary {
     }
 
     /// The notifies of `clip`, in time order, with their ids.
-    pub fn clip_notifies(&self, clip: usize) -> impl Iterator<Item = (u32, &NotifyInfo)> + '_ {
-        let [first, count] = self.data.clip_notifies[clip];
+    pub fn clip_notifies(
+        &self,
+        clip: impl Into<ClipId>,
+    ) -> impl Iterator<Item = (u32, &NotifyInfo)> + '_ {
+        let [first, count] = self.data.clip_notifies[clip.into().index()];
         (first..first + count).map(|id| (id, &self.data.notifies[id as usize]))
     }
 
@@ -126,13 +135,14 @@ impl AnimLibrary {
     }
 
     /// Finds a clip by name, or by index when `name` is a number.
-    pub fn find_clip(&self, name: &str) -> Result<usize> {
-        find_named(self.data.clip_names.iter().map(String::as_str), name)
+    pub fn find_clip(&self, name: &str) -> Result<ClipId> {
+        let index = find_named(self.data.clip_names.iter().map(String::as_str), name)?;
+        Ok(ClipId(index as u32))
     }
 
     /// The space of an additive clip's deltas; `None` for an ordinary clip.
-    pub fn clip_additive_space(&self, clip: usize) -> Option<AdditiveSpace> {
-        let flags = self.data.clip_data(clip as u32).flags;
+    pub fn clip_additive_space(&self, clip: impl Into<ClipId>) -> Option<AdditiveSpace> {
+        let flags = self.data.clip_data(clip.into().0).flags;
         match (flags & CLIP_ADDITIVE != 0, flags & CLIP_MESH_SPACE != 0) {
             (false, _) => None,
             (true, false) => Some(AdditiveSpace::Local),

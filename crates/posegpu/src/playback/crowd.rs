@@ -5,15 +5,15 @@
 
 use super::state::{Group, Timeline};
 use super::{Agent, Event, Montage, Player, RootMotionMode, TrackId, Transition};
-use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{ClipSample, InertialStart, InstanceLayers, PoseBatch, RootLock};
-use crate::blend::pose::kept_weights;
 use crate::error::{Error, Result};
+use crate::layout::ZERO_WEIGHT;
 use crate::layout::{
     GROUP_IGNORE_MOTION, GROUP_LOCK_SHIFT, GROUP_MONTAGES_ONLY, GROUP_ROOT_MOTION, GROUP_SYNC,
     GROUP_TRANSITIONS,
 };
 use crate::library::AnimLibrary;
+use crate::math::blend::kept_weights;
 use crate::Transform;
 
 /// A transition under way: how, its blend time, the seconds since it began, and for an

@@ -108,15 +108,15 @@ impl Timeline {
         let mut segments = Vec::with_capacity(montage.segments.len());
         let mut at = 0.0;
         for (k, s) in montage.segments.iter().enumerate() {
-            let c = s.clip as usize;
-            let Some(clip) = (c < lib.clip_count()).then(|| lib.data().clip_data(s.clip)) else {
+            let c = s.clip.index();
+            let Some(clip) = (c < lib.clip_count()).then(|| lib.data().clip_data(s.clip.0)) else {
                 let n = lib.clip_count();
                 return Err(bad(format!(
                     "segment {k}: clip {c} does not exist (the library has {n})"
                 )));
             };
             let name = &lib.clip_names()[c];
-            if lib.clip_additive_space(c).is_some() {
+            if lib.clip_additive_space(s.clip).is_some() {
                 return Err(bad(format!(
                     "segment {k}: clip '{name}' is additive; montages play ordinary clips"
                 )));
@@ -133,7 +133,7 @@ impl Timeline {
                 )));
             }
             segments.push(SegmentData {
-                clip: s.clip,
+                clip: s.clip.0,
                 track_start: at,
                 clip_start: s.start,
                 length: s.end - s.start,

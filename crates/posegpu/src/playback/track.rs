@@ -1,6 +1,8 @@
 //! What a player plays: a track of clip segments laid end to end. Every clip of the library is
 //! a track of one segment (track `k` is clip `k`); a montage adds a track of several.
 
+use crate::library::ClipId;
+
 /// A track: clip `k` of the library for `k` below its clip count, montages after them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TrackId(pub u32);
@@ -12,11 +14,18 @@ impl From<u32> for TrackId {
     }
 }
 
+impl From<ClipId> for TrackId {
+    /// The track that plays `clip` whole.
+    fn from(clip: ClipId) -> Self {
+        Self(clip.0)
+    }
+}
+
 /// `[start, end]` of a clip, in the clip's seconds, played forward at the track's rate.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Segment {
-    /// The clip's index in the library (an ordinary clip, not an additive).
-    pub clip: u32,
+    /// The clip (an ordinary clip, not an additive).
+    pub clip: ClipId,
     /// Where the segment starts, in clip seconds (at least 0).
     pub start: f32,
     /// Where it ends, in clip seconds (after `start`, at most the clip's duration).
@@ -25,7 +34,8 @@ pub struct Segment {
 
 impl Segment {
     /// Clip `clip` from `start` to `end` seconds.
-    pub fn new(clip: u32, start: f32, end: f32) -> Self {
+    pub fn new(clip: impl Into<ClipId>, start: f32, end: f32) -> Self {
+        let clip = clip.into();
         Self { clip, start, end }
     }
 }

@@ -3,7 +3,7 @@
 use crate::batch::RootLock;
 use crate::error::Result;
 use crate::library::AnimLibrary;
-use crate::playback::{Agent, Crowd, Montage, PlayRate, Player, Segment};
+use crate::playback::{Agent, Crowd, Montage, PlayRate, Player, Segment, TrackId};
 
 /// A crowd of `n` agents on a library with the humanoid's clips (`idle`, `walk`, `run`,
 /// `wave`; [`super::humanoid_clips`]) that uses every playback feature, for tests and
@@ -11,7 +11,7 @@ use crate::playback::{Agent, Crowd, Montage, PlayRate, Player, Segment};
 /// bias, clamp), synced and free blends, a montage, root motion with each root lock.
 /// Deterministic.
 pub fn humanoid_crowd(lib: &AnimLibrary, n: usize) -> Result<Crowd> {
-    let clip = |name: &str| lib.find_clip(name).map(|c| c as u32);
+    let clip = |name: &str| lib.find_clip(name);
     let (idle, walk, run, wave) = (clip("idle")?, clip("walk")?, clip("run")?, clip("wave")?);
     let mut crowd = Crowd::new(lib);
     let segments = [
@@ -38,8 +38,8 @@ pub fn humanoid_crowd(lib: &AnimLibrary, n: usize) -> Result<Crowd> {
                 .with_clamp(-0.5, 1.1),
             _ => PlayRate::new(-4.0).with_basis(2.0).with_clamp(-1.5, 1.5),
         };
-        let track = [walk, run, wave, idle, montage.0][i % 5];
-        let length = crowd.track_length(track.into()).unwrap_or(1.0);
+        let track: TrackId = [walk.into(), run.into(), wave.into(), idle.into(), montage][i % 5];
+        let length = crowd.track_length(track).unwrap_or(1.0);
         let player = Player::new(track)
             .starting_at((f * 0.137) % 1.0 * length)
             .with_rate(rate)

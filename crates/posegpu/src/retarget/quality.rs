@@ -296,7 +296,7 @@ pub fn measure(
 }
 
 /// The same for target poses evaluated elsewhere: instance `i` of `poses` is the target at
-/// `times[i]` (say, `Instance::new(clip, times[i], false)` of a library that plays `clip`
+/// `times[i]` (say, `ClipSample::new(clip, times[i], false)` of a library that plays `clip`
 /// through `plan`, read back from the GPU). The poses' component-space transforms are judged.
 pub fn measure_poses(
     source: &Asset,

@@ -5,12 +5,12 @@ use crate::common;
 
 use glam::{Quat, Vec3};
 use posegpu::additive::frame_time;
-use posegpu::additive::{
+use posegpu::additive::{make_additive, AdditiveBase};
+use posegpu::math::blend::blend;
+use posegpu::math::delta::{
     apply_delta, apply_mesh_delta, make_delta, to_local_rotations, to_mesh_rotations,
     weighted_delta, IDENTITY_DELTA,
 };
-use posegpu::additive::{make_additive, AdditiveBase};
-use posegpu::blend::pose::blend;
 use posegpu::{
     AdditiveSpace, AnimLibrary, Asset, Bone, Clip, ClipSample, Error, PoseBatch, Poses, Skeleton,
     Transform,
@@ -296,7 +296,7 @@ fn in_mesh_space_the_aim_does_not_depend_on_the_lean() {
         batch.push_clip(base, 0.0, false);
         for layer in [local, mesh] {
             batch.push_clip(base, 0.0, false).additive(
-                lib.clip_additive_space(layer as usize).unwrap(),
+                lib.clip_additive_space(layer).unwrap(),
                 1.0,
                 &[ClipSample::new(layer, 0.0, false)],
             );

@@ -2,8 +2,8 @@
 
 use glam::{Quat, Vec3};
 use posegpu::{
-    AnimLibrary, Bone, BoneTrack, Channel, Clip, CpuEvaluator, Error, Instance, Interpolation,
-    Poses, Skeleton, Transform,
+    AnimLibrary, Bone, BoneTrack, Channel, Clip, ClipId, ClipSample, CpuEvaluator, Error,
+    Interpolation, Poses, Skeleton, Transform,
 };
 
 fn bone(name: &str, parent: Option<usize>) -> Bone {
@@ -231,8 +231,8 @@ fn unknown_animations_and_bad_instances() {
     let s = chain();
     let clip = clip_with(rotation_track(vec![0.0, 1.0], vec![Quat::IDENTITY; 2])).unwrap();
     let lib = AnimLibrary::new(&s, &[clip]).unwrap();
-    assert_eq!(lib.find_clip("bad").unwrap(), 0);
-    assert_eq!(lib.find_clip("0").unwrap(), 0);
+    assert_eq!(lib.find_clip("bad").unwrap(), ClipId(0));
+    assert_eq!(lib.find_clip("0").unwrap(), ClipId(0));
     let err = lib.find_clip("walk").unwrap_err();
     assert!(
         matches!(err, Error::UnknownAnimation { .. }) && err.to_string().contains("bad"),
@@ -244,7 +244,10 @@ fn unknown_animations_and_bad_instances() {
     let cpu = CpuEvaluator::new(&lib);
     let err = cpu
         .evaluate(
-            &[Instance::new(0, 0.0, false), Instance::new(3, 0.0, false)],
+            &[
+                ClipSample::new(0, 0.0, false),
+                ClipSample::new(3, 0.0, false),
+            ],
             &mut poses,
         )
         .unwrap_err();
@@ -253,7 +256,7 @@ fn unknown_animations_and_bad_instances() {
         "{err}"
     );
     let err = cpu
-        .evaluate(&[Instance::new(0, f32::NAN, true)], &mut poses)
+        .evaluate(&[ClipSample::new(0, f32::NAN, true)], &mut poses)
         .unwrap_err();
     assert!(
         matches!(err, Error::BadInstance { instance: 0, .. }) && err.to_string().contains("NaN"),

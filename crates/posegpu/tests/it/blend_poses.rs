@@ -5,13 +5,13 @@ use crate::common;
 use glam::{Quat, Vec2};
 use posegpu::additive::{make_additive, AdditiveBase};
 use posegpu::blend::clips::{AimOffset, ClipBlendSpace};
-use posegpu::blend::pose::blend;
 use posegpu::blend::space::BlendSpace;
 use posegpu::blend::space::{BlendGrid, BlendSpace1D, BlendTriangulation};
+use posegpu::math::blend::blend;
 use posegpu::procedural::{
     aim_rotation, humanoid_aim_poses, humanoid_asset, AIM_PITCHES, AIM_YAWS,
 };
-use posegpu::{AdditiveSpace, AnimLibrary, Asset, Clip, Error, Instance, PoseBatch};
+use posegpu::{AdditiveSpace, AnimLibrary, Asset, Clip, ClipSample, Error, PoseBatch};
 
 use common::{assert_batch_gpu_matches_cpu, cpu_eval, cpu_eval_batch, gpu};
 
@@ -40,7 +40,7 @@ fn a_1d_blend_space_blends_its_two_neighbours_as_the_spec_says() {
         // Each neighbour alone, blended by hand with the blend rule.
         let alone: Vec<_> = samples
             .iter()
-            .map(|s| cpu_eval(&lib, &[Instance::new(s.clip, s.time, s.looping)]))
+            .map(|s| cpu_eval(&lib, &[ClipSample::new(s.clip, s.time, s.looping)]))
             .collect();
         for bone in 0..lib.bone_count() {
             let poses: Vec<_> = samples

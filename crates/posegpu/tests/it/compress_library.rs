@@ -10,7 +10,7 @@ use posegpu::compress::{Compression, DEFAULT_TOLERANCE};
 use posegpu::procedural::{humanoid_asset, humanoid_variant};
 use posegpu::retarget::Rig;
 use posegpu::{
-    AnimLibrary, BoneTrack, Channel, Clip, ClipSample, CpuEvaluator, Deviation, IkWeights,
+    AnimLibrary, BoneTrack, Channel, Clip, ClipId, ClipSample, CpuEvaluator, Deviation, IkWeights,
     Interpolation, LibraryBuilder, PoseBatch, Poses, Skeleton, Transform,
 };
 
@@ -86,9 +86,9 @@ fn compressed_and_plain_clips_mix_in_one_library() {
         let differs = (0..per).any(|bone| p.component(i, bone) != m.component(i, bone));
         assert_eq!(
             differs,
-            inst.clip == 0,
+            inst.clip == ClipId(0),
             "instance {i} of clip {}",
-            inst.clip
+            inst.clip.0
         );
     }
     if let Some(ctx) = common::gpu() {
@@ -148,8 +148,8 @@ fn decoded_keys_agree_to_the_bit_or_the_products_rounding_on_the_gpu_and_the_twi
     b.add_clips(std::slice::from_ref(&clip)).unwrap();
     let lib = b.build();
     // At each key time every lane blends with weight 0: the decoded key itself.
-    let instances: Vec<posegpu::Instance> = (0..40)
-        .map(|k| posegpu::Instance::new(0, k as f32 / 32.0, false))
+    let instances: Vec<posegpu::ClipSample> = (0..40)
+        .map(|k| posegpu::ClipSample::new(0, k as f32 / 32.0, false))
         .collect();
     let cpu = common::cpu_eval(&lib, &instances);
     let Some(ctx) = common::gpu() else { return };
@@ -190,11 +190,11 @@ fn retargeted_clips_play_compressed_through_modes_plans_and_baked_goals() {
     let (asset, target) = humanoid_and_variant();
     let batch_of = |lib: &AnimLibrary| {
         let mut batch = PoseBatch::new();
-        for clip in 0..lib.clip_count() {
+        for clip in lib.clip_ids() {
             for k in 0..6 {
                 let t = lib.clip_duration(clip) * k as f32 / 5.0;
                 batch
-                    .push_blend(&[ClipSample::new(clip as u32, t, k % 2 == 0)])
+                    .push_blend(&[ClipSample::new(clip, t, k % 2 == 0)])
                     .ik(IkWeights::FEET);
             }
         }
@@ -295,9 +295,7 @@ fn keys_a_crowd_shares_play_as_keys_decoded_bone_by_bone() {
         let bones = lib.bone_count();
         for (i, s) in instances.iter().enumerate() {
             for bone in 0..bones {
-                let alone = cpu
-                    .sample_bone(s.clip as usize, bone, s.time, s.looping)
-                    .unwrap();
+                let alone = cpu.sample_bone(s.clip, bone, s.time, s.looping).unwrap();
                 let shared = Transform::from(locals[i * bones + bone]);
                 assert_eq!(shared, alone, "{what}: instance {i}, bone {bone}");
             }

@@ -59,7 +59,7 @@ fn steps_the_same(ctx: &posegpu::GpuContext, passes: FusePolicy, compressed: boo
         gpu.evaluator().chunks().len() > 1,
         "the test needs several chunks"
     );
-    let walk = lib.find_clip("walk").unwrap() as u32;
+    let walk = lib.find_clip("walk").unwrap();
     let mut finished_any = false;
     for (step, dt) in [0.016, 0.3, 0.0, 2.7, 0.05, 0.9, 0.016, 1.3]
         .into_iter()

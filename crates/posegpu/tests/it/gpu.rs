@@ -5,10 +5,10 @@
 use crate::common;
 
 use common::{assert_gpu_matches_cpu, cpu_eval, gpu, gpu_eval, spread_instances, TOLERANCE};
-use posegpu::frame_plan::Stage;
+use posegpu::Stage;
 use posegpu::{
     AdditiveSpace, AnimLibrary, ClipSample, Deviation, Error, FusePolicy, GpuEvaluator, GpuOptions,
-    Instance, Outputs, PoseBatch, SkinningLayout,
+    Outputs, PoseBatch, SkinningLayout,
 };
 
 #[test]
@@ -120,12 +120,15 @@ fn bad_instances_are_refused_before_upload() {
     let asset = posegpu::procedural::humanoid_asset();
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
     let mut gpu = GpuEvaluator::new(&ctx, &lib, 4, &GpuOptions::default()).unwrap();
-    let bad = [Instance::new(0, 0.0, false), Instance::new(99, 0.0, false)];
+    let bad = [
+        ClipSample::new(0, 0.0, false),
+        ClipSample::new(99, 0.0, false),
+    ];
     assert!(matches!(
         gpu.evaluate(&bad),
         Err(Error::BadInstance { instance: 1, .. })
     ));
-    let bad = [Instance::new(0, f32::INFINITY, false)];
+    let bad = [ClipSample::new(0, f32::INFINITY, false)];
     assert!(matches!(
         gpu.evaluate(&bad),
         Err(Error::BadInstance { instance: 0, .. })
@@ -234,7 +237,7 @@ fn skeletons_past_65535_bones_evaluate_every_bone() {
             .push_blend(&base)
             .blend(AdditiveSpace::Mesh, 0.5, &layer);
     }
-    let plain = [Instance::new(0, 0.3, true)];
+    let plain = [ClipSample::new(0, 0.3, true)];
     for (what, cpu, gpu) in [
         (
             "one clip",

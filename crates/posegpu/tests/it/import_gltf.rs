@@ -6,7 +6,7 @@ use crate::common;
 use std::f32::consts::FRAC_1_SQRT_2;
 use std::path::{Path, PathBuf};
 
-use posegpu::{AnimLibrary, Error, Instance, Interpolation};
+use posegpu::{AnimLibrary, ClipSample, Error, Interpolation};
 
 fn load(rel: &str) -> posegpu::Asset {
     let path = common::anim_data().join(rel);
@@ -112,8 +112,8 @@ fn the_data_uri_file_loads_and_animates() {
     let poses = common::cpu_eval(
         &lib,
         &[
-            Instance::new(0, 0.0, false),
-            Instance::new(0, d / 5.5, false),
+            ClipSample::new(0, 0.0, false),
+            ClipSample::new(0, d / 5.5, false),
         ],
     );
     assert_ne!(
@@ -320,7 +320,10 @@ fn joints_are_reordered_with_their_tracks_and_binds() {
     assert_eq!(lib.clip_names(), ["wave"]);
     let poses = common::cpu_eval(
         &lib,
-        &[Instance::new(0, 0.0, false), Instance::new(0, 1.0, false)],
+        &[
+            ClipSample::new(0, 0.0, false),
+            ClipSample::new(0, 1.0, false),
+        ],
     );
     // The armature's rotation is not applied: component space is the space above the hips.
     let hand = poses.component(1, 2);

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use posegpu::blend::inertia::{decay, offset};
+use posegpu::math::inertia::{decay, offset};
 use posegpu::playback::{Agent, Player, Transition};
 use posegpu::{
     AnimLibrary, Asset, Clip, ClipSample, CpuEvaluator, Crowd, Deviation, Error, GpuCrowd,

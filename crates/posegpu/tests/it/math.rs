@@ -7,7 +7,7 @@ use std::f32::consts::FRAC_PI_2;
 use glam::{Mat3, Mat4, Quat, Vec3};
 use posegpu::math::{fast_lerp, nlerp, quat_pow, safe_recip, twist};
 use posegpu::{
-    AnimLibrary, Bone, BoneTrack, Channel, Clip, Instance, Interpolation, Skeleton, Transform,
+    AnimLibrary, Bone, BoneTrack, Channel, Clip, ClipSample, Interpolation, Skeleton, Transform,
 };
 
 const EPS: f32 = 1e-5;
@@ -170,7 +170,7 @@ fn channel(times: &[f32], values: &[f32], interpolation: Interpolation) -> Chann
 /// Samples the root translation's x of a one-clip library at `t`.
 fn root_x(clip: &Clip, skeleton: &Skeleton, t: f32, looping: bool) -> f32 {
     let lib = AnimLibrary::new(skeleton, std::slice::from_ref(clip)).unwrap();
-    common::cpu_eval(&lib, &[Instance::new(0, t, looping)])
+    common::cpu_eval(&lib, &[ClipSample::new(0, t, looping)])
         .local(0, 0)
         .translation
         .x
@@ -262,7 +262,7 @@ fn absent_channels_keep_the_reference_pose() {
     ];
     let clip = Clip::new("c", &s, tracks).unwrap();
     let lib = AnimLibrary::new(&s, &[clip]).unwrap();
-    let poses = common::cpu_eval(&lib, &[Instance::new(0, 0.5, false)]);
+    let poses = common::cpu_eval(&lib, &[ClipSample::new(0, 0.5, false)]);
     assert_eq!(
         poses.local(0, 0),
         Transform::IDENTITY,
@@ -290,7 +290,7 @@ fn hierarchy_and_skinning_matrices() {
         BoneTrack::default(),
     ];
     let lib = AnimLibrary::new(&s, &[Clip::new("c", &s, tracks).unwrap()]).unwrap();
-    let poses = common::cpu_eval(&lib, &[Instance::new(0, 0.0, false)]);
+    let poses = common::cpu_eval(&lib, &[ClipSample::new(0, 0.0, false)]);
     // CS[child] = compose(L[child], CS[root]): T = Rz90·(0,1,0) + (1,0,0) = (0,0,0)
     let cs = poses.component(0, 1);
     assert_vec(cs.translation, Vec3::ZERO, "child T");

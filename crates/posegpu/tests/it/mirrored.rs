@@ -331,7 +331,7 @@ fn a_mirrored_skeleton_on_the_cpu_is_its_matrix_chain() {
     let skeleton = Skeleton::new(bones).unwrap();
     let clip = Clip::from_pose("rest", &skeleton, skeleton.rest()).unwrap();
     let lib = AnimLibrary::new(&skeleton, &[clip]).unwrap();
-    let poses = cpu_eval(&lib, &[posegpu::Instance::new(0, 0.0, false)]);
+    let poses = cpu_eval(&lib, &[posegpu::ClipSample::new(0, 0.0, false)]);
     let mut world = vec![Mat4::IDENTITY; count];
     for i in 0..count {
         let local = skeleton.rest()[i].to_matrix();
@@ -472,8 +472,8 @@ fn check_chain(asset: &Asset, locals: &[Mat4; 4], leaf_keyed: Mat4, what: &str) 
     let index: Vec<usize> = names.iter().map(|n| s.find(n).unwrap()).collect();
     let lib = AnimLibrary::new(s, &asset.clips).unwrap();
     let instances = [
-        posegpu::Instance::new(0, 0.0, false),
-        posegpu::Instance::new(0, 1.0, false),
+        posegpu::ClipSample::new(0, 0.0, false),
+        posegpu::ClipSample::new(0, 1.0, false),
     ];
     let cpu = cpu_eval(&lib, &instances);
     let mut sides = vec![("CPU", cpu.clone())];

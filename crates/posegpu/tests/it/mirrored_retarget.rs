@@ -13,8 +13,8 @@ use posegpu::component_space;
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::IkWeights;
 use posegpu::{
-    AnimLibrary, Asset, AssetFrame, Bone, BoneTrack, Channel, Clip, Deviation, Error, GpuOptions,
-    Instance, Interpolation, Skeleton, Transform,
+    AnimLibrary, Asset, AssetFrame, Bone, BoneTrack, Channel, Clip, ClipSample, Deviation, Error,
+    GpuOptions, Interpolation, Skeleton, Transform,
 };
 
 const D: Vec3 = Vec3::new(-1.0, 1.0, 1.0);
@@ -273,8 +273,8 @@ fn onto_mirrored(tops: &[&str]) {
         .unwrap();
     builder.add_clips_from(id, &source.clips).unwrap();
     let lib = builder.build();
-    let instances: Vec<Instance> = (0..source.clips.len())
-        .map(|c| Instance::new(c as u32, 0.3, true))
+    let instances: Vec<ClipSample> = (0..source.clips.len())
+        .map(|c| ClipSample::new(c as u32, 0.3, true))
         .collect();
     let cpu = cpu_eval(&lib, &instances);
     let out = gpu_eval(&ctx, &lib, &instances, &GpuOptions::default());
@@ -338,8 +338,8 @@ fn from_mirrored(tops: &[&str]) {
         .unwrap();
     builder.add_clips_from(id, &mirrored.clips).unwrap();
     let lib = builder.build();
-    let instances: Vec<Instance> = (0..mirrored.clips.len())
-        .map(|c| Instance::new(c as u32, 0.3, true))
+    let instances: Vec<ClipSample> = (0..mirrored.clips.len())
+        .map(|c| ClipSample::new(c as u32, 0.3, true))
         .collect();
     let cpu = cpu_eval(&lib, &instances);
     let out = gpu_eval(&ctx, &lib, &instances, &GpuOptions::default());

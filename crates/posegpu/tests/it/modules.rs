@@ -137,19 +137,24 @@ fn root_reexports(lib_rs: &str) -> BTreeMap<String, String> {
     out
 }
 
+/// The shared model, at the bottom: what both sides and the shaders agree on. The records and
+/// constants the GPU reads (`layout`), the spec's per-bone math (`math`: the transform, deltas,
+/// the blend rule, inertialization), the data model (`model`) and the errors.
+const SHARED: &[&str] = &["layout", "math", "model", "error"];
 /// The runtime: what plays a built library. ozz's runtime, apart from its offline tools.
 const RUNTIME: &[&str] = &[
     "library",
     "batch",
-    "layout",
     "pose",
     "gpu",
     "cpu",
     "drive",
     "frame_plan",
+    "playback",
 ];
 /// The authoring side: what builds a library's inputs (retargeting, importing, exporting,
-/// procedural assets) and what draws its output.
+/// compressing, procedural assets, additive clips, blend spaces), what draws its output, and
+/// the tools that measure the runtime (`analysis`).
 const AUTHORING: &[&str] = &[
     "retarget",
     "import",
@@ -157,7 +162,59 @@ const AUTHORING: &[&str] = &[
     "procedural",
     "render",
     "compress",
+    "additive",
+    "blend",
+    "analysis",
 ];
+
+#[test]
+fn every_module_is_on_one_side() {
+    let graph = module_graph();
+    let sides = [
+        ("shared", SHARED),
+        ("runtime", RUNTIME),
+        ("authoring", AUTHORING),
+    ];
+    for m in graph.keys() {
+        let on: Vec<&str> = sides
+            .iter()
+            .filter(|(_, ms)| ms.contains(&m.as_str()))
+            .map(|(side, _)| *side)
+            .collect();
+        assert_eq!(
+            on.len(),
+            1,
+            "src/{m} is on {on:?}: put it in exactly one of SHARED, RUNTIME, AUTHORING"
+        );
+    }
+    // The shared model names nothing above it.
+    for m in SHARED {
+        let above: Vec<_> = graph[*m]
+            .iter()
+            .filter(|d| !SHARED.contains(&d.as_str()))
+            .collect();
+        assert!(above.is_empty(), "the shared module {m} names {above:?}");
+    }
+    // docs/architecture.md says the same.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let map = std::fs::read_to_string(root.join("../../docs/architecture.md")).unwrap();
+    for (side, ms) in sides {
+        // The list item: its first line and those indented under it.
+        let start = map
+            .find(&format!("\n- **{side}**"))
+            .unwrap_or_else(|| panic!("docs/architecture.md has no '- **{side}**' item"));
+        let item = &map[start + 1..];
+        let next_item = item[1..].find("\n- ").map(|i| i + 1);
+        let end = next_item.into_iter().chain(item.find("\n\n")).min();
+        let line = &item[..end.unwrap_or(item.len())];
+        for m in ms {
+            assert!(
+                line.contains(&format!("`{m}`")),
+                "docs/architecture.md's {side} item lacks `{m}`"
+            );
+        }
+    }
+}
 
 #[test]
 fn the_runtime_names_none_of_the_authoring_modules() {
@@ -173,7 +230,7 @@ fn the_runtime_names_none_of_the_authoring_modules() {
             .filter(|d| modules.contains(d))
             .collect();
     }
-    for m in RUNTIME.iter().chain(AUTHORING) {
+    for m in SHARED.iter().chain(RUNTIME).chain(AUTHORING) {
         assert!(graph.contains_key(*m), "no module {m} under src/");
     }
     // Everything the runtime reaches, through the modules it names (the data model, blending,

@@ -5,8 +5,8 @@
 use crate::common;
 
 use posegpu::playback::Montage;
-use posegpu::playback::{Agent, Event, EventKind, PlayRate, Player, Segment};
-use posegpu::{procedural, AnimLibrary, Clip, Crowd, Error, GpuCrowd, GpuOptions};
+use posegpu::playback::{Agent, Event, EventKind, PlayRate, Player, Segment, TrackId};
+use posegpu::{procedural, AnimLibrary, Clip, ClipId, Crowd, Error, GpuCrowd, GpuOptions};
 
 /// The humanoid's clips (idle 2 s, walk 1 s, run 0.7 s, wave), walk with notifies at 0
 /// (`start`), 0.25 (`step_l`), 0.75 (`step_r`) and 1 (`end`), run with one at 0.35
@@ -27,13 +27,13 @@ fn library() -> AnimLibrary {
     AnimLibrary::new(&asset.skeleton, &clips).unwrap()
 }
 
-fn clip(lib: &AnimLibrary, name: &str) -> u32 {
-    lib.find_clip(name).unwrap() as u32
+fn clip(lib: &AnimLibrary, name: &str) -> ClipId {
+    lib.find_clip(name).unwrap()
 }
 
 /// The notify of `clip` named `name`.
 fn notify(lib: &AnimLibrary, clip_name: &str, name: &str) -> EventKind {
-    let c = clip(lib, clip_name) as usize;
+    let c = clip(lib, clip_name);
     let (id, _) = lib.clip_notifies(c).find(|(_, n)| n.name == name).unwrap();
     EventKind::Notify(id)
 }
@@ -59,7 +59,7 @@ fn sorted(mut kinds: Vec<EventKind>) -> Vec<EventKind> {
 #[test]
 fn notifies_are_sorted_by_time_and_named_by_the_library() {
     let lib = library();
-    let walk = clip(&lib, "walk") as usize;
+    let walk = clip(&lib, "walk");
     let names: Vec<(&str, f32)> = lib
         .clip_notifies(walk)
         .map(|(_, n)| (n.name.as_str(), n.time))
@@ -256,8 +256,8 @@ fn mixed_crowd(lib: &AnimLibrary) -> Crowd {
     let montage = crowd.add_montage(lib, &montage).unwrap();
     for i in 0..64u32 {
         let rate = [1.0, -1.3, 7.5, 0.6, -0.4, 2.0][i as usize % 6];
-        let track = [walk, run, montage.0, idle][i as usize % 4];
-        let length = crowd.track_length(track.into()).unwrap();
+        let track: TrackId = [walk.into(), run.into(), montage, idle.into()][i as usize % 4];
+        let length = crowd.track_length(track).unwrap();
         let player = Player::new(track)
             .starting_at((i as f32 * 0.137) % 1.0 * length)
             .with_rate(PlayRate::new(rate))

@@ -5,16 +5,16 @@ use crate::common;
 
 use glam::Vec3;
 use posegpu::playback::Montage;
-use posegpu::playback::{Agent, PlayRate, Player, Segment, TrackId};
-use posegpu::{procedural, AnimLibrary, Crowd, Error, RootLock, Transform};
+use posegpu::playback::{Agent, PlayRate, Player, Segment};
+use posegpu::{procedural, AnimLibrary, ClipId, Crowd, Error, RootLock, Transform};
 
 fn humanoid() -> AnimLibrary {
     let asset = procedural::humanoid_asset();
     AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap()
 }
 
-fn clip(lib: &AnimLibrary, name: &str) -> u32 {
-    lib.find_clip(name).unwrap() as u32
+fn clip(lib: &AnimLibrary, name: &str) -> ClipId {
+    lib.find_clip(name).unwrap()
 }
 
 fn close(a: f32, b: f32, what: &str) {
@@ -73,7 +73,7 @@ fn effective_rate_follows_basis_scale_bias_and_clamp() {
 fn looping_players_wrap_at_both_ends() {
     let lib = humanoid();
     let walk = clip(&lib, "walk");
-    let l = lib.clip_duration(walk as usize);
+    let l = lib.clip_duration(walk);
     let mut crowd = Crowd::new(&lib);
     crowd
         .add(&Agent::new(Player::new(walk).starting_at(l - 0.1)))
@@ -108,7 +108,7 @@ fn looping_players_wrap_at_both_ends() {
 fn non_looping_players_stop_at_either_end_and_finish_once() {
     let lib = humanoid();
     let wave = clip(&lib, "wave");
-    let l = lib.clip_duration(wave as usize);
+    let l = lib.clip_duration(wave);
     let mut crowd = Crowd::new(&lib);
     let once = Player::new(wave).looping(false);
     crowd.add(&Agent::new(once.starting_at(l - 0.1))).unwrap();
@@ -152,7 +152,7 @@ fn root_motion_is_the_relative_root_transform_between_steps() {
     let walk = clip(&lib, "walk");
     let mut crowd = single(&lib, Player::new(walk).starting_at(0.2));
     crowd.advance(&lib, 0.3).unwrap();
-    let expected = crowd.track_motion(&lib, TrackId(walk), 0.2, 0.5).unwrap();
+    let expected = crowd.track_motion(&lib, walk.into(), 0.2, 0.5).unwrap();
     assert_transform(&crowd.root_motion()[0], &expected, 1e-6, "one step");
     // The humanoid's walk moves its root along +Z at 1.4 m/s.
     assert!((expected.translation - Vec3::Z * 1.4 * 0.3).length() < 1e-4);
@@ -163,10 +163,10 @@ fn root_motion_is_the_relative_root_transform_between_steps() {
 fn a_looped_walk_over_n_loops_is_one_loops_delta_composed_n_times() {
     let lib = humanoid();
     let walk = clip(&lib, "walk");
-    let l = lib.clip_duration(walk as usize);
+    let l = lib.clip_duration(walk);
     let lap = {
         let crowd = Crowd::new(&lib);
-        crowd.track_motion(&lib, TrackId(walk), 0.0, l).unwrap()
+        crowd.track_motion(&lib, walk.into(), 0.0, l).unwrap()
     };
     for (n, start, rate) in [(1, 0.0, 1.0), (3, 0.35, 1.0), (5, 0.8, -1.0)] {
         let mut composed = Transform::IDENTITY;
@@ -174,7 +174,7 @@ fn a_looped_walk_over_n_loops_is_one_loops_delta_composed_n_times() {
             lap
         } else {
             Crowd::new(&lib)
-                .track_motion(&lib, TrackId(walk), l, 0.0)
+                .track_motion(&lib, walk.into(), l, 0.0)
                 .unwrap()
         };
         for _ in 0..n {
@@ -220,7 +220,7 @@ fn a_montages_root_motion_is_its_segments_composed() {
         .iter()
         .map(|s| {
             crowd
-                .track_motion(&lib, TrackId(s.clip), s.start, s.end)
+                .track_motion(&lib, s.clip.into(), s.start, s.end)
                 .unwrap()
         })
         .collect();
@@ -249,7 +249,7 @@ fn a_montages_root_motion_is_its_segments_composed() {
     );
     let reversed = segments.iter().rev().fold(Transform::IDENTITY, |acc, s| {
         let p = crowd
-            .track_motion(&lib, TrackId(s.clip), s.end, s.start)
+            .track_motion(&lib, s.clip.into(), s.end, s.start)
             .unwrap();
         Transform::compose(&p, &acc)
     });
@@ -289,10 +289,7 @@ fn a_montages_root_motion_is_its_segments_composed() {
 fn synced_players_follow_the_leaders_phase() {
     let lib = humanoid();
     let (walk, run) = (clip(&lib, "walk"), clip(&lib, "run"));
-    let (lw, lr) = (
-        lib.clip_duration(walk as usize),
-        lib.clip_duration(run as usize),
-    );
+    let (lw, lr) = (lib.clip_duration(walk), lib.clip_duration(run));
     let players = [
         Player::new(walk).with_weight(0.3),
         Player::new(run)
@@ -347,7 +344,7 @@ fn blend_weights_are_renormalized_and_blend_root_motion() {
     );
     // Root motion blends the players' translations by weight (both move along +Z).
     let run_only = crowd.root_motion()[2].translation;
-    let walk_part = crowd.track_motion(&lib, TrackId(walk), 0.0, crowd.players(0)[0].position);
+    let walk_part = crowd.track_motion(&lib, walk.into(), 0.0, crowd.players(0)[0].position);
     let expected = 0.25 * walk_part.unwrap().translation + 0.75 * run_only;
     assert!((crowd.root_motion()[0].translation - expected).length() < 1e-6);
     assert!(
@@ -398,7 +395,7 @@ fn degenerate_weights_are_clear_errors_and_change_nothing() {
 fn bad_players_montages_and_steps_are_clear_errors() {
     let lib = humanoid();
     let walk = clip(&lib, "walk");
-    let l = lib.clip_duration(walk as usize);
+    let l = lib.clip_duration(walk);
     let mut crowd = Crowd::new(&lib);
     let cases: [(Player, &str); 5] = [
         (Player::new(99u32), "track 99 does not exist"),

@@ -4,7 +4,9 @@ use std::collections::HashSet;
 
 use glam::{Mat4, Quat, Vec4};
 use posegpu::procedural::{humanoid, humanoid_asset, humanoid_clips, random_asset};
-use posegpu::{AnimLibrary, Channel, Clip, CpuEvaluator, Instance, Interpolation, Poses, Skeleton};
+use posegpu::{
+    AnimLibrary, Channel, Clip, ClipSample, CpuEvaluator, Interpolation, Poses, Skeleton,
+};
 
 fn channels(clip: &Clip) -> impl Iterator<Item = (usize, Option<ChannelRef<'_>>)> + '_ {
     clip.tracks().iter().enumerate().flat_map(|(bone, t)| {
@@ -47,7 +49,7 @@ impl ChannelRef<'_> {
     }
 }
 
-fn evaluate(skel: &Skeleton, clips: &[Clip], instances: &[Instance]) -> Poses {
+fn evaluate(skel: &Skeleton, clips: &[Clip], instances: &[ClipSample]) -> Poses {
     let lib = AnimLibrary::new(skel, clips).unwrap();
     let mut poses = Poses::default();
     CpuEvaluator::new(&lib)
@@ -157,8 +159,8 @@ fn humanoid_clips_load_and_loop() {
         // Sampled: just before the end equals the start, root motion aside.
         let d = clip.duration();
         let instances = [
-            Instance::new(c as u32, 0.0, true),
-            Instance::new(c as u32, d - 1e-4, true),
+            ClipSample::new(c as u32, 0.0, true),
+            ClipSample::new(c as u32, d - 1e-4, true),
         ];
         let mut poses = Poses::default();
         CpuEvaluator::new(&lib)
@@ -234,8 +236,8 @@ fn locomotion_moves_forward_with_alternating_feet() {
             "{name}: steady advance"
         );
         let instances = [
-            Instance::new(c as u32, 0.25 * d, true),
-            Instance::new(c as u32, 0.75 * d, true),
+            ClipSample::new(c as u32, 0.25 * d, true),
+            ClipSample::new(c as u32, 0.75 * d, true),
         ];
         let poses = evaluate(skel, &asset.clips, &instances);
         let z = |i: usize, bone: usize| poses.component(i, bone).translation.z;
@@ -283,8 +285,8 @@ fn random_asset_is_deterministic_and_valid() {
                     assert!(m.abs_diff_eq(Mat4::IDENTITY, 1e-3), "seed {seed}: {m}");
                 }
             }
-            let instances: Vec<Instance> = (0..12)
-                .map(|i| Instance::new(i % 3, i as f32 * 0.37 - 0.5, i % 2 == 0))
+            let instances: Vec<ClipSample> = (0..12)
+                .map(|i| ClipSample::new(i % 3, i as f32 * 0.37 - 0.5, i % 2 == 0))
                 .collect();
             let poses = evaluate(&a.skeleton, &a.clips, &instances);
             assert!(poses.skinning.iter().flatten().all(|x| x.is_finite()));

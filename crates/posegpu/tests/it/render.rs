@@ -321,7 +321,7 @@ fn humanoid_crowd_matches_cpu_skinned_silhouettes() {
     .into_iter()
     .enumerate()
     {
-        let clip = lib.find_clip(clip).unwrap() as u32;
+        let clip = lib.find_clip(clip).unwrap();
         let lock = (i != 4).then_some(RootLock::RefPose);
         batch.push_blend(&[ClipSample::new(clip, time, true).with_root_lock(lock)]);
     }
@@ -352,8 +352,8 @@ fn a_crowd_is_drawn_where_its_root_motion_took_it() {
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
     let mesh = SkinnedMesh::humanoid(&asset.skeleton);
     let (walk, run) = (
-        lib.find_clip("walk").unwrap() as u32,
-        lib.find_clip("run").unwrap() as u32,
+        lib.find_clip("walk").unwrap(),
+        lib.find_clip("run").unwrap(),
     );
     let spacing = 2.6;
     let start = row(4, spacing);

@@ -10,8 +10,7 @@ use glam::{Quat, Vec3};
 use posegpu::retarget::{remap_clip, BoneMapping, Rig};
 use posegpu::TranslationMode;
 use posegpu::{
-    AdditiveSpace, AnimLibrary, Asset, Clip, ClipSample, Instance, PoseBatch, Poses, RestPose,
-    SourceId,
+    AdditiveSpace, AnimLibrary, Asset, Clip, ClipSample, PoseBatch, Poses, RestPose, SourceId,
 };
 
 use common::{
@@ -43,10 +42,10 @@ fn mike_on_stan(rig: &Rig, mike: &Asset, stan: &Asset) -> AnimLibrary {
 
 /// Clip `clip` of `lib` at every key time of `keys`, clamped (one instance per time).
 fn at_keys(lib: &AnimLibrary, clip: usize, keys: &Clip) -> Poses {
-    let instances: Vec<Instance> = keys
+    let instances: Vec<ClipSample> = keys
         .key_times()
         .iter()
-        .map(|&t| Instance::new(clip as u32, t, false))
+        .map(|&t| ClipSample::new(clip as u32, t, false))
         .collect();
     cpu_eval(lib, &instances)
 }
@@ -166,7 +165,7 @@ fn relative_and_orient_modes_map_mikes_reference_pose_onto_stans() {
         TranslationMode::OrientAndScale,
     ] {
         let lib = mike_on_stan(&Rig::uniform(mode), &mike, &stan);
-        let poses = cpu_eval(&lib, &[Instance::new(reference as u32, 0.0, false)]);
+        let poses = cpu_eval(&lib, &[ClipSample::new(reference as u32, 0.0, false)]);
         for (bone, r) in stan.skeleton.rest().iter().enumerate() {
             let l = poses.local(0, bone);
             assert!(
@@ -412,7 +411,7 @@ fn one_batch_mixes_sources_reference_poses_and_additive_clips() {
     // leaves the others alone.
     let poses = cpu_eval(
         &lib,
-        &[Instance::new(2, 0.3, true), Instance::new(3, 0.3, true)],
+        &[ClipSample::new(2, 0.3, true), ClipSample::new(3, 0.3, true)],
     );
     let thigh = stan.skeleton.find("UpperLeg.L").unwrap();
     let head = stan.skeleton.find("Head").unwrap();
@@ -423,7 +422,7 @@ fn one_batch_mixes_sources_reference_poses_and_additive_clips() {
     );
 
     // An unrelated skeleton matches no bone: Stan keeps his reference pose.
-    let poses = cpu_eval(&lib, &[Instance::new(5, 0.5, true)]);
+    let poses = cpu_eval(&lib, &[ClipSample::new(5, 0.5, true)]);
     for (bone, r) in stan.skeleton.rest().iter().enumerate() {
         assert!(poses
             .local(0, bone)

@@ -195,7 +195,7 @@ fn mirrored_rotation(c: &Pose, p: &Pose) -> [Vec4; 4] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transform::mirror;
+    use crate::math::mirror;
     use crate::Transform;
     use glam::{Mat3, Quat, Vec3};
 

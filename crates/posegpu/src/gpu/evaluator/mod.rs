@@ -264,7 +264,7 @@ impl GpuEvaluator {
     }
 
     /// The passes of the frame last written, in the order they are recorded.
-    pub fn frame_plan(&self) -> &FramePlan {
+    pub(crate) fn frame_plan(&self) -> &FramePlan {
         &self.plan
     }
 

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::frame_plan::{PassTimes, PlannedPass};
 
 impl GpuEvaluator {
-    /// Records the passes of the frame last written ([`GpuEvaluator::frame_plan`]). A
+    /// Records the passes of the frame last written (see [`crate::Stage`] for their order). A
     /// renderer may record its draw after this in the same encoder: wgpu orders the storage
     /// writes before the vertex reads. (A [`crate::GpuCrowd`] records its own passes with
     /// these.)
@@ -69,7 +69,7 @@ impl GpuEvaluator {
         scope.pop()
     }
 
-    /// Writes `frame` (a [`PoseBatch`](crate::PoseBatch) or [`Instance`](crate::Instance)s),
+    /// Writes `frame` (a [`PoseBatch`](crate::PoseBatch) or [`ClipSample`](crate::ClipSample)s),
     /// records its passes and submits the work, without waiting for it.
     pub fn evaluate(&mut self, frame: &(impl FrameInput + ?Sized)) -> Result<()> {
         self.write(frame)?;

@@ -10,7 +10,7 @@ use crate::frame_plan::{fused_group_instances, FramePlan, FrameShape};
 use crate::layout::{Head, Params};
 
 impl GpuEvaluator {
-    /// Uploads what every instance of `frame` (a [`PoseBatch`] or [`Instance`](crate::Instance)s) plays this
+    /// Uploads what every instance of `frame` (a [`PoseBatch`] or [`ClipSample`](crate::ClipSample)s) plays this
     /// frame, validated first, growing the buffers if needed, and plans the frame's passes.
     pub fn write(&mut self, frame: &(impl FrameInput + ?Sized)) -> Result<()> {
         self.write_batch(&frame.batch())

@@ -16,8 +16,8 @@ use crate::error::{Error, Result};
 use crate::layout::{
     BonePlan, PATH_MIRROR_SHIFT, PLAN_DRIVEN, PLAN_MIRROR_SHIFT, PLAN_REFERENCE, PLAN_ROTATION,
 };
+use crate::math::mirror::{pattern_signs, reflect_rotation, sign_pattern};
 use crate::model::{component_space, Bone, Clip, Skeleton};
-use crate::transform::mirror::{pattern_signs, reflect_rotation, sign_pattern};
 use crate::Transform;
 
 /// The reflections of one skeleton's reference pose.

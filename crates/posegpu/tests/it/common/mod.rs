@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{
-    AnimLibrary, Asset, Clip, CpuEvaluator, Deviation, GpuContext, GpuEvaluator, GpuOptions,
-    Instance, PoseBatch, Poses,
+    AnimLibrary, Asset, Clip, ClipId, ClipSample, CpuEvaluator, Deviation, GpuContext,
+    GpuEvaluator, GpuOptions, PoseBatch, Poses,
 };
 
 /// GPU-vs-CPU tolerance, relative to the skeleton's size.
@@ -96,7 +96,7 @@ pub fn gpu() -> Option<GpuContext> {
     }
 }
 
-pub fn cpu_eval(lib: &AnimLibrary, instances: &[Instance]) -> Poses {
+pub fn cpu_eval(lib: &AnimLibrary, instances: &[ClipSample]) -> Poses {
     let mut poses = Poses::default();
     CpuEvaluator::new(lib)
         .evaluate(instances, &mut poses)
@@ -107,7 +107,7 @@ pub fn cpu_eval(lib: &AnimLibrary, instances: &[Instance]) -> Poses {
 pub fn gpu_eval(
     ctx: &GpuContext,
     lib: &AnimLibrary,
-    instances: &[Instance],
+    instances: &[ClipSample],
     options: &GpuOptions,
 ) -> Poses {
     let mut gpu = GpuEvaluator::new(ctx, lib, instances.len(), options).unwrap();
@@ -119,7 +119,7 @@ pub fn gpu_eval(
 pub fn assert_gpu_matches_cpu(
     ctx: &GpuContext,
     lib: &AnimLibrary,
-    instances: &[Instance],
+    instances: &[ClipSample],
     what: &str,
 ) -> f32 {
     let cpu = cpu_eval(lib, instances);
@@ -162,14 +162,17 @@ fn assert_within_tolerance(lib: &AnimLibrary, gpu: &Poses, cpu: &Poses, what: &s
 
 /// Instances covering every ordinary (not additive) clip of `lib` at `per_clip` times spread
 /// over (and past) its range, clamped and looping.
-pub fn spread_instances(lib: &AnimLibrary, per_clip: usize) -> Vec<Instance> {
+pub fn spread_instances(lib: &AnimLibrary, per_clip: usize) -> Vec<ClipSample> {
     let mut out = Vec::new();
-    for clip in (0..lib.clip_count()).filter(|&c| lib.clip_additive_space(c).is_none()) {
+    for clip in lib
+        .clip_ids()
+        .filter(|&c| lib.clip_additive_space(c).is_none())
+    {
         let d = lib.clip_duration(clip);
         for k in 0..per_clip {
             let t = -0.25 * d + 1.5 * d * k as f32 / (per_clip.max(2) - 1) as f32;
-            out.push(Instance::new(clip as u32, t, false));
-            out.push(Instance::new(clip as u32, t + 0.37 * d, true));
+            out.push(ClipSample::new(clip, t, false));
+            out.push(ClipSample::new(clip, t + 0.37 * d, true));
         }
     }
     out
@@ -177,17 +180,17 @@ pub fn spread_instances(lib: &AnimLibrary, per_clip: usize) -> Vec<Instance> {
 
 /// `count` looping instances, clips dealt round-robin, phases spread over each clip by a
 /// golden-ratio sequence, advanced by `time` seconds (the demo's crowd).
-pub fn crowd(lib: &AnimLibrary, count: usize, time: f32) -> Vec<Instance> {
+pub fn crowd(lib: &AnimLibrary, count: usize, time: f32) -> Vec<ClipSample> {
     let clips = lib.clip_count().max(1);
     (0..count)
         .map(|i| {
             let clip = i % clips;
             let duration = if clip < lib.clip_count() {
-                lib.clip_duration(clip)
+                lib.clip_duration(ClipId(clip as u32))
             } else {
                 0.0
             };
-            Instance::new(
+            ClipSample::new(
                 clip as u32,
                 (i as f32 * 0.618_034).fract() * duration + time,
                 true,
@@ -225,7 +228,7 @@ pub fn gpu_sampling_time(
     n: usize,
     iters: u64,
 ) -> Duration {
-    use posegpu::frame_plan::Stage;
+    use posegpu::Stage;
     let mut total = Duration::ZERO;
     for frame in 0..iters {
         let instances = crowd(lib, n, frame as f32 / 60.0);

@@ -8,21 +8,21 @@ use posegpu::retarget::quality;
 use posegpu::retarget::Rig;
 use posegpu::{
     AdditiveSpace, AnimLibrary, ClipSample, CpuEvaluator, Crowd, Deviation, Error, GpuCrowd,
-    GpuOptions, Instance, PoseBatch, Transform,
+    GpuOptions, PoseBatch, Transform,
 };
 
 use crate::common::{self, assert_batch_gpu_matches_cpu, assert_gpu_matches_cpu};
 use crate::retarget_characters::data::*;
 
 /// Instances over the clip's range and past it, clamped and looping, at most 40.
-fn instances(lib: &AnimLibrary, clip: u32) -> Vec<Instance> {
-    let d = lib.clip_duration(clip as usize);
+fn instances(lib: &AnimLibrary, clip: u32) -> Vec<ClipSample> {
+    let d = lib.clip_duration(clip);
     (0..20)
         .flat_map(|k| {
             let t = -0.1 * d + 1.2 * d * k as f32 / 19.0;
             [
-                Instance::new(clip, t, false),
-                Instance::new(clip, t + 0.37 * d, true),
+                ClipSample::new(clip, t, false),
+                ClipSample::new(clip, t + 0.37 * d, true),
             ]
         })
         .collect()
@@ -185,7 +185,10 @@ fn gpu_poses_are_judged_as_the_cpu_plan() {
     let plan = plan(ZOMBIE, CESIUM);
     let clip = &s.clips[0];
     let times = quality::frame_times(clip, 40);
-    let crowd: Vec<Instance> = times.iter().map(|&t| Instance::new(0, t, false)).collect();
+    let crowd: Vec<ClipSample> = times
+        .iter()
+        .map(|&t| ClipSample::new(0, t, false))
+        .collect();
     let poses = common::gpu_eval(&ctx, &lib, &crowd, &GpuOptions::default());
     let on_gpu = quality::measure_poses(&s, &t, &plan, clip, &times, &poses).unwrap();
     let on_cpu = quality::measure(&s, &t, &plan, clip, &times, IkWeights::NONE).unwrap();

@@ -2,8 +2,8 @@
 //! clip's key times, in local space or as mesh-space rotations (spec: `docs/pose-math.md`,
 //! "Additive poses", base pose kinds).
 
-use crate::additive::delta::{make_delta, to_mesh_rotations};
 use crate::error::{Error, Result};
+use crate::math::delta::{make_delta, to_mesh_rotations};
 use crate::model::AdditiveSpace;
 use crate::model::Skeleton;
 use crate::model::{BoneTrack, Channel, Clip, Interpolation};

@@ -12,7 +12,7 @@
 use glam::{Quat, Vec3, Vec4};
 
 use super::Transform;
-use crate::math::{normalize_quat, safe_recip, TINY};
+use super::{normalize_quat, safe_recip, TINY};
 
 /// True when a component of `a` or `b` is negative: the test that picks the matrix path (one
 /// compare per component, cheap on the fast path).

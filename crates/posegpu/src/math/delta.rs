@@ -5,14 +5,8 @@
 
 use glam::{Quat, Vec3, Vec4};
 
-use crate::math::{fast_lerp, normalize_quat, safe_recip};
-use crate::Transform;
-
-/// Weights at or below this do nothing; at or above `1 − ZERO_WEIGHT` they take the full path.
-pub(crate) const ZERO_WEIGHT: f32 = 1e-5;
-
-/// `1 − D.R.w²` at or below this is no rotation at all (see [`weighted_delta`]).
-pub(crate) const NO_ROTATION: f32 = 1e-10;
+use super::{fast_lerp, normalize_quat, safe_recip, Transform};
+use crate::layout::{NO_ROTATION, ZERO_WEIGHT};
 
 /// The delta that changes nothing: no rotation, no translation, scale delta 0.
 pub const IDENTITY_DELTA: Transform = Transform {

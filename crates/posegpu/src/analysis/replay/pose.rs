@@ -3,10 +3,10 @@
 
 use super::warp::{read, write_xform};
 use super::{read_table_u32, Access, Buffer, Replay, Search};
-use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, LayerKind};
 use crate::drive::TranslationMode;
 use crate::layout::PackedHeader;
+use crate::layout::ZERO_WEIGHT;
 use crate::layout::{
     ChannelData, ClipData, Entry, BONE_PRESENT, CHANNEL_STRIDE_SHIFT, CLIP_ADDITIVE,
     CLIP_COMPRESSED, CLIP_PLAN, INSTANCE_LOOP, KEYS_MOVING, KEYS_OWN_TIMES, KEYS_PRESENT,

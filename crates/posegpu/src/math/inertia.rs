@@ -7,12 +7,8 @@
 
 use glam::{Quat, Vec3, Vec4};
 
-use crate::layout::Xform;
-use crate::math::normalize_quat;
-use crate::Transform;
-
-/// Offsets below this (units or radians) are none.
-pub const NO_OFFSET: f32 = 1e-6;
+use super::{normalize_quat, Transform};
+use crate::layout::{Xform, NO_OFFSET};
 
 /// The offset's magnitude at `t` seconds into the blend for an offset that starts at `x0`
 /// moving at `v0` (units per second, toward 0 when negative) and is gone at `t1`: Bollo's

@@ -1,17 +1,25 @@
-//! The formulas of `docs/pose-math.md` (UE's TRS conventions) that [`crate::Transform`] and
-//! the stages build on.
+//! The spec's per-bone math (`docs/pose-math.md`, UE's TRS conventions), which both evaluators
+//! run and the authoring tools reuse: the formulas here, [`crate::Transform`] and its
+//! composition, additive deltas ([`delta`]), the blend rule ([`blend`]) and inertialization
+//! ([`inertia`]).
 //!
 //! Every function here has a WGSL twin in `shaders/`; keep the operation order identical so
 //! that the GPU and the CPU agree to rounding.
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 
-/// Below this, a reciprocal is taken as 0 (`safeRecip` in the spec).
-pub const TINY: f32 = 1e-8;
+pub mod blend;
+pub mod delta;
+pub mod inertia;
+pub(crate) mod mirror;
+pub(crate) mod transform;
+
+// The thresholds the shaders share live with the other shared constants, in `layout`.
+pub use crate::layout::constants::{NO_OFFSET, ORIENT_PRECISION, TINY, ZERO_WEIGHT};
+use transform::Transform;
+
 /// UE's `KINDA_SMALL_NUMBER`: shorter translations are not rescaled.
 pub const SMALL: f32 = 1e-4;
-/// Per-component tolerance of OrientAndScale retargeting.
-pub const ORIENT_PRECISION: f32 = 1e-3;
 
 /// `0` where `|x| ≤ 1e-8`, else `1/x`, per component.
 pub fn safe_recip(v: Vec3) -> Vec3 {

@@ -33,7 +33,7 @@ fn two_bones() -> AnimLibrary {
 #[test]
 fn the_hierarchy_replays_as_counted_by_hand() {
     let lib = two_bones();
-    let batch = PoseBatch::from_instances(&[crate::Instance::new(0, 0.5, true); 3]);
+    let batch = PoseBatch::from_instances(&[crate::ClipSample::new(0, 0.5, true); 3]);
     let passes = replay_traffic(&lib, &batch, FusePolicy::Separate, Outputs::ALL).unwrap();
     let h = passes.iter().find(|p| p.pass == "hierarchy").unwrap();
     assert_eq!(h.sectors, 18 + 2 + 9 + 18 + 6 + 18);

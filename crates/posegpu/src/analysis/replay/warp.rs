@@ -92,6 +92,11 @@ pub(super) fn replay(
             total.compulsory_sectors += compulsory;
             total.loads += accesses.iter().filter(|a| !a.write).count() as u64;
             for a in accesses {
+                total.accessed |= if a.write {
+                    a.buffer.write_bit()
+                } else {
+                    a.buffer.read_bit()
+                };
                 for s in a.offset / SECTOR..=(a.offset + a.bytes - 1) / SECTOR {
                     if a.write {
                         written.insert((a.buffer, s));

@@ -4,9 +4,7 @@
 
 use glam::{Quat, Vec3, Vec4};
 
-use crate::additive::delta::ZERO_WEIGHT;
-use crate::math::normalize_quat;
-use crate::Transform;
+use super::{normalize_quat, Transform, ZERO_WEIGHT};
 
 /// Weights at or below `ZERO_WEIGHT` (1e-5) are dropped and the rest renormalized to sum to 1.
 /// Returns the kept weights' sum and count.

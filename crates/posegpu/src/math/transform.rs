@@ -1,11 +1,10 @@
 //! [`Transform`]: a rotation, translation and per-axis scale, UE's `FTransform`, with the
 //! composition and inverse of `docs/pose-math.md`.
 
-use glam::{Mat4, Quat, Vec3};
+use glam::{Mat4, Quat, Vec3, Vec4};
 
-use crate::math::safe_recip;
-
-pub(crate) mod mirror;
+use super::{mirror, safe_recip};
+use crate::layout::Xform;
 
 /// A rotation, translation and per-axis scale (UE's `FTransform`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -92,5 +91,25 @@ impl Transform {
     /// True when every component is finite.
     pub fn is_finite(&self) -> bool {
         self.rotation.is_finite() && self.translation.is_finite() && self.scale.is_finite()
+    }
+}
+
+impl From<Transform> for Xform {
+    fn from(t: Transform) -> Self {
+        Self {
+            rotation: t.rotation.to_array(),
+            translation: t.translation.extend(0.0).to_array(),
+            scale: t.scale.extend(0.0).to_array(),
+        }
+    }
+}
+
+impl From<Xform> for Transform {
+    fn from(x: Xform) -> Self {
+        Transform {
+            rotation: Quat::from_array(x.rotation),
+            translation: Vec4::from(x.translation).truncate(),
+            scale: Vec4::from(x.scale).truncate(),
+        }
     }
 }

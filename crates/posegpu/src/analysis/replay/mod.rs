@@ -22,20 +22,31 @@
 //! dynamic mesh-space layers ([`replay_traffic`] returns `None` for batches that have them), and
 //! the curve pass (left out of the list).
 
+#[cfg(test)]
+mod bindings;
 mod pose;
 #[cfg(test)]
 mod tests;
 mod warp;
 
-use super::evaluator::FusePolicy;
-use super::outputs::Outputs;
-use crate::additive::delta::ZERO_WEIGHT;
 use crate::batch::{self, LayerKind, PoseBatch};
 use crate::frame_plan::{fused_group_instances, Dispatch, FrameOptions, FramePlan, Pass};
+use crate::gpu::{FusePolicy, Outputs};
+use crate::layout::ZERO_WEIGHT;
 use crate::layout::{Entry, LAYER_SAMPLES_SHIFT, WORKGROUP_SIZE};
 use crate::library::{table_u32_at, AnimLibrary};
 use crate::model::AdditiveSpace;
 use warp::{read, read_xform, replay, write, write_xform};
+
+impl Buffer {
+    const fn read_bit(self) -> u32 {
+        1 << (2 * self as u32)
+    }
+
+    const fn write_bit(self) -> u32 {
+        1 << (2 * self as u32 + 1)
+    }
+}
 
 /// Lanes of a warp, bytes of a sector and of a line (NVIDIA's).
 const WARP: usize = 32;
@@ -88,6 +99,9 @@ pub struct PassTraffic {
     /// Loads the lanes issue (each lane's load of a word of 4 or 16 bytes): a latency-bound
     /// pass's cost grows with them, however well they coalesce.
     pub loads: u64,
+    /// The buffers the lanes read and wrote (bits of [`Buffer::read_bit`] and
+    /// [`Buffer::write_bit`]), which a test holds against the shader's bindings.
+    pub(crate) accessed: u32,
 }
 
 impl PassTraffic {

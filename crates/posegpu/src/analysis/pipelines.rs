@@ -1,0 +1,62 @@
+//! What each pipeline of a frame asks of a GPU, read without one: `posegpu bench
+//! --shader-stats` prints it per pipeline.
+
+use crate::batch::PoseBatch;
+use crate::error::Result;
+use crate::frame_plan::{FrameOptions, FramePlan, FrameShape, Pass};
+use crate::gpu::{pipeline_stats, FusePolicy, GpuOptions, Outputs, Paths, ShaderStats};
+use crate::library::AnimLibrary;
+
+/// One pipeline a frame runs, named `stage/variant/paths` (`fused/single-clip/plain`: the
+/// fused stage, every instance playing one clip, no optional path), and its statistics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PipelineStats {
+    /// The stage's name, then its variant, then the paths it can take.
+    pub name: String,
+    /// What it asks of a GPU.
+    pub stats: ShaderStats,
+    /// The specialised module as SPIR-V words (naga's output, entry point `main`): for offline
+    /// tools (a disassembler, a driver's compiler).
+    pub spirv: Vec<u32>,
+}
+
+/// The statistics of each pipeline a frame of `batch` runs (fused where `passes` says so and
+/// the frame allows it; [`FusePolicy::Auto`] counts as fused), specialised as a
+/// [`GpuEvaluator`] of `lib` keeping `outputs` would specialise it (no GPU needed).
+///
+/// [`GpuEvaluator`]: crate::GpuEvaluator
+pub fn shader_stats(
+    lib: &AnimLibrary,
+    batch: &PoseBatch,
+    passes: FusePolicy,
+    outputs: Outputs,
+) -> Result<Vec<PipelineStats>> {
+    batch.validate(lib)?;
+    let shape = FrameShape::of(batch);
+    let options = FrameOptions {
+        fuse: passes != FusePolicy::Separate,
+        crowd: None,
+    };
+    let plan = FramePlan::new(lib, &shape, &options);
+    let paths = Paths::of(lib.data()).for_frame(&shape);
+    let options = GpuOptions {
+        outputs,
+        ..Default::default()
+    };
+    plan.passes()
+        .iter()
+        .map(|planned| {
+            let pass = planned.pass;
+            let (stats, spirv) = pipeline_stats(pass, &options, paths)?;
+            let variant = match pass {
+                Pass::Sample { single_clips: true } | Pass::Fused { single_clips: true } => {
+                    "single-clip/"
+                }
+                Pass::Inertialize { starts: true } => "starting/",
+                _ => "",
+            };
+            let name = format!("{}/{variant}{}", pass.stage().name(), paths.name());
+            Ok(PipelineStats { name, stats, spirv })
+        })
+        .collect()
+}
