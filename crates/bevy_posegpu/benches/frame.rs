@@ -17,7 +17,7 @@ use bevy::prelude::*;
 use bevy::render::renderer::RenderDevice;
 use bevy::world_serialization::WorldAssetRoot;
 use bevy_posegpu::headless;
-use bevy_posegpu::{Backend, CrowdModel, Playback, PoseGpuPlugin};
+use bevy_posegpu::{Backend, CrowdModel, PlayingClip, PoseGpuPlugin};
 
 const KNIGHT: &str = "gltf/kaykit-adventurers/Knight.glb";
 const WALK: &str = "Walking_A";
@@ -69,7 +69,7 @@ fn app(n: usize, animator: Animator) -> App {
                         backend,
                         (0..n).map(|i| {
                             let (at, time) = knight(i, n);
-                            (at, Playback::new(walk, time))
+                            (at, PlayingClip::new(walk, time))
                         }),
                     );
                 }

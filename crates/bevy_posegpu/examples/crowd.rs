@@ -10,7 +10,7 @@
 use bevy::prelude::*;
 use bevy_posegpu::headless::{self, Target};
 use bevy_posegpu::{
-    AdditiveSpace, Animation, CrowdModel, Layer, MaskBranch, Playback, PoseGpuPlugin,
+    AdditiveSpace, Animation, CrowdModel, Layer, MaskBranch, PlayingClip, PoseGpuPlugin,
 };
 
 fn main() {
@@ -38,7 +38,7 @@ fn setup(commands: &mut Commands, assets: &AssetServer, target: &Target, count: 
         .mask("upper", &[MaskBranch::new("spine", 1)])
         .load(assets)
         .expect("Knight.glb");
-    let clip = |name: &str, time: f32| Playback::new(model.clip(name).expect(name), time);
+    let clip = |name: &str, time: f32| PlayingClip::new(model.clip(name).expect(name), time);
     let upper = model.mask("upper");
     let animation = |i: usize| -> Animation {
         let time = i as f32 * 0.137;

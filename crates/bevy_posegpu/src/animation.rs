@@ -7,13 +7,14 @@ use bevy::math::{Mat4, Quat, Vec3};
 use bevy::prelude::Transform;
 use posegpu::InstanceLayers;
 use posegpu::{
-    AdditiveSpace, ClipId, ClipMotion, ClipSample, IkWeights, MaskId, PoseBatch, RootLock, RootMotionAxes,
+    AdditiveSpace, ClipId, ClipMotion, ClipSample, IkWeights, MaskId, PoseBatch, RootLock,
+    RootMotionAxes,
 };
 
 /// One clip as an instance plays it: from `time` (seconds), advanced by `rate` times Bevy's
 /// frame time, with `weight` among the clips of its blend.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Playback {
+pub struct PlayingClip {
     pub clip: ClipId,
     pub time: f32,
     pub rate: f32,
@@ -22,7 +23,7 @@ pub struct Playback {
     pub weight: f32,
 }
 
-impl Playback {
+impl PlayingClip {
     /// `clip` from `time` on, at normal speed, looping, weight 1.
     pub fn new(clip: impl Into<ClipId>, time: f32) -> Self {
         Self {
@@ -69,7 +70,7 @@ pub enum Layer {
     Additive {
         space: AdditiveSpace,
         weight: f32,
-        clips: Vec<Playback>,
+        clips: Vec<PlayingClip>,
     },
     /// UE's Make Dynamic Additive: `pose`'s delta against `base` (ordinary clips, such as a
     /// glTF file's), made at run time and applied with `weight`: a lean or a flinch from two
@@ -77,8 +78,8 @@ pub enum Layer {
     Dynamic {
         space: AdditiveSpace,
         weight: f32,
-        pose: Playback,
-        base: Playback,
+        pose: PlayingClip,
+        base: PlayingClip,
     },
     /// UE's Layered blend per bone: the blend of `clips` over the pose so far, by `weight`
     /// times `mask`'s weight per bone (no mask: every bone), rotations blended in `space`: an
@@ -86,7 +87,7 @@ pub enum Layer {
     Blend {
         space: AdditiveSpace,
         weight: f32,
-        clips: Vec<Playback>,
+        clips: Vec<PlayingClip>,
         mask: Option<MaskId>,
     },
 }
@@ -106,7 +107,8 @@ impl Layer {
     }
 
     fn push<'a>(&self, layers: InstanceLayers<'a>) -> InstanceLayers<'a> {
-        let samples = |clips: &[Playback]| clips.iter().map(Playback::sample).collect::<Vec<_>>();
+        let samples =
+            |clips: &[PlayingClip]| clips.iter().map(PlayingClip::sample).collect::<Vec<_>>();
         match self {
             Self::Additive {
                 space,
@@ -135,11 +137,11 @@ impl Layer {
     }
 }
 
-/// Everything an instance plays. A [`Playback`] alone converts into one (`.into()`).
+/// Everything an instance plays. A [`PlayingClip`] alone converts into one (`.into()`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Animation {
     /// The base pose: the blend of these clips by their weights (one clip: itself).
-    pub base: Vec<Playback>,
+    pub base: Vec<PlayingClip>,
     /// Layers over the base, in order.
     pub layers: Vec<Layer>,
     /// IK after retargeting, for clips from other characters ([`crate::CrowdModel`]'s
@@ -151,15 +153,15 @@ pub struct Animation {
     pub root_motion: Option<RootMotionAxes>,
 }
 
-impl From<Playback> for Animation {
-    fn from(playback: Playback) -> Self {
-        Self::blend(vec![playback])
+impl From<PlayingClip> for Animation {
+    fn from(clip: PlayingClip) -> Self {
+        Self::blend(vec![clip])
     }
 }
 
 impl Animation {
     /// The blend of `base` clips by their weights, with no layers, IK or root motion.
-    pub fn blend(base: Vec<Playback>) -> Self {
+    pub fn blend(base: Vec<PlayingClip>) -> Self {
         Self {
             base,
             layers: Vec::new(),

@@ -258,7 +258,7 @@ impl Bound {
 }
 
 /// Spawns a crowd of `model` animated on the GPU: one instance per (placement, animation; a
-/// [`crate::Playback`] will do). Returns the crowd entity.
+/// [`crate::PlayingClip`] will do). Returns the crowd entity.
 pub fn spawn_crowd<A: Into<Animation>>(
     commands: &mut Commands,
     model: CrowdModel,

@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! use bevy::prelude::*;
-//! use bevy_posegpu::{CrowdModel, Playback, PoseGpuPlugin};
+//! use bevy_posegpu::{CrowdModel, PlayingClip, PoseGpuPlugin};
 //!
 //! fn setup(mut commands: Commands, assets: Res<AssetServer>) {
 //!     let model = CrowdModel::load(&assets, "assets", "Knight.glb").unwrap();
@@ -13,7 +13,7 @@
 //!         model,
 //!         (0..100).map(|i| {
 //!             let at = Transform::from_xyz((i % 10) as f32, 0.0, (i / 10) as f32);
-//!             (at, Playback::new(0, i as f32 * 0.1))
+//!             (at, PlayingClip::new(0, i as f32 * 0.1))
 //!         }),
 //!     );
 //! }
@@ -49,7 +49,7 @@ mod readback;
 mod render;
 pub mod scatter;
 
-pub use animation::{Animation, Layer, Playback};
+pub use animation::{Animation, Layer, PlayingClip};
 pub use crowd::{
     hide_rigid_meshes, spawn_crowd, spawn_crowd_on, Backend, Bound, CrowdInstance, CrowdModel,
     CrowdModelBuilder, PoseGpuCrowd, RigidHidden,

@@ -12,7 +12,7 @@ use bevy::gltf::GltfAssetLabel;
 use bevy::prelude::*;
 use bevy::world_serialization::WorldAssetRoot;
 use bevy_posegpu::headless::{self, Target};
-use bevy_posegpu::{Playback, PoseGpuPlugin};
+use bevy_posegpu::{PlayingClip, PoseGpuPlugin};
 use common::*;
 
 const CLIP: &str = "Walking_A";
@@ -64,7 +64,7 @@ fn worst_difference(time: f32) -> (f32, Vec4) {
             let crowd = bevy_posegpu::spawn_crowd(
                 &mut commands,
                 model,
-                [(at, Playback::new(clip, time).with_rate(0.0))],
+                [(at, PlayingClip::new(clip, time).with_rate(0.0))],
             );
             commands.insert_resource(Chosen(crowd, bones));
             let label = GltfAssetLabel::Animation(gltf_animation(CLIP));

@@ -9,7 +9,7 @@ mod common;
 use bevy::prelude::*;
 use bevy_posegpu::headless::{self, Target};
 use bevy_posegpu::{
-    AdditiveSpace, Animation, Backend, CrowdModel, IkWeights, Layer, MaskBranch, Playback,
+    AdditiveSpace, Animation, Backend, CrowdModel, IkWeights, Layer, MaskBranch, PlayingClip,
     PoseGpuPlugin, RootMotionAxes,
 };
 use common::*;
@@ -30,8 +30,8 @@ fn cmu_walk(model: &CrowdModel) -> u32 {
     model.library().clip_count() as u32 - 1
 }
 
-fn clip(model: &CrowdModel, name: &str) -> Playback {
-    Playback::new(model.clip(name).expect(name), 0.4).with_rate(0.0)
+fn clip(model: &CrowdModel, name: &str) -> PlayingClip {
+    PlayingClip::new(model.clip(name).expect(name), 0.4).with_rate(0.0)
 }
 
 /// A blend, a dynamic additive, a masked layered blend, and the retargeted walk with feet IK.
@@ -51,7 +51,7 @@ fn layered(model: &CrowdModel) -> Vec<Animation> {
             clips: vec![clip(model, "Cheer")],
             mask: model.mask("upper"),
         }),
-        Animation::from(Playback::new(cmu_walk(model), 1.0).with_rate(0.0))
+        Animation::from(PlayingClip::new(cmu_walk(model), 1.0).with_rate(0.0))
             .with_ik(IkWeights::FEET),
     ]
 }
@@ -127,7 +127,7 @@ fn root_motion_moves_the_instance_and_keeps_the_world_pose() {
             // fast the machine compiles pipelines, and a loop wrap between the snapshots would
             // change the difference between the two (the one with root motion keeps the travel
             // of the lap, the other jumps back).
-            let walk = Playback::new(cmu_walk(&model), 0.3).with_rate(0.0);
+            let walk = PlayingClip::new(cmu_walk(&model), 0.3).with_rate(0.0);
             let bones = ["hips", "foot.l", "hand.r"]
                 .map(|n| model.bone(n).expect(n))
                 .to_vec();
@@ -212,12 +212,12 @@ fn baked_clips_play_as_the_run_time_retargeting_on_keys() {
                 [
                     (
                         at,
-                        Animation::from(Playback::new(baked - 1, 1.0).with_rate(0.0))
+                        Animation::from(PlayingClip::new(baked - 1, 1.0).with_rate(0.0))
                             .with_ik(IkWeights::FEET),
                     ),
                     (
                         at,
-                        Animation::from(Playback::new(baked, 1.0).with_rate(0.0))
+                        Animation::from(PlayingClip::new(baked, 1.0).with_rate(0.0))
                             .with_ik(IkWeights::FEET),
                     ),
                 ],

@@ -9,7 +9,7 @@ mod common;
 
 use bevy::prelude::*;
 use bevy_posegpu::headless::{self, Target};
-use bevy_posegpu::{Animation, Backend, CrowdModel, Playback, PoseGpuPlugin};
+use bevy_posegpu::{Animation, Backend, CrowdModel, PlayingClip, PoseGpuPlugin};
 use common::*;
 
 /// Four knights frozen at different times of their walk.
@@ -17,7 +17,7 @@ fn walks(model: &CrowdModel) -> Vec<Animation> {
     let walk = model.clip("Walking_A").unwrap();
     (0..4)
         .map(|i| {
-            Playback::new(walk, 0.2 + 0.25 * i as f32)
+            PlayingClip::new(walk, 0.2 + 0.25 * i as f32)
                 .with_rate(0.0)
                 .into()
         })
@@ -84,7 +84,7 @@ fn chosen_bones_come_back_a_frame_later() {
                 model,
                 [(
                     Transform::from_xyz(0.5, 0.0, -1.0).with_rotation(Quat::from_rotation_y(0.6)),
-                    Playback::new(clip, time).with_rate(0.0),
+                    PlayingClip::new(clip, time).with_rate(0.0),
                 )],
             );
             commands.insert_resource(Chosen(crowd, bones));
