@@ -49,8 +49,23 @@ pub fn write_glb(
     clips: &[Clip],
     template: Option<&Template<'_>>,
 ) -> Result<()> {
-    let out_err = |message: String| Error::Gltf {
+    let glb = glb_bytes(path, skeleton, clips, template)?;
+    std::fs::write(path, glb).map_err(|source| Error::Io {
         path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// [`write_glb`]'s file as bytes in memory (for a download, an archive, a browser); `name`
+/// names the output in errors.
+pub fn glb_bytes(
+    name: impl AsRef<Path>,
+    skeleton: &Skeleton,
+    clips: &[Clip],
+    template: Option<&Template<'_>>,
+) -> Result<Vec<u8>> {
+    let out_err = |message: String| Error::Gltf {
+        path: name.as_ref().to_path_buf(),
         message,
     };
     if let Some(clip) = clips.iter().find(|c| c.tracks().len() != skeleton.len()) {
@@ -67,11 +82,7 @@ pub fn write_glb(
     };
     doc.add_animations(skeleton, clips, &nodes)
         .map_err(out_err)?;
-    let glb = doc.into_glb().map_err(out_err)?;
-    std::fs::write(path, glb).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    doc.into_glb().map_err(out_err)
 }
 
 /// glTF's `componentType` for `f32`.

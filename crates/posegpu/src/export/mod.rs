@@ -3,4 +3,4 @@
 mod gltf;
 mod sources;
 
-pub use self::gltf::{write_glb, Template};
+pub use self::gltf::{glb_bytes, write_glb, Template};

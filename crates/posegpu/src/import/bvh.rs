@@ -34,6 +34,12 @@ pub fn load_bvh(path: &Path) -> Result<Asset> {
     parse_bvh(decode(&bytes, path)?, path)
 }
 
+/// [`load_bvh`] of a file's bytes: `name` names the data in errors and the clip.
+pub fn load_bvh_bytes(bytes: &[u8], name: &Path) -> Result<Asset> {
+    super::check_size(bytes, name)?;
+    parse_bvh(decode(bytes, name)?, name)
+}
+
 /// `bytes` as text, or an error naming the line and column of the first byte that is not UTF-8
 /// (`read_to_string` would only say that some byte somewhere is not).
 fn decode<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a str> {

@@ -25,6 +25,18 @@ use crate::Transform;
 
 /// Loads the first skin of a glTF file and the animations that target its joints.
 pub fn load_gltf(path: &Path) -> Result<Asset> {
+    load_gltf_file(read_file(path)?, path)
+}
+
+/// [`load_gltf`] of a file's bytes (a GLB, or a `.gltf` whose buffers are data URIs): `name`
+/// names the data in errors. A buffer in a file beside the document is refused, as there is
+/// no directory to read it from.
+pub fn load_gltf_bytes(bytes: &[u8], name: &Path) -> Result<Asset> {
+    super::check_size(bytes, name)?;
+    load_gltf_file(read_bytes(bytes, name, None)?, name)
+}
+
+fn load_gltf_file(file: GltfFile, path: &Path) -> Result<Asset> {
     let err = |message: String| Error::Gltf {
         path: path.to_path_buf(),
         message,
@@ -33,7 +45,7 @@ pub fn load_gltf(path: &Path) -> Result<Asset> {
         document,
         buffers,
         dropped_meshes,
-    } = read_file(path)?;
+    } = file;
     if let Some(ext) = dropped_meshes {
         log::info!(
             "{}: meshes use {ext}, which posegpu cannot decode; skeleton and clips only",
@@ -87,16 +99,21 @@ impl GltfFile {
 /// The document and its buffers (external, embedded or data URIs); images are not decoded.
 /// The JSON is checked first (`gltf_check`): every index the readers follow is in range.
 pub(crate) fn read_file(path: &Path) -> Result<GltfFile> {
+    let bytes = super::read_bounded(path)?;
+    read_bytes(&bytes, path, Some(path.parent().unwrap_or(Path::new(""))))
+}
+
+/// A document's bytes as the readers take them; `dir` holds the buffers it names by relative
+/// URI (`None`: the bytes came from memory, and such buffers are refused).
+fn read_bytes(bytes: &[u8], path: &Path, dir: Option<&Path>) -> Result<GltfFile> {
     let err = |message: String| Error::Gltf {
         path: path.to_path_buf(),
         message,
     };
-    let bytes = super::read_bounded(path)?;
-    let prepared = super::gltf_check::prepare(&bytes).map_err(err)?;
+    let prepared = super::gltf_check::prepare(bytes).map_err(err)?;
     let document = gltf::Gltf::from_slice(&prepared.json)
         .map_err(|e| err(e.to_string()))?
         .document;
-    let dir = path.parent().unwrap_or(Path::new(""));
     let buffers = load_buffers(&document, dir, prepared.blob).map_err(err)?;
     Ok(GltfFile {
         document,
@@ -111,7 +128,7 @@ pub(crate) fn read_file(path: &Path) -> Result<GltfFile> {
 /// crate's `import` feature, which brings the image decoders along.
 fn load_buffers(
     document: &gltf::Document,
-    dir: &Path,
+    dir: Option<&Path>,
     mut blob: Option<Vec<u8>>,
 ) -> Result<Vec<Vec<u8>>, String> {
     use base64::Engine;
@@ -137,6 +154,12 @@ fn load_buffers(
                     ))
                 }
                 gltf::buffer::Source::Uri(uri) => {
+                    let Some(dir) = dir else {
+                        return Err(format!(
+                            "buffer {i}: '{uri}' is a file beside the document, and bytes from \
+                             memory have no directory: embed the buffers (a GLB, or data URIs)"
+                        ));
+                    };
                     let relative = urlencoding::decode(uri)
                         .map_err(|e| format!("buffer {i}: '{uri}' is a malformed URI ({e})"))?;
                     let file = dir.join(relative.as_ref());

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::model::Asset;
 
 #[cfg(feature = "bvh")]
-pub use self::bvh::{load_bvh, parse_bvh};
+pub use self::bvh::{load_bvh, load_bvh_bytes, parse_bvh};
 #[cfg(feature = "gltf")]
 pub use self::cubic::CUBIC_TOLERANCE;
 #[cfg(feature = "gltf")]
@@ -26,7 +26,7 @@ pub(crate) use self::gltf::{
     check_times as check_gltf_times, read_file as read_gltf_file, GltfFile,
 };
 #[cfg(feature = "gltf")]
-pub use self::gltf::{load_gltf, UNIT_TOLERANCE};
+pub use self::gltf::{load_gltf, load_gltf_bytes, UNIT_TOLERANCE};
 #[cfg(all(feature = "gltf", feature = "render"))]
 pub use self::mesh::load_gltf_mesh;
 pub use self::notifies::apply_sidecar;
@@ -60,13 +60,24 @@ pub(crate) fn read_bounded(path: &Path) -> Result<Vec<u8>> {
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(io)?;
-    if bytes.len() as u64 > limit {
+    refuse_past(bytes.len() as u64, limit, path)?;
+    Ok(bytes)
+}
+
+/// Refuses data past [`max_file_bytes`] as [`read_bounded`] refuses a file, naming it `name`.
+fn check_size(bytes: &[u8], name: &Path) -> Result<()> {
+    refuse_past(bytes.len() as u64, max_file_bytes(), name)
+}
+
+/// [`Error::FileTooLarge`] for `len` bytes past `limit`.
+fn refuse_past(len: u64, limit: u64, path: &Path) -> Result<()> {
+    if len > limit {
         return Err(Error::FileTooLarge {
             path: path.to_path_buf(),
             limit,
         });
     }
-    Ok(bytes)
+    Ok(())
 }
 
 /// `e` with `path` named: errors about what a file holds (a clip, a skeleton) become
@@ -87,30 +98,91 @@ pub(crate) fn in_file(path: &Path, e: Error) -> Error {
     }
 }
 
+/// The file formats the importers read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// glTF 2.0, binary (`.glb`) or JSON (`.gltf`): the first skin and its animations.
+    Gltf,
+    /// BioVision Hierarchy (`.bvh`) motion capture.
+    Bvh,
+}
+
+impl Format {
+    /// The format of `path`'s extension (`glb`, `gltf`, `bvh`, any case); `None` for others.
+    pub fn of_path(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "glb" | "gltf" => Some(Format::Gltf),
+            "bvh" => Some(Format::Bvh),
+            _ => None,
+        }
+    }
+
+    /// The format a name gives (`glb`, `gltf` or `bvh`, any case), as `load`'s callers name
+    /// it; `None` for others.
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::of_path(Path::new(&format!("x.{name}")))
+    }
+}
+
 /// Loads a `.glb`/`.gltf` (the first skin) or a `.bvh` file, by extension.
 pub fn load(path: impl AsRef<Path>) -> Result<Asset> {
     let path = path.as_ref();
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    match ext.as_deref() {
+    match Format::of_path(path) {
         #[cfg(feature = "gltf")]
-        Some("glb" | "gltf") => load_gltf(path),
+        Some(Format::Gltf) => load_gltf(path),
         #[cfg(feature = "bvh")]
-        Some("bvh") => load_bvh(path),
-        #[cfg(not(feature = "gltf"))]
-        Some("glb" | "gltf") => Err(Error::FeatureDisabled {
-            path: path.to_path_buf(),
-            feature: "gltf",
-        }),
-        #[cfg(not(feature = "bvh"))]
-        Some("bvh") => Err(Error::FeatureDisabled {
-            path: path.to_path_buf(),
-            feature: "bvh",
-        }),
-        _ => Err(Error::UnknownFormat {
+        Some(Format::Bvh) => load_bvh(path),
+        #[cfg(not(all(feature = "gltf", feature = "bvh")))]
+        Some(format) => Err(disabled(format, path)),
+        None => Err(Error::UnknownFormat {
             path: path.to_path_buf(),
         }),
+    }
+}
+
+/// Loads a file's bytes held in memory (a download, an archive member, a browser's `File`):
+/// `format` says what they are, `name` names them in errors (and a BVH's clip). The same
+/// checks as [`load`]: a size limit, then the format's own.
+pub fn load_bytes(bytes: &[u8], format: Format, name: impl AsRef<Path>) -> Result<Asset> {
+    let name = name.as_ref();
+    match format {
+        #[cfg(feature = "gltf")]
+        Format::Gltf => load_gltf_bytes(bytes, name),
+        #[cfg(feature = "bvh")]
+        Format::Bvh => load_bvh_bytes(bytes, name),
+        #[cfg(not(all(feature = "gltf", feature = "bvh")))]
+        format => {
+            let _ = bytes;
+            Err(disabled(format, name))
+        }
+    }
+}
+
+/// The error for a format whose feature this build leaves out.
+#[cfg(not(all(feature = "gltf", feature = "bvh")))]
+fn disabled(format: Format, path: &Path) -> Error {
+    Error::FeatureDisabled {
+        path: path.to_path_buf(),
+        feature: match format {
+            Format::Gltf => "gltf",
+            Format::Bvh => "bvh",
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_past_the_limit_is_refused_naming_it() {
+        assert!(refuse_past(10, 10, Path::new("a.glb")).is_ok());
+        match refuse_past(11, 10, Path::new("a.glb")) {
+            Err(Error::FileTooLarge { path, limit }) => {
+                assert_eq!((path.as_path(), limit), (Path::new("a.glb"), 10));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -155,6 +155,16 @@ fn assert_same_clips(skeleton: &Skeleton, a: &[Clip], b: &[Clip], map: &[usize])
 fn round_trip(asset: &Asset, dir: &Path, what: &str) -> PathBuf {
     let path = dir.join(format!("{what}.glb"));
     write_glb(&path, &asset.skeleton, &asset.clips, None).unwrap();
+    // In memory, the same bytes; and they load back from memory as the file does.
+    let bytes = posegpu::export::glb_bytes(&path, &asset.skeleton, &asset.clips, None).unwrap();
+    assert!(
+        bytes == std::fs::read(&path).unwrap(),
+        "{what}: glb_bytes is the file"
+    );
+    let format = posegpu::import::Format::Gltf;
+    let from_memory = posegpu::import::load_bytes(&bytes, format, &path).unwrap();
+    let map = assert_same_skeleton(&asset.skeleton, &from_memory.skeleton);
+    assert_same_clips(&asset.skeleton, &asset.clips, &from_memory.clips, &map);
     let (doc, buffers, _) =
         gltf::import(&path).unwrap_or_else(|e| panic!("{what}: gltf::import: {e}"));
     // glTF wants affine inverse bind matrices, last row exactly 0 0 0 1.

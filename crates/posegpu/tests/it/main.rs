@@ -19,6 +19,8 @@ mod export_gltf;
 mod gpu;
 #[cfg(feature = "bvh")]
 mod import_bvh;
+#[cfg(all(feature = "gltf", feature = "bvh"))]
+mod import_bytes;
 #[cfg(feature = "gltf")]
 mod import_gltf;
 #[cfg(feature = "gltf")]
