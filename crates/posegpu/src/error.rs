@@ -408,6 +408,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// [`Error::Gpu`] for `what`, keeping wgpu's error as the source.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn gpu(
         what: impl Into<String>,
         source: impl std::error::Error + Send + Sync + 'static,
@@ -415,6 +416,16 @@ impl Error {
         Self::Gpu {
             what: what.into(),
             source: Some(Box::new(source)),
+        }
+    }
+
+    /// [`Error::Gpu`] for `what`, with wgpu's message: on the web its errors hold JavaScript
+    /// values, which cannot be sent between threads as `Error`'s source must.
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn gpu(what: impl Into<String>, source: impl std::error::Error) -> Self {
+        Self::Gpu {
+            what: format!("{}: {source}", what.into()),
+            source: None,
         }
     }
 }

@@ -23,6 +23,13 @@
 #![warn(unreachable_pub)]
 #![warn(missing_docs)]
 
+// The renderer draws into headless targets and reads them back, blocking: native only.
+#[cfg(all(feature = "render", target_arch = "wasm32"))]
+compile_error!(
+    "posegpu's `render` feature is native only: build for the web with \
+     default-features = false (features \"gltf\", \"bvh\")"
+);
+
 // The runtime's core (a library, a frame's batch, the evaluators, their outputs, crowds, the
 // frame's passes): private modules, every public type re-exported once here. What a crowd
 // plays (`playback`), the spec's per-bone math (`math`) and the tools (importers, exporters,

@@ -44,7 +44,11 @@ mod resample;
 #[cfg(test)]
 mod tests;
 
+#[cfg(not(target_arch = "wasm32"))]
 use std::time::Instant;
+// std's clock panics in a browser; web-time reads `performance.now()` there.
+#[cfg(target_arch = "wasm32")]
+use web_time::Instant;
 
 use crate::error::{Error, Result};
 use crate::layout::PackedHeader;

@@ -18,25 +18,15 @@ impl GpuContext {
     /// a software one (lavapipe). The device gets every limit the adapter has (large storage
     /// bindings for big crowds) and timestamp queries where available.
     /// `WGPU_BACKEND` (e.g. `vulkan`) restricts the backends tried.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn new() -> Result<Self> {
         pollster::block_on(Self::new_async())
     }
 
-    /// [`GpuContext::new`] without blocking, for callers with their own executor.
+    /// [`GpuContext::new`] without blocking, for callers with their own executor. In a browser:
+    /// WebGPU's high-performance adapter, with the limits it has.
     pub async fn new_async() -> Result<Self> {
-        // Native APIs first; GL only where they find nothing (probing GL/EGL is slow and noisy).
-        let mut adapter = None;
-        for backends in [wgpu::Backends::PRIMARY, wgpu::Backends::SECONDARY] {
-            let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-            desc.backends = wgpu::Backends::from_env().unwrap_or(backends);
-            let instance = wgpu::Instance::new(desc);
-            let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
-            adapter = adapters.into_iter().min_by_key(|a| rank(&a.get_info()));
-            if adapter.is_some() {
-                break;
-            }
-        }
-        let adapter = adapter.ok_or(Error::NoAdapter)?;
+        let adapter = find_adapter().await.ok_or(Error::NoAdapter)?;
         let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
@@ -79,7 +69,38 @@ impl GpuContext {
     }
 }
 
+/// The best adapter: native APIs first, GL only where they find nothing (probing GL/EGL is
+/// slow and noisy).
+#[cfg(not(target_arch = "wasm32"))]
+async fn find_adapter() -> Option<wgpu::Adapter> {
+    for backends in [wgpu::Backends::PRIMARY, wgpu::Backends::SECONDARY] {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        desc.backends = wgpu::Backends::from_env().unwrap_or(backends);
+        let instance = wgpu::Instance::new(desc);
+        let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
+        let adapter = adapters.into_iter().min_by_key(|a| rank(&a.get_info()));
+        if adapter.is_some() {
+            return adapter;
+        }
+    }
+    None
+}
+
+/// A browser lists no adapters: it gives one, asked for high performance, over WebGPU.
+#[cfg(target_arch = "wasm32")]
+async fn find_adapter() -> Option<wgpu::Adapter> {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::BROWSER_WEBGPU;
+    let instance = wgpu::Instance::new(desc);
+    let options = wgpu::RequestAdapterOptions {
+        power_preference: wgpu::PowerPreference::HighPerformance,
+        ..Default::default()
+    };
+    instance.request_adapter(&options).await.ok()
+}
+
 /// Lower is better: real GPUs first, native APIs before GL.
+#[cfg(not(target_arch = "wasm32"))]
 fn rank(info: &wgpu::AdapterInfo) -> (u8, u8) {
     let kind = match info.device_type {
         wgpu::DeviceType::DiscreteGpu => 0,

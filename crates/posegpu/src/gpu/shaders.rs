@@ -375,4 +375,48 @@ pub(crate) mod tests {
             );
         }
     }
+
+    /// A browser's device has WebGPU's default limits unless the page asks for more; every
+    /// stage, every path compiled in, fits them: storage and uniform buffers per stage,
+    /// bindings, workgroup size and workgroup memory.
+    #[test]
+    fn every_stage_fits_webgpu_default_limits() {
+        use crate::gpu::shader_stats::ShaderStats;
+        use crate::gpu::specialize::{specialize, Paths};
+        let limits = wgpu::Limits::default();
+        for stage in STAGES.iter().filter(|s| s.name != "skin") {
+            let count = |uniform: bool| {
+                (stage.bindings.iter())
+                    .filter(|(_, b)| matches!(b, Binding::Uniform) == uniform)
+                    .count() as u32
+            };
+            let name = stage.name;
+            assert!(
+                count(false) <= limits.max_storage_buffers_per_shader_stage,
+                "{name}"
+            );
+            assert!(
+                count(true) <= limits.max_uniform_buffers_per_shader_stage,
+                "{name}"
+            );
+            let last = stage.bindings.iter().map(|(b, _)| *b).max().unwrap_or(0);
+            assert!(last < limits.max_bindings_per_bind_group, "{name}");
+            let module = module(stage);
+            let entry = module
+                .entry_points
+                .iter()
+                .find(|e| e.name == "main")
+                .unwrap();
+            let [x, y, z] = entry.workgroup_size;
+            assert!(
+                x * y * z <= limits.max_compute_invocations_per_workgroup,
+                "{name}"
+            );
+            assert!(x <= limits.max_compute_workgroup_size_x, "{name}");
+            let specialized = specialize(stage, &Paths::ALL.constants()).unwrap();
+            let (stats, _) = ShaderStats::of(&specialized).unwrap();
+            let memory = u64::from(limits.max_compute_workgroup_storage_size);
+            assert!(stats.workgroup_bytes <= memory, "{name}: {stats:?}");
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! error scopes.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Mutex;
 
 use super::shaders::{self, Shader};
@@ -147,24 +148,45 @@ pub(crate) fn fits_binding(what: impl FnOnce() -> String, size: u64, limit: u64)
     })
 }
 
-/// Submits `encoder`'s passes and waits for them; with a timer, resolves its timestamps first
-/// and returns each pass's GPU time (nanoseconds), else `None`.
+/// Submits `encoder`'s passes; with a timer, resolves its timestamps first, and the future
+/// gives each pass's GPU time (nanoseconds) once they are read back, else `None` at once.
 pub(crate) fn submit_timed(
-    device: &wgpu::Device,
     queue: &wgpu::Queue,
     mut encoder: wgpu::CommandEncoder,
     timer: Option<&PassTimer>,
-) -> Result<Option<Vec<f64>>> {
-    let Some(t) = timer else {
-        queue.submit([encoder.finish()]);
+) -> impl Future<Output = Result<Option<Vec<f64>>>> + 'static {
+    if let Some(t) = timer {
+        t.resolve(&mut encoder);
+    }
+    queue.submit([encoder.finish()]);
+    // Mapped after the submission that copies into it.
+    let spans = timer.map(PassTimer::read_async);
+    async move {
+        match spans {
+            Some(spans) => spans.await.map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Runs `work` to completion, polling `device` (which runs the map callbacks the future waits
+/// for) whenever it is pending: the blocking form of the `_async` calls, on native backends.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn block_on_device<T>(
+    device: &wgpu::Device,
+    work: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    use std::task::{Context, Poll, Waker};
+    let mut work = std::pin::pin!(work);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(result) = work.as_mut().poll(&mut cx) {
+            return result;
+        }
         device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::gpu("waiting for the device", e))?;
-        return Ok(None);
-    };
-    t.resolve(&mut encoder);
-    queue.submit([encoder.finish()]);
-    t.read(device).map(Some)
+    }
 }
 
 /// GPU time of compute passes from timestamp queries (`Features::TIMESTAMP_QUERY`): the
@@ -220,13 +242,23 @@ impl PassTimer {
     }
 
     /// Each pass's GPU time in nanoseconds, after the submission that resolved them (0 for a
-    /// pass that did not run).
+    /// pass that did not run), blocking.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn read(&self, device: &wgpu::Device) -> Result<Vec<f64>> {
-        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&read_mapped(device, &self.readback)?);
-        Ok(ticks
-            .chunks_exact(2)
-            .map(|t| t[1].saturating_sub(t[0]) as f64 * self.period_ns)
-            .collect())
+        block_on_device(device, self.read_async())
+    }
+
+    /// [`PassTimer::read`] as a future, asked for after the submission that resolved them.
+    pub fn read_async(&self) -> impl Future<Output = Result<Vec<f64>>> + 'static {
+        let bytes = read_mapped_async(&self.readback);
+        let period_ns = self.period_ns;
+        async move {
+            let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes.await?);
+            Ok(ticks
+                .chunks_exact(2)
+                .map(|t| t[1].saturating_sub(t[0]) as f64 * period_ns)
+                .collect())
+        }
     }
 }
 
@@ -239,28 +271,33 @@ pub(crate) fn grid(workgroups: u64, max: u32) -> (u32, u32) {
     (workgroups.div_ceil(y).max(1) as u32, y as u32)
 }
 
-/// Maps a `MAP_READ` buffer after the queue's work, copies it out and unmaps it.
+/// Asks for a `MAP_READ` buffer's mapping now (after the queue's work), and the future copies
+/// it out and unmaps it once mapped.
+pub(crate) fn read_mapped_async(
+    buffer: &wgpu::Buffer,
+) -> impl Future<Output = Result<Vec<u8>>> + 'static {
+    let mapped = MapAll::new(std::iter::once(buffer));
+    let buffer = buffer.clone();
+    async move {
+        mapped.await?;
+        let bytes = buffer
+            .get_mapped_range(..)
+            .map_err(|e| Error::gpu("reading a mapped buffer", e))?
+            .to_vec();
+        buffer.unmap();
+        Ok(bytes)
+    }
+}
+
+/// [`read_mapped_async`], blocking.
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
-        let _ = tx.send(r);
-    });
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::gpu("waiting for the device", e))?;
-    rx.recv()
-        .map_err(|e| Error::gpu("mapping a buffer", e))?
-        .map_err(|e| Error::gpu("mapping a buffer", e))?;
-    let bytes = buffer
-        .get_mapped_range(..)
-        .map_err(|e| Error::gpu("reading a mapped buffer", e))?
-        .to_vec();
-    buffer.unmap();
-    Ok(bytes)
+    block_on_device(device, read_mapped_async(buffer))
 }
 
 /// Turns wgpu's validation and out-of-memory errors into [`Error::Gpu`] instead of the
-/// default handler's panic.
+/// default handler's panic. The errors come as a future: constructors await it (their `_async`
+/// forms on the web), and native callers block on it.
 pub(crate) struct ErrorScope {
     validation: wgpu::ErrorScopeGuard,
     memory: wgpu::ErrorScopeGuard,
@@ -273,13 +310,43 @@ impl ErrorScope {
         Self { validation, memory }
     }
 
-    pub(crate) fn pop(self) -> Result<()> {
-        let validation = pollster::block_on(self.validation.pop());
-        let memory = pollster::block_on(self.memory.pop());
-        match validation.or(memory) {
+    /// The scope's first error, once the device has answered.
+    pub(crate) async fn pop_async(self) -> Result<()> {
+        let validation = self.validation.pop();
+        let memory = self.memory.pop();
+        match validation.await.or(memory.await) {
             Some(e) => Err(Error::gpu("a device operation", e)),
             None => Ok(()),
         }
+    }
+
+    /// [`ErrorScope::pop_async`], blocking.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn pop(self) -> Result<()> {
+        pollster::block_on(self.pop_async())
+    }
+}
+
+/// The error scope of work a frame (or a call that cannot be async) does: natively an
+/// [`ErrorScope`] waited for. A browser cannot block, so there none is pushed and an error
+/// reaches the device's uncaptured-error handler (the console, or the page's handler).
+pub(crate) struct FrameScope(#[cfg(not(target_arch = "wasm32"))] ErrorScope);
+
+impl FrameScope {
+    pub(crate) fn push(device: &wgpu::Device) -> Self {
+        #[cfg(target_arch = "wasm32")]
+        let _ = device;
+        Self(
+            #[cfg(not(target_arch = "wasm32"))]
+            ErrorScope::push(device),
+        )
+    }
+
+    pub(crate) fn pop(self) -> Result<()> {
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.0.pop();
+        #[cfg(target_arch = "wasm32")]
+        Ok(())
     }
 }
 

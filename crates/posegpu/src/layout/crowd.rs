@@ -1,4 +1,4 @@
-//! Crowd playback (`src/playback/` describes it, `src/gpu/crowd.rs` keeps it on the GPU).
+//! Crowd playback (`src/playback/` describes it, `src/gpu/crowd/` keeps it on the GPU).
 
 use bytemuck::{Pod, Zeroable};
 

@@ -47,3 +47,4 @@ mod retarget_baked;
 #[cfg(all(feature = "gltf", feature = "bvh"))]
 mod retarget_characters;
 mod root_motion_options;
+mod webgpu_defaults;

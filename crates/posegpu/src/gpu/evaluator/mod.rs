@@ -17,7 +17,7 @@ use super::context::GpuContext;
 use super::outputs::{Outputs, SkinningLayout};
 use super::shader_stats::pipeline_stats;
 use super::specialize::Paths;
-use super::util::{fits_binding, ErrorScope, PassTimer, StagePipeline};
+use super::util::{fits_binding, ErrorScope, FrameScope, PassTimer, StagePipeline};
 use crate::error::{Error, Result};
 use crate::frame_plan::{FrameOptions, FramePlan, FrameShape, Pass};
 use crate::layout::{Entry, Xform, WORKGROUP_SIZE};
@@ -100,13 +100,25 @@ pub struct GpuEvaluator {
 impl GpuEvaluator {
     /// Uploads `lib` and creates output buffers for `capacity` instances (grown on demand), on
     /// the context's device.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn new(
         ctx: &GpuContext,
         lib: &AnimLibrary,
         capacity: usize,
         options: &GpuOptions,
     ) -> Result<Self> {
-        Self::with_device(&ctx.device, &ctx.queue, lib, capacity, options)
+        pollster::block_on(Self::new_async(ctx, lib, capacity, options))
+    }
+
+    /// [`GpuEvaluator::new`] without blocking: the device's verdict on the uploads is awaited
+    /// (what a browser, which cannot block, needs).
+    pub async fn new_async(
+        ctx: &GpuContext,
+        lib: &AnimLibrary,
+        capacity: usize,
+        options: &GpuOptions,
+    ) -> Result<Self> {
+        Self::with_device_async(&ctx.device, &ctx.queue, lib, capacity, options).await
     }
 
     /// The same on a host application's own device and queue (an engine's renderer, say), so
@@ -114,7 +126,21 @@ impl GpuEvaluator {
     /// with [`GpuEvaluator::required_limits`] and [`GpuEvaluator::required_features`] (and
     /// [`GpuEvaluator::optional_features`] where the adapter has them). The evaluator keeps
     /// handles to the device and queue (wgpu's are shared references) and shares `lib`.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn with_device(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        lib: &AnimLibrary,
+        capacity: usize,
+        options: &GpuOptions,
+    ) -> Result<Self> {
+        pollster::block_on(Self::with_device_async(
+            device, queue, lib, capacity, options,
+        ))
+    }
+
+    /// [`GpuEvaluator::with_device`] without blocking.
+    pub async fn with_device_async(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         lib: &AnimLibrary,
@@ -175,7 +201,6 @@ impl GpuEvaluator {
             .features()
             .contains(wgpu::Features::TIMESTAMP_QUERY)
             .then(|| PassTimer::new(&device, queue, FramePlan::MOST_PASSES));
-        scope.pop()?;
 
         let fuse = match options.passes {
             FusePolicy::Auto => device.adapter_info().device_type != wgpu::DeviceType::Cpu,
@@ -203,6 +228,7 @@ impl GpuEvaluator {
             timer,
         };
         evaluator.reserve(capacity.max(1))?;
+        scope.pop_async().await?;
         Ok(evaluator)
     }
 
@@ -331,7 +357,7 @@ impl GpuEvaluator {
         if self.capacity() >= instances {
             return Ok(());
         }
-        let scope = ErrorScope::push(&self.device);
+        let scope = FrameScope::push(&self.device);
         while self.capacity() < instances {
             let first = self.capacity();
             let capacity = (instances - first).min(self.instances_per_chunk);

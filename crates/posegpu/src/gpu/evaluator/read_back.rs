@@ -12,12 +12,9 @@ use crate::pose::Poses;
 impl GpuEvaluator {
     /// Copies the last frame's outputs back to host memory (blocking): one submission for all
     /// the copies, then one map per buffer.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn read_back(&self) -> Result<Poses> {
-        let staged = self.stage_outputs();
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::gpu("waiting for the device", e))?;
-        pollster::block_on(staged)
+        super::super::util::block_on_device(&self.device, self.stage_outputs())
     }
 
     /// The same without blocking: records and submits the copies now, and returns a future

@@ -1,10 +1,14 @@
 //! Recording a frame: the frame plan's passes, each with its pipeline, its bind group per chunk
 //! and its dispatch shape, timed where timestamps exist.
 
-use super::super::util::{grid, submit_timed, ErrorScope};
+use std::future::Future;
+
+#[cfg(not(target_arch = "wasm32"))]
+use super::super::util::block_on_device;
+use super::super::util::{grid, submit_timed, FrameScope};
 use super::GpuEvaluator;
 use crate::batch::FrameInput;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::frame_plan::{PassTimes, PlannedPass};
 
 impl GpuEvaluator {
@@ -62,7 +66,7 @@ impl GpuEvaluator {
         if missing.is_empty() {
             return Ok(());
         }
-        let scope = ErrorScope::push(&self.device);
+        let scope = FrameScope::push(&self.device);
         for pipeline in missing {
             pipeline.get(paths);
         }
@@ -81,26 +85,42 @@ impl GpuEvaluator {
 
     /// Like [`GpuEvaluator::evaluate`], then waits and returns each pass's GPU time; `None`
     /// where the adapter has no timestamp queries.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn evaluate_timed(
         &mut self,
         frame: &(impl FrameInput + ?Sized),
     ) -> Result<Option<PassTimes>> {
-        self.write(frame)?;
-        self.run_timed()
+        let device = self.device.clone();
+        let times = block_on_device(&device, self.evaluate_timed_async(frame))?;
+        self.wait()?;
+        Ok(times)
     }
 
-    fn run_timed(&self) -> Result<Option<PassTimes>> {
-        let mut encoder = self.device.create_command_encoder(&Default::default());
-        self.encode_timed(&mut encoder, true);
-        let spans = submit_timed(&self.device, &self.queue, encoder, self.timer.as_ref())?;
-        Ok(spans.map(|spans| PassTimes::new(&self.plan, &spans)))
+    /// [`GpuEvaluator::evaluate_timed`] without blocking: the frame is written and submitted
+    /// now, and the future gives the pass times once they are read back (at once `None`
+    /// without timestamp queries).
+    pub fn evaluate_timed_async(
+        &mut self,
+        frame: &(impl FrameInput + ?Sized),
+    ) -> impl Future<Output = Result<Option<PassTimes>>> + 'static {
+        let submitted = self.write(frame).map(|()| {
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            self.encode_timed(&mut encoder, true);
+            let spans = submit_timed(&self.queue, encoder, self.timer.as_ref());
+            (spans, self.plan.clone())
+        });
+        async move {
+            let (spans, plan) = submitted?;
+            Ok(spans.await?.map(|spans| PassTimes::new(&plan, &spans)))
+        }
     }
 
     /// Blocks until all submitted work is done.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn wait(&self) -> Result<()> {
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map(|_| ())
-            .map_err(|e| Error::gpu("waiting for the device", e))
+            .map_err(|e| crate::Error::gpu("waiting for the device", e))
     }
 }

@@ -2,7 +2,7 @@
 //! and entries, its parameters, the buffers grown where the frame needs more room, and the
 //! frame's plan.
 
-use super::super::util::{fits_binding, ErrorScope};
+use super::super::util::{fits_binding, FrameScope};
 use super::{GpuEvaluator, OutputChunk, ENTRY_BYTES, XFORM_BYTES};
 use crate::batch::{FrameInput, PoseBatch};
 use crate::error::Result;
@@ -69,7 +69,7 @@ impl GpuEvaluator {
                 || *d > c.buffers.deltas.size()
                 || inertia_bytes(c) > c.buffers.inertia.size()
         });
-        let scope = grows.then(|| ErrorScope::push(&self.device));
+        let scope = grows.then(|| FrameScope::push(&self.device));
         let group_instances = fused_group_instances(bones as u32);
         for (k, (rebased, own, frame_bytes, delta_bytes)) in frames.into_iter().enumerate() {
             let inertia = inertia_bytes(&self.chunks[k]);
@@ -105,7 +105,7 @@ impl GpuEvaluator {
                 .write_buffer(&chunk.buffers.params, 0, bytemuck::bytes_of(&params));
         }
         self.plan_frame(FrameShape::of(batch));
-        scope.map_or(Ok(()), ErrorScope::pop)?;
+        scope.map_or(Ok(()), FrameScope::pop)?;
         self.compile_planned()
     }
 

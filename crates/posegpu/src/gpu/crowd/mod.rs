@@ -3,11 +3,17 @@
 //! motion where some instance extracts it), in one submission. Nothing is uploaded per frame
 //! but `dt`.
 
+mod read;
+
+use std::future::Future;
+
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
 use super::evaluator::{GpuEvaluator, GpuOptions};
-use super::util::{fits_binding, grid, read_mapped, submit_timed, ErrorScope, StagePipeline};
+#[cfg(not(target_arch = "wasm32"))]
+use super::util::block_on_device;
+use super::util::{fits_binding, grid, submit_timed, ErrorScope, StagePipeline};
 use crate::error::{Error, Result};
 use crate::frame_plan::{Binding, FrameShape, Pass, PassTimes, Stage};
 use crate::layout::{
@@ -16,7 +22,7 @@ use crate::layout::{
 };
 use crate::library::AnimLibrary;
 use crate::playback::crowd::{check_dt, Phase, TransitionState};
-use crate::playback::{Crowd, Event, EventKind, PlayRate, Player, TrackId, Transition};
+use crate::playback::{Crowd, PlayRate, Player, TrackId, Transition};
 use crate::Transform;
 
 const PLAYER_BYTES: u64 = std::mem::size_of::<PlayerData>() as u64;
@@ -117,7 +123,18 @@ pub struct GpuCrowd {
 
 impl GpuCrowd {
     /// Uploads `lib` and `crowd` (the state it has now) and makes every buffer a step needs.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn new(
+        ctx: &GpuContext,
+        lib: &AnimLibrary,
+        crowd: &Crowd,
+        options: &GpuOptions,
+    ) -> Result<Self> {
+        pollster::block_on(Self::new_async(ctx, lib, crowd, options))
+    }
+
+    /// [`GpuCrowd::new`] without blocking: the device's verdict on the uploads is awaited.
+    pub async fn new_async(
         ctx: &GpuContext,
         lib: &AnimLibrary,
         crowd: &Crowd,
@@ -129,7 +146,7 @@ impl GpuCrowd {
                 what: "the crowd has no instances".into(),
             });
         }
-        let mut eval = GpuEvaluator::new(ctx, lib, crowd.len(), options)?;
+        let mut eval = GpuEvaluator::new_async(ctx, lib, crowd.len(), options).await?;
         let batch = crowd.batch();
         eval.write(&batch)?;
         // The crowd writes its frames on the device from now on: its pipelines keep the paths
@@ -334,7 +351,7 @@ impl GpuCrowd {
                 motion,
             });
         }
-        scope.pop()?;
+        scope.pop_async().await?;
         eval.set_crowd(
             crowd
                 .groups
@@ -400,17 +417,34 @@ impl GpuCrowd {
 
     /// Like [`GpuCrowd::advance`], then waits and returns each pass's GPU time; `None` where
     /// the adapter has no timestamp queries.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn advance_timed(&mut self, dt: f32) -> Result<Option<PassTimes>> {
-        self.write_dt(dt)?;
-        self.eval.compile_planned()?;
-        let mut encoder = self
-            .eval
-            .device()
-            .create_command_encoder(&Default::default());
-        self.encode_passes(&mut encoder, true);
-        let (device, queue) = (self.eval.device(), self.eval.queue());
-        let spans = submit_timed(device, queue, encoder, self.eval.timer())?;
-        Ok(spans.map(|spans| PassTimes::new(self.eval.frame_plan(), &spans)))
+        let device = self.eval.device().clone();
+        let times = block_on_device(&device, self.advance_timed_async(dt))?;
+        self.eval.wait()?;
+        Ok(times)
+    }
+
+    /// [`GpuCrowd::advance_timed`] without blocking: the step is submitted now, and the future
+    /// gives the pass times once they are read back (at once `None` without timestamp queries).
+    pub fn advance_timed_async(
+        &mut self,
+        dt: f32,
+    ) -> impl Future<Output = Result<Option<PassTimes>>> + 'static {
+        let submitted = self.write_dt(dt).and_then(|()| {
+            self.eval.compile_planned()?;
+            let mut encoder = self
+                .eval
+                .device()
+                .create_command_encoder(&Default::default());
+            self.encode_passes(&mut encoder, true);
+            let spans = submit_timed(self.eval.queue(), encoder, self.eval.timer());
+            Ok((spans, self.eval.frame_plan().clone()))
+        });
+        async move {
+            let (spans, plan) = submitted?;
+            Ok(spans.await?.map(|spans| PassTimes::new(&plan, &spans)))
+        }
     }
 
     fn write_dt(&mut self, dt: f32) -> Result<()> {
@@ -577,92 +611,6 @@ impl GpuCrowd {
         }
     }
 
-    /// The instances that reached the end of a non-looping track in the last step,
-    /// ascending: reads back their count, then only that many indices.
-    pub fn finished(&self) -> Result<Vec<u32>> {
-        let count: u32 = bytemuck::pod_read_unaligned(&self.read(&self.events, 0, 4)?);
-        if count == 0 {
-            return Ok(Vec::new());
-        }
-        let bytes = self.read(&self.events, 4, 4 * u64::from(count))?;
-        let mut list: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
-        list.sort_unstable();
-        Ok(list)
-    }
-
-    /// What the players of weight over 1e-5 passed in the last step (notifies, loops, montage
-    /// segments), sorted by instance, player and kind as [`Crowd::events`] lists them: reads
-    /// back their count, then only that many records. More events than the list holds
-    /// ([`GpuOptions::event_capacity`]) is an [`Error::Playback`] naming both numbers.
-    pub fn events(&self) -> Result<Vec<Event>> {
-        let count: u32 = bytemuck::pod_read_unaligned(&self.read(&self.passed, 0, 4)?);
-        if count > self.passed_capacity {
-            return Err(Error::Playback {
-                what: format!(
-                    "{count} events in the last step, over the event list's {} \
-                     (GpuOptions::event_capacity)",
-                    self.passed_capacity
-                ),
-            });
-        }
-        if count == 0 {
-            return Ok(Vec::new());
-        }
-        let bytes = self.read(&self.passed, 16, 16 * u64::from(count))?;
-        let records: Vec<[u32; 4]> = bytemuck::pod_collect_to_vec(&bytes);
-        let mut list = records
-            .iter()
-            .map(|&[instance, player, kind, payload]| {
-                let kind = EventKind::from_code([kind, payload]).ok_or_else(|| Error::Gpu {
-                    what: format!("event record of unknown kind {kind}"),
-                    source: None,
-                })?;
-                Ok(Event {
-                    instance,
-                    player,
-                    kind,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        list.sort_unstable();
-        Ok(list)
-    }
-
-    /// Every player as the GPU has it now, instance after instance (blocking).
-    pub fn read_players(&self) -> Result<Vec<Player>> {
-        let mut out = Vec::with_capacity(self.entries.len());
-        for c in &self.chunks {
-            let bytes = self.read(&c.players, 0, c.players.size())?;
-            let data: Vec<PlayerData> = bytemuck::pod_collect_to_vec(&bytes);
-            out.extend(data.iter().map(PlayerData::player));
-        }
-        Ok(out)
-    }
-
-    /// Each instance's root motion over the last step (the identity where it is not
-    /// extracted), blocking.
-    pub fn read_root_motion(&self) -> Result<Vec<Transform>> {
-        Ok(self.read_motion()?.iter().map(|m| m.delta.into()).collect())
-    }
-
-    /// Each instance's placement, moved by every root motion so far (blocking).
-    pub fn read_placements(&self) -> Result<Vec<Transform>> {
-        Ok(self
-            .read_motion()?
-            .iter()
-            .map(|m| m.placement.into())
-            .collect())
-    }
-
-    fn read_motion(&self) -> Result<Vec<RootMotionData>> {
-        let mut out = Vec::with_capacity(self.len());
-        for c in &self.chunks {
-            let bytes = self.read(&c.motion, 0, c.motion.size())?;
-            out.extend(bytemuck::pod_collect_to_vec::<u8, RootMotionData>(&bytes));
-        }
-        Ok(out)
-    }
-
     /// Replaces player `k` of `instance` (checked first), on the GPU.
     pub fn set_player(&mut self, instance: usize, k: usize, player: Player) -> Result<()> {
         self.host.set_player(instance, k, player)?;
@@ -726,20 +674,5 @@ impl GpuCrowd {
     fn player_at(&self, instance: usize, p: usize) -> (&wgpu::Buffer, u64) {
         let c = self.chunk_of(instance);
         (&c.players, (p - c.first_player) as u64 * PLAYER_BYTES)
-    }
-
-    /// `size` bytes of `buffer` from `offset`, after the work submitted so far.
-    fn read(&self, buffer: &wgpu::Buffer, offset: u64, size: u64) -> Result<Vec<u8>> {
-        let device = self.eval.device();
-        let staging = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("crowd readback"),
-            size,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = device.create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
-        self.eval.queue().submit([encoder.finish()]);
-        read_mapped(device, &staging)
     }
 }
