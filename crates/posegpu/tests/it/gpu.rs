@@ -185,12 +185,7 @@ fn a_host_device_opened_with_the_required_limits_and_features_evaluates() {
     let asset = posegpu::procedural::random_asset(9, 300, 3);
     let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
     // A host application's own device: WebGPU's defaults plus what posegpu asks for.
-    let instance =
-        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
-        .into_iter()
-        .find(|a| a.get_info().name == ctx.info.name)
-        .expect("the context's adapter");
+    let adapter = common::adapter_of(&ctx);
     let limits = GpuEvaluator::required_limits(&lib);
     assert!(limits.check_limits(&adapter.limits()), "{limits:?}");
     let features = GpuEvaluator::required_features()

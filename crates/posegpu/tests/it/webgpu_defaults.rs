@@ -16,12 +16,7 @@ use crate::common::{self, cpu_eval_batch, TOLERANCE};
 /// A device on `ctx`'s adapter with WebGPU's default limits and no features, as
 /// `requestDevice()` without arguments gives a page.
 fn default_device(ctx: &GpuContext) -> GpuContext {
-    let instance =
-        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
-        .into_iter()
-        .find(|a| a.get_info().name == ctx.info.name)
-        .expect("the context's adapter");
+    let adapter = common::adapter_of(ctx);
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         required_features: wgpu::Features::empty(),
         required_limits: wgpu::Limits::default(),

@@ -96,6 +96,17 @@ pub fn gpu() -> Option<GpuContext> {
     }
 }
 
+/// The adapter `ctx` was opened on, found again: to open another device on it (a host's own,
+/// with the limits and features it chooses).
+pub fn adapter_of(ctx: &GpuContext) -> wgpu::Adapter {
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+        .into_iter()
+        .find(|a| a.get_info().name == ctx.info.name)
+        .expect("the context's adapter")
+}
+
 pub fn cpu_eval(lib: &AnimLibrary, instances: &[ClipSample]) -> Poses {
     let mut poses = Poses::default();
     CpuEvaluator::new(lib)
