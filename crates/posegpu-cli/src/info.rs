@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use posegpu::retarget::RetargetPlan;
 use posegpu::retarget::{BoneMapping, Rig};
+use posegpu::retarget::{PlanOptions, RetargetPlan};
 use posegpu::{AnimLibrary, BindOrigin, Error, Skeleton, TranslationMode};
 
-use crate::method::{plan_options, RestArg, Runtime};
+use crate::method::{RestArg, Runtime};
 
 #[derive(clap::Args)]
 pub struct InfoArgs {
@@ -206,7 +206,7 @@ fn characters(target_file: &Path, source_file: &Path, rig: &Rig) -> Result<ExitC
     let target = posegpu::import::load(target_file)?;
     let source = posegpu::import::load(source_file)?;
     // The plan recognises both characters; their roles are printed from it.
-    let plan = RetargetPlan::new(&source, &target, &plan_options(rig))?;
+    let plan = RetargetPlan::new(&source, &target, &PlanOptions::from_rig(rig))?;
     for (file, asset, character) in [
         (source_file, &source, plan.source()),
         (target_file, &target, plan.target()),

@@ -34,10 +34,7 @@ impl Runtime {
             return Ok(Self::Character(rest.apply(Rig::default())));
         };
         let rig = rest.apply(Rig::from_arg(arg)?);
-        let modes = &rig.translation_retargeting;
-        let sets_modes =
-            modes.preset.is_some() || modes.default.is_some() || !modes.bones.is_empty();
-        Ok(if sets_modes {
+        Ok(if rig.sets_modes() {
             Self::Modes(rig)
         } else {
             Self::Character(rig)
@@ -57,7 +54,7 @@ impl Runtime {
     ) -> Result<(), Error> {
         let id = match (self, bake) {
             (Self::Character(rig), bake) => {
-                let plan = RetargetPlan::new(source, target, &plan_options(rig))?;
+                let plan = RetargetPlan::new(source, target, &PlanOptions::from_rig(rig))?;
                 if bake {
                     builder.add_baked_clips(source, &plan, &source.clips)?;
                     return Ok(());
@@ -77,17 +74,6 @@ impl Runtime {
         };
         builder.add_clips_from(id, &source.clips)?;
         Ok(())
-    }
-}
-
-/// The character retargeting's options, with a rig's `bone_map` (target → source) over every
-/// pairing by role and name. Its `strip_prefixes` are not needed there: role recognition already
-/// ignores namespaces and tool prefixes (`mixamorig:`, `DEF-`).
-pub fn plan_options(rig: &Rig) -> PlanOptions {
-    PlanOptions {
-        bone_map: rig.bone_map.clone(),
-        rest: rig.rest.unwrap_or_default(),
-        ..PlanOptions::default()
     }
 }
 

@@ -9,10 +9,10 @@ use std::process::ExitCode;
 
 use posegpu::export::{write_glb, Template};
 use posegpu::retarget::Rig;
-use posegpu::retarget::{bake_clip, remap_clip, BoneMapping, RetargetPlan};
+use posegpu::retarget::{bake_clip, remap_clip, BoneMapping, PlanOptions, RetargetPlan};
 use posegpu::{Asset, Clip, Error, RestPose};
 
-use crate::method::{plan_options, IkArgs, Method, RestArg};
+use crate::method::{IkArgs, Method, RestArg};
 
 #[derive(clap::Args)]
 pub struct RetargetArgs {
@@ -79,7 +79,7 @@ pub fn run(args: &RetargetArgs) -> Result<ExitCode, Error> {
         None => Rig::default(),
     });
     let target = posegpu::import::load(&args.target)?;
-    let mut sources = expand(&args.sources)?;
+    let mut sources = posegpu::import::expand_paths(&args.sources)?;
     let single = args.sources.len() == 1 && Path::new(&args.sources[0]).is_file();
     if !single {
         // One output per stem: two sources of one name in different folders would overwrite
@@ -140,52 +140,6 @@ pub fn run(args: &RetargetArgs) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The source files the arguments name, sorted and without repeats.
-fn expand(args: &[String]) -> Result<Vec<PathBuf>, Error> {
-    let mut files = Vec::new();
-    for arg in args {
-        if let Some(list) = arg.strip_prefix('@') {
-            let text = std::fs::read_to_string(list).map_err(|source| Error::Io {
-                path: list.into(),
-                source,
-            })?;
-            files.extend(
-                text.lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                    .map(PathBuf::from),
-            );
-        } else if Path::new(arg).is_dir() {
-            walk(Path::new(arg), &mut files)?;
-        } else {
-            files.push(PathBuf::from(arg));
-        }
-    }
-    files.sort();
-    files.dedup();
-    Ok(files)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
-    let io = |source| Error::Io {
-        path: dir.to_path_buf(),
-        source,
-    };
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let path = entry.map_err(io)?.path();
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        if path.is_dir() {
-            walk(&path, out)?;
-        } else if matches!(ext.as_deref(), Some("glb" | "gltf" | "bvh")) {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
 /// Converts the chosen clips of `source_file` and writes them onto the target at `out`.
 fn convert(
     args: &RetargetArgs,
@@ -207,7 +161,7 @@ fn convert(
     }
     let (converted, how) = match args.method {
         Method::Character => {
-            let plan = RetargetPlan::new(&source, target, &plan_options(rig))?;
+            let plan = RetargetPlan::new(&source, target, &PlanOptions::from_rig(rig))?;
             let converted = clips
                 .iter()
                 .map(|c| bake_clip(&plan, &source, c, &target.skeleton, args.ik.weights()))

@@ -289,8 +289,8 @@ pub(crate) fn read_mapped_async(
     }
 }
 
-/// [`read_mapped_async`], blocking.
-#[cfg(not(target_arch = "wasm32"))]
+/// [`read_mapped_async`], blocking (for the renderer's and the tests' read-backs).
+#[cfg(all(not(target_arch = "wasm32"), any(test, feature = "render")))]
 pub(crate) fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
     block_on_device(device, read_mapped_async(buffer))
 }

@@ -98,6 +98,53 @@ pub(crate) fn in_file(path: &Path, e: Error) -> Error {
     }
 }
 
+/// Paths as `posegpu retarget` takes them: files as they are, folders searched (recursively)
+/// for `.glb`, `.gltf` and `.bvh` files, and `@LIST` files of one path a line (blank lines and
+/// `#` comments skipped); sorted, without repeats. An unreadable folder or list is an
+/// [`Error::Io`] naming it.
+pub fn expand_paths(args: &[impl AsRef<str>]) -> Result<Vec<std::path::PathBuf>> {
+    use std::path::PathBuf;
+    let mut files = Vec::new();
+    for arg in args.iter().map(AsRef::as_ref) {
+        if let Some(list) = arg.strip_prefix('@') {
+            let text = std::fs::read_to_string(list).map_err(|source| Error::Io {
+                path: list.into(),
+                source,
+            })?;
+            files.extend(
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(PathBuf::from),
+            );
+        } else if Path::new(arg).is_dir() {
+            walk(Path::new(arg), &mut files)?;
+        } else {
+            files.push(PathBuf::from(arg));
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// Every file under `dir` whose extension a format has ([`Format::of_path`]).
+fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<()> {
+    let io = |source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let path = entry.map_err(io)?.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if Format::of_path(&path).is_some() {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
 /// The file formats the importers read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {

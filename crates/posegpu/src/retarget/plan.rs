@@ -73,6 +73,20 @@ impl Default for PlanOptions {
     }
 }
 
+impl PlanOptions {
+    /// The character retargeting's options with a rig's `bone_map` (target → source) over every
+    /// pairing by role and name, and its `rest` (the bind pose where it names none). Its
+    /// `strip_prefixes` are not needed: role recognition already ignores namespaces and tool
+    /// prefixes (`mixamorig:`, `DEF-`).
+    pub fn from_rig(rig: &super::Rig) -> Self {
+        Self {
+            bone_map: rig.bone_map.clone(),
+            rest: rig.rest.unwrap_or_default(),
+            ..Self::default()
+        }
+    }
+}
+
 /// What a target bone does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

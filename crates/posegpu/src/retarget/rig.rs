@@ -76,6 +76,14 @@ pub struct ModeTable {
 }
 
 impl Rig {
+    /// Whether the rig sets translation modes (a preset, a default or any bone's), so that its
+    /// clips play through UE's per-bone modes; a rig that only pairs names (`bone_map`,
+    /// `strip_prefixes`) keeps the character retargeting.
+    pub fn sets_modes(&self) -> bool {
+        let modes = &self.translation_retargeting;
+        modes.preset.is_some() || modes.default.is_some() || !modes.bones.is_empty()
+    }
+
     /// The humanoid preset (see [`Preset::Humanoid`]).
     pub fn humanoid() -> Self {
         let mut rig = Self::default();
