@@ -180,9 +180,6 @@ pub fn save(asset: &posegpu::Asset, template: Option<&Path>, path: &Path) -> pos
     write_glb(path, &asset.skeleton, &asset.clips, template.as_ref())
 }
 
-/// The formats `load` reads from bytes.
-const FORMATS: [&str; 3] = ["glb", "gltf", "bvh"];
-
 /// Loads a character or motion capture: a `.glb`, `.gltf` (the first skin) or `.bvh` file by
 /// path, or the same formats from bytes with `format` ("glb", "gltf" or "bvh"). `name` names
 /// bytes in errors (and a BVH's clip). A `.gltf` from bytes can only use embedded (data URI)
@@ -200,13 +197,13 @@ pub fn load(
             let format = format.map(str::to_ascii_lowercase).ok_or_else(|| {
                 arg_error("format: loading bytes needs format='glb', 'gltf' or 'bvh'")
             })?;
-            if !FORMATS.contains(&format.as_str()) {
+            let Some(kind) = Format::from_name(&format) else {
                 return Err(arg_error(format!(
                     "format: '{format}' is not one of 'glb', 'gltf', 'bvh'"
                 )));
-            }
+            };
             let label = format!("{}.{format}", name.unwrap_or("<bytes>"));
-            return load_bytes(py, bytes, &format, &label);
+            return load_bytes(py, bytes, kind, &label);
         }
         let path: PathBuf = source.extract().map_err(|_| {
             arg_error(format!(
@@ -229,13 +226,7 @@ pub fn load(
         }
         let p = path.clone();
         let asset = detached(py, move || posegpu::import::load(&p))?;
-        let gltf = matches!(
-            path.extension()
-                .and_then(|e| e.to_str())
-                .map(str::to_ascii_lowercase)
-                .as_deref(),
-            Some("glb" | "gltf")
-        );
+        let gltf = Format::of_path(&path) == Some(Format::Gltf);
         let label = path.display().to_string();
         Ok(Asset::new(asset, gltf.then_some(path), label))
     })
@@ -264,11 +255,7 @@ fn as_bytes(source: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
 
 /// Bytes parsed as `format` in memory (`posegpu::import::load_bytes`), `label` naming them in
 /// errors.
-fn load_bytes(py: Python<'_>, bytes: Vec<u8>, format: &str, label: &str) -> PyResult<Asset> {
-    let format = match format {
-        "bvh" => Format::Bvh,
-        _ => Format::Gltf,
-    };
+fn load_bytes(py: Python<'_>, bytes: Vec<u8>, format: Format, label: &str) -> PyResult<Asset> {
     let name = PathBuf::from(label);
     let asset = detached(py, move || {
         posegpu::import::load_bytes(&bytes, format, &name)

@@ -21,7 +21,7 @@ use crate::arrays::xform_row;
 use crate::errors::{arg_error, guard};
 use crate::library::{ik_arg, rest_arg, rig_arg};
 use crate::npz::Npz;
-use crate::retarget::convert;
+use crate::retarget::{convert, ue_method};
 
 /// What one job is asked to do.
 struct Options {
@@ -376,15 +376,7 @@ pub fn retarget_dataset<'py>(
     progress: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard(|| {
-        let ue = match method {
-            "character" => false,
-            "ue" => true,
-            _ => {
-                return Err(arg_error(format!(
-                    "method: '{method}' is not 'character' or 'ue'"
-                )))
-            }
-        };
+        let ue = ue_method(method)?;
         if let Some((i, n)) = shard {
             if n == 0 || i >= n {
                 return Err(arg_error(format!(

@@ -26,6 +26,18 @@ pub struct RetargetPlanPy {
     pub target: Py<Asset>,
 }
 
+/// `method`: true for UE's per-bone modes ("ue"), false for the character retargeting
+/// ("character").
+pub fn ue_method(method: &str) -> PyResult<bool> {
+    match method {
+        "character" => Ok(false),
+        "ue" => Ok(true),
+        _ => Err(arg_error(format!(
+            "method: '{method}' is not 'character' or 'ue'"
+        ))),
+    }
+}
+
 /// Plan options from a rig's bone map and `rest`, which `rest` overrides.
 pub fn plan_options(rig: Option<&Rig>, rest: Option<RestPose>) -> PlanOptions {
     let mut options = rig.map(PlanOptions::from_rig).unwrap_or_default();
@@ -283,15 +295,7 @@ pub fn retarget(
     ik: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Asset> {
     guard(|| {
-        let ue = match method {
-            "character" => false,
-            "ue" => true,
-            _ => {
-                return Err(arg_error(format!(
-                    "method: '{method}' is not 'character' or 'ue'"
-                )))
-            }
-        };
+        let ue = ue_method(method)?;
         let mut rig = optional_rig(rig)?.unwrap_or_default();
         rig.rest = rest_arg(rest)?.or(rig.rest);
         let ik = ik_arg(ik)?;
