@@ -202,6 +202,32 @@ def occupancy_table(work, copy):
     return lines
 
 
+def skin_table(rows, work):
+    """The fused pass's skinning matrices written at each bone's compose (--skin-at-compose)
+    against after the walk (the sweep's and repeats' median of the same cell)."""
+    status = read_text(work / "skin.status")
+    if status:
+        return [f"Not run ({status})."]
+    lines = ["| workload | instances × bones | after the walk ms | at compose ms | at compose / after |",
+             "|---|---|---:|---:|---:|"]
+    what = {(run, n): w for run, n, w in HEADLINE}
+    found = 0
+    for p in sorted(work.glob("skin-*.csv")):
+        m = re.fullmatch(r"skin-(.+)-(\d+)\.csv", p.name)
+        r = read_csv(p)
+        if not m or not r:
+            continue
+        run, n = m.group(1), int(m.group(2))
+        at, after = num(r[0], "gpu_ms"), cell_ms(rows, work, run, n)
+        found += 1
+        lines.append(f"| {what.get((run, n), run)} | {n:,} × 67 | {fmt(after)} | {fmt(at)} | "
+                     f"{fmt(at / after, '.2f')} |")
+    if not found:
+        return [f"No cell ran ({soft_note(work, 'skin-at-compose') or 'see bench.log'})."]
+    return lines + ["", "Below 1 favours `GpuOptions::skin_at_compose` (two barriers and a pass over the "
+                    "poses fewer, stores that coalesce less); above 1 keeps the default."]
+
+
 def peers_section(rows, work):
     results = {name: read_json(work / f"peer-{name}.json") for name, _ in PEERS}
     lines = []
@@ -396,6 +422,7 @@ def main():
               f"copy): {smallest['instances'] + ' × ' + smallest['bones'] if smallest else 'none'}", ""]
 
     lines += ["## Occupancy probe", ""] + occupancy_table(work, copy) + [""]
+    lines += ["## Skinning matrices at each bone's compose", ""] + skin_table(rows, work) + [""]
 
     # Other workloads.
     lines += ["## Other workloads (GPU ms per frame)", "", "| run | instances × bones | GPU ms | of copy |",

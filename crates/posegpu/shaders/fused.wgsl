@@ -4,12 +4,15 @@
 //   1. each bone's local pose (local_pose.wgsl) into workgroup memory, lanes over consecutive
 //      (instance, bone) pairs;
 //   2. the hierarchy level by level: the bones d steps below a root composed with their
-//      parents once level d - 1 is done, a barrier between levels, each lane's bone and parent
-//      read from the skeleton's task table in one load (no division by the level's size).
-//      Each bone is composed with its parent exactly as the CPU twin does, so the results are
-//      the separate passes' own;
+//      parents once level d - 1 is done, a barrier between levels, each lane's bone, its
+//      parent and its bone index read from the skeleton's task table in one load (no division
+//      by the level's size or the skeleton's). Each bone is composed with its parent exactly as
+//      the CPU twin does, so the results are the separate passes' own;
 //   3. the outputs, lane by lane over consecutive 16-byte words (a warp's store fills whole
-//      lines), the skinning matrices built into workgroup memory first.
+//      lines), the skinning matrices built into workgroup memory first. With SKIN_AT_COMPOSE
+//      the lane that composes a bone writes its skinning matrix there and then instead (the
+//      roots' before level 1): two barriers and a pass over the poses fewer, but each lane's
+//      three rows land apart from its neighbours'.
 // Each sample's key search comes from the resolve pass (resolve.wgsl), made once per frame.
 // No local pose makes the round trip through memory that the separate passes' does.
 // CPU twin: src/cpu/fused.rs.
@@ -28,8 +31,17 @@ var<private> deltas: array<Xform, 1>;
 override WRITE_LOCALS: bool = true;
 override WRITE_COMPONENT: bool = true;
 override SKIN_COLUMNS: bool = false;
+// Each skinning matrix written by the lane that composes its bone, from the pose in its
+// registers (GpuOptions::skin_at_compose), instead of built in workgroup memory after the
+// walk and written in consecutive words.
+override SKIN_AT_COMPOSE: bool = true;
 
 const FUSED_BONES: u32 = 320u;
+// A task word: the bone's pose index in the block, its parent's, and the bone
+// (src/library/tables.rs).
+const TASK_POSE_MASK: u32 = 0x7ffu;
+const TASK_PARENT_SHIFT: u32 = 11u;
+const TASK_BONE_SHIFT: u32 = 22u;
 
 // The occupancy probe (`posegpu bench --occupancy-pad`): this many more words of workgroup
 // memory, so fewer workgroups fit an SM. If the pass's time stays flat as it grows, registers,
@@ -37,12 +49,33 @@ const FUSED_BONES: u32 = 320u;
 override OCCUPANCY_PAD_WORDS: u32 = 0u;
 var<workgroup> occupancy_pad: array<u32, OCCUPANCY_PAD_WORDS + 1u>;
 
-// The block's poses, then (step 3) the skinning matrices' rows in the same places.
+// The block's poses: local, then component space as the levels are walked, then (step 3)
+// the skinning matrices' rows in the same places.
 var<workgroup> poses: array<Xform, FUSED_BONES>;
 
 // Entry `k` of the u32 array packed four per word from word `w` of the retarget table.
 fn table_u32(w: u32, k: u32) -> u32 {
     return retarget[w + k / 4u][k % 4u];
+}
+
+// The skinning matrix of the bone of `task`, in the block from pose `base`, posed at `pose`
+// (component space), written where the batch's pose index puts it.
+fn write_skinning(base: u32, task: u32, pose: Xform) {
+    let bones = params.bone_count;
+    // Row-major rows: lanes of neighbouring bones read neighbouring words.
+    let r = params.inverse_bind_word + (task >> TASK_BONE_SHIFT);
+    let b = Mat3x4(retarget_f32(r), retarget_f32(r + bones), retarget_f32(r + 2u * bones));
+    let m = skinning_matrix(pose, b);
+    let at = base + (task & TASK_POSE_MASK);
+    if (SKIN_COLUMNS) {
+        for (var c = 0u; c < 4u; c++) {
+            skinning[at * 4u + c] = vec4<f32>(m.r0[c], m.r1[c], m.r2[c], select(0.0, 1.0, c == 3u));
+        }
+    } else {
+        skinning[at * 3u] = m.r0;
+        skinning[at * 3u + 1u] = m.r1;
+        skinning[at * 3u + 2u] = m.r2;
+    }
 }
 
 // Word `part` of an Xform (r, t, s).
@@ -84,6 +117,15 @@ fn main(
         workgroupBarrier();
     }
 
+    if (SKIN_AT_COMPOSE) {
+        // The roots are in component space as sampled; level 1 only reads their poses, so no
+        // barrier follows.
+        let roots = table_u32(params.level_starts_word, 1u);
+        for (var k = local_index; k < count * roots; k += WORKGROUP_SIZE) {
+            let task = table_u32(params.tasks_word, k);
+            write_skinning(base, task, poses[task & TASK_POSE_MASK]);
+        }
+    }
     for (var d = 1u; d < params.levels; d++) {
         let lo = table_u32(params.level_starts_word, d);
         let n = table_u32(params.level_starts_word, d + 1u) - lo;
@@ -91,8 +133,12 @@ fn main(
         let tasks = params.group_instances * lo;
         for (var k = local_index; k < count * n; k += WORKGROUP_SIZE) {
             let task = table_u32(params.tasks_word, tasks + k);
-            let at = task & 0xffffu;
-            poses[at] = compose(poses[at], poses[task >> 16u]);
+            let at = task & TASK_POSE_MASK;
+            let pose = compose(poses[at], poses[(task >> TASK_PARENT_SHIFT) & TASK_POSE_MASK]);
+            poses[at] = pose;
+            if (SKIN_AT_COMPOSE) {
+                write_skinning(base, task, pose);
+            }
         }
         workgroupBarrier();
     }
@@ -101,6 +147,9 @@ fn main(
         for (var w = local_index; w < total * 3u; w += WORKGROUP_SIZE) {
             component[base * 3u + w] = xform_word(poses[w / 3u], w % 3u);
         }
+    }
+    if (SKIN_AT_COMPOSE) {
+        return;
     }
     // Every lane is done reading the poses before they turn into matrices.
     workgroupBarrier();

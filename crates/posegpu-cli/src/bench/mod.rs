@@ -148,6 +148,10 @@ pub struct BenchArgs {
     /// registers, not workgroup memory, limit the workgroups resident on an SM.
     #[arg(long, default_value_t = 0)]
     occupancy_pad: u32,
+    /// The fused pass writes each skinning matrix as the level walk composes its bone
+    /// (`GpuOptions::skin_at_compose`), instead of after the walk in consecutive words.
+    #[arg(long)]
+    skin_at_compose: bool,
     /// Keep wgpu's runtime checks in the shaders (`GpuOptions::runtime_checks`): bounds
     /// clamps, loop counters, zero-filled workgroup memory. What they cost, measured.
     #[arg(long)]
@@ -225,14 +229,17 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
         Kept::Component => Outputs::COMPONENT_AND_SKINNING,
         Kept::Skinning => Outputs::SKINNING,
     };
+    let options = GpuOptions {
+        passes: args.passes.policy(),
+        outputs,
+        occupancy_pad_words: args.occupancy_pad,
+        skin_at_compose: args.skin_at_compose,
+        runtime_checks: args.runtime_checks,
+        ..Default::default()
+    };
     if args.shader_stats {
         for w in &workloads {
-            print_shader_stats(
-                w,
-                args.instances[0],
-                (args.passes, outputs),
-                args.spirv.as_deref(),
-            )?;
+            print_shader_stats(w, args.instances[0], &options, args.spirv.as_deref())?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -296,13 +303,6 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
     println!("{}", report::table_header());
 
     let run_cpu = args.backend != BenchBackend::Gpu;
-    let options = GpuOptions {
-        passes: args.passes.policy(),
-        outputs,
-        occupancy_pad_words: args.occupancy_pad,
-        runtime_checks: args.runtime_checks,
-        ..Default::default()
-    };
     let mut rows = Vec::new();
     for w in &workloads {
         let mut gpu = match &ctx {
@@ -441,17 +441,17 @@ fn measure(
 }
 
 /// One line per pipeline the frame of `n` instances of `w` runs (at most [`REPLAYED`]: the
-/// frame's shape is what matters), on the fused plan unless `passes` is separate.
+/// frame's shape is what matters), on the fused plan unless `options.passes` is separate.
 fn print_shader_stats(
     w: &Workload,
     n: usize,
-    (passes, outputs): (Passes, Outputs),
+    options: &GpuOptions,
     spirv: Option<&std::path::Path>,
 ) -> Result<(), Error> {
     let mut batch = PoseBatch::with_capacity(n.min(REPLAYED), 5);
     w.batch(n.min(REPLAYED), 0.0, &mut batch);
-    println!("{} ({outputs:?}):", w.description);
-    for p in posegpu::analysis::shader_stats(&w.lib, &batch, passes.policy(), outputs)? {
+    println!("{} ({:?}):", w.description, options.outputs);
+    for p in posegpu::analysis::shader_stats(&w.lib, &batch, options)? {
         println!(
             "shader {}: {} SPIR-V instructions, {} bytes of workgroup memory",
             p.name, p.stats.instructions, p.stats.workgroup_bytes

@@ -4,7 +4,7 @@
 use crate::batch::PoseBatch;
 use crate::error::Result;
 use crate::frame_plan::{FrameOptions, FramePlan, FrameShape, Pass};
-use crate::gpu::{pipeline_stats, FusePolicy, GpuOptions, Outputs, Paths, ShaderStats};
+use crate::gpu::{pipeline_stats, FusePolicy, GpuOptions, Paths, ShaderStats};
 use crate::library::AnimLibrary;
 
 /// One pipeline a frame runs, named `stage/variant/paths` (`fused/single-clip/plain`: the
@@ -20,34 +20,29 @@ pub struct PipelineStats {
     pub spirv: Vec<u32>,
 }
 
-/// The statistics of each pipeline a frame of `batch` runs (fused where `passes` says so and
-/// the frame allows it; [`FusePolicy::Auto`] counts as fused), specialised as a
-/// [`GpuEvaluator`] of `lib` keeping `outputs` would specialise it (no GPU needed).
+/// The statistics of each pipeline a frame of `batch` runs (fused where `options.passes` says
+/// so and the frame allows it; [`FusePolicy::Auto`] counts as fused), specialised as a
+/// [`GpuEvaluator`] of `lib` with `options` would specialise it (no GPU needed).
 ///
 /// [`GpuEvaluator`]: crate::GpuEvaluator
 pub fn shader_stats(
     lib: &AnimLibrary,
     batch: &PoseBatch,
-    passes: FusePolicy,
-    outputs: Outputs,
+    options: &GpuOptions,
 ) -> Result<Vec<PipelineStats>> {
     batch.validate(lib)?;
     let shape = FrameShape::of(batch);
-    let options = FrameOptions {
-        fuse: passes != FusePolicy::Separate,
+    let frame = FrameOptions {
+        fuse: options.passes != FusePolicy::Separate,
         crowd: None,
     };
-    let plan = FramePlan::new(lib, &shape, &options);
+    let plan = FramePlan::new(lib, &shape, &frame);
     let paths = Paths::of(lib.data()).for_frame(&shape);
-    let options = GpuOptions {
-        outputs,
-        ..Default::default()
-    };
     plan.passes()
         .iter()
         .map(|planned| {
             let pass = planned.pass;
-            let (stats, spirv) = pipeline_stats(pass, &options, paths)?;
+            let (stats, spirv) = pipeline_stats(pass, options, paths)?;
             let variant = match pass {
                 Pass::Sample { single_clips: true } | Pass::Fused { single_clips: true } => {
                     "single-clip/"
@@ -55,7 +50,11 @@ pub fn shader_stats(
                 Pass::Inertialize { starts: true } => "starting/",
                 _ => "",
             };
-            let name = format!("{}/{variant}{}", pass.stage().name(), paths.name());
+            let skin = match pass {
+                Pass::Fused { .. } if options.skin_at_compose => "skin-at-compose/",
+                _ => "",
+            };
+            let name = format!("{}/{variant}{skin}{}", pass.stage().name(), paths.name());
             Ok(PipelineStats { name, stats, spirv })
         })
         .collect()

@@ -103,3 +103,16 @@ pub(crate) const FUSED_BONES: u32 = 320;
 pub(crate) fn fused_group_instances(bones: u32) -> u32 {
     (FUSED_BONES / bones.max(1)).max(1)
 }
+
+/// A fused task word (`shaders/fused.wgsl`): a bone's pose index within the workgroup's block
+/// (bits 0–10), its parent's (11–21), and the bone itself (22–31), for its inverse bind
+/// matrix. A block holds at most `FUSED_BONES` poses, well within 11 bits.
+pub(crate) const TASK_POSE_MASK: u32 = 0x7ff;
+pub(crate) const TASK_PARENT_SHIFT: u32 = 11;
+pub(crate) const TASK_BONE_SHIFT: u32 = 22;
+
+/// The task word of the bone at pose `at` whose parent is at pose `parent`.
+pub(crate) fn fused_task(at: u32, parent: u32, bone: u32) -> u32 {
+    debug_assert!(at.max(parent) <= TASK_POSE_MASK && bone < 1 << (32 - TASK_BONE_SHIFT));
+    at | parent << TASK_PARENT_SHIFT | bone << TASK_BONE_SHIFT
+}

@@ -15,7 +15,7 @@
 
 use super::{packed, LibraryData};
 use crate::drive::TranslationMode;
-use crate::layout::{fused_group_instances, FUSED_BONES};
+use crate::layout::{fused_group_instances, fused_task, FUSED_BONES};
 use crate::layout::{
     BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CHANNEL_STEP,
     CHANNEL_STRIDE_SHIFT, CLIP_COMPRESSED, CLIP_SOURCES_SHIFT, KEYS_MOVING, KEYS_OWN_TIMES,
@@ -94,7 +94,8 @@ impl SkeletonSection {
 }
 
 /// [`SkeletonSection::tasks`] of a skeleton of `parents` with depth order `order` and level
-/// starts `starts`.
+/// starts `starts`: the roots' tasks too (their parent word is their own pose), for their
+/// skinning matrices.
 fn fused_tasks(parents: &[i32], order: &[u32], starts: &[u32]) -> Vec<u32> {
     let bones = parents.len() as u32;
     if bones > FUSED_BONES {
@@ -102,14 +103,14 @@ fn fused_tasks(parents: &[i32], order: &[u32], starts: &[u32]) -> Vec<u32> {
     }
     let g = fused_group_instances(bones);
     let mut tasks = vec![0; (g * bones) as usize];
-    for level in starts.windows(2).skip(1) {
+    for level in starts.windows(2) {
         let (lo, n) = (level[0], level[1] - level[0]);
         for i in 0..g {
             for j in 0..n {
                 let bone = order[(lo + j) as usize];
-                let parent = parents[bone as usize] as u32;
+                let parent = u32::try_from(parents[bone as usize]).unwrap_or(bone);
                 tasks[(g * lo + i * n + j) as usize] =
-                    (i * bones + bone) | (i * bones + parent) << 16;
+                    fused_task(i * bones + bone, i * bones + parent, bone);
             }
         }
     }
@@ -422,6 +423,7 @@ impl super::AnimLibrary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layout::{TASK_BONE_SHIFT, TASK_PARENT_SHIFT, TASK_POSE_MASK};
     use crate::library::AnimLibrary;
     use crate::procedural::random_asset;
     use crate::{CpuEvaluator, PoseBatch, Poses};
@@ -543,19 +545,21 @@ mod tests {
         let s = data.skeleton_section;
         let (order, starts) = skeleton.depth_levels();
         assert_eq!(s.levels as usize, starts.len() - 1);
-        // The block's last instance's tasks: each bone once, after its parent's level.
+        // The block's last instance's tasks: each bone once, after its parent's level, the
+        // roots first.
         let g = fused_group_instances(bones as u32);
         let last = (g - 1) * bones as u32;
-        for level in starts.windows(2).skip(1) {
+        for level in starts.windows(2) {
             let (lo, n) = (level[0], level[1] - level[0]);
             for j in 0..n {
                 let task = data.table_u32(s.tasks, g * lo + (g - 1) * n + j);
                 let bone = order[(lo + j) as usize];
-                assert_eq!(task & 0xffff, last + bone);
-                assert_eq!(
-                    (task >> 16) as i32,
-                    last as i32 + data.parents[bone as usize]
-                );
+                let parent = data.parents[bone as usize];
+                let parent = if parent < 0 { bone } else { parent as u32 };
+                assert_eq!(task, fused_task(last + bone, last + parent, bone));
+                assert_eq!(task & TASK_POSE_MASK, last + bone);
+                assert_eq!((task >> TASK_PARENT_SHIFT) & TASK_POSE_MASK, last + parent);
+                assert_eq!(task >> TASK_BONE_SHIFT, bone);
             }
         }
         for (i, &start) in (0..).zip(&starts) {

@@ -502,6 +502,35 @@ fn pipelines_without_runtime_checks_give_the_checked_bits() {
     }
 }
 
+/// The fused pass with each skinning matrix written at its bone's compose gives the default's
+/// bits, every output in both skinning layouts: random skeletons with several roots (whose
+/// matrices are written before level 1), partial blocks, 1 to 320 bones.
+#[test]
+fn skinning_at_compose_gives_the_default_bits() {
+    let Some(ctx) = gpu() else { return };
+    for (seed, bones, n) in [(3, 1, 5), (11, 67, 9), (29, 160, 7), (41, 320, 3)] {
+        let asset = posegpu::procedural::random_asset(seed, bones, 2);
+        let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+        let batch = PoseBatch::from_instances(&spread_instances(&lib, n));
+        for layout in [SkinningLayout::Rows3x4, SkinningLayout::Columns4x4] {
+            let eval = |skin_at_compose: bool| {
+                let options = GpuOptions {
+                    passes: FusePolicy::Fused,
+                    outputs: Outputs::ALL.with_skinning(layout),
+                    skin_at_compose,
+                    ..Default::default()
+                };
+                let mut gpu = GpuEvaluator::new(&ctx, &lib, batch.len(), &options).unwrap();
+                gpu.evaluate_timed(&batch).unwrap();
+                gpu.read_back().unwrap()
+            };
+            let (after, at) = (eval(false), eval(true));
+            assert!(!after.skinning.is_empty());
+            assert_eq!(at, after, "seed {seed}, {bones} bones, {layout:?}");
+        }
+    }
+}
+
 /// The occupancy probe past the device's workgroup storage limit is a typed error naming the
 /// limit (drivers differ on whether such a pipeline fails), and a pad that fits gives the
 /// CPU twin's poses.

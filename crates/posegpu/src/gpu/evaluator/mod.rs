@@ -54,6 +54,13 @@ pub struct GpuOptions {
     /// Past the device's workgroup storage limit, [`GpuEvaluator::new`] refuses it
     /// ([`Error::TooLarge`](crate::Error::TooLarge)). 0 (the default) for any other use.
     pub occupancy_pad_words: u32,
+    /// The fused pass writes each skinning matrix from the lane that composes its bone, as
+    /// the level walk goes, instead of building them in workgroup memory after the walk and
+    /// writing them in consecutive words (`posegpu bench --skin-at-compose`). Two barriers and
+    /// a pass over the poses fewer, against stores that coalesce less (the traffic replay:
+    /// 1.40x the compulsory sectors instead of 1.17x). Off by default until a GPU's timings
+    /// say otherwise (BENCHMARKS.md); the outputs are the same bits either way.
+    pub skin_at_compose: bool,
 }
 
 /// The fuse policy: how batches with no stage between sampling and the hierarchy are evaluated

@@ -96,6 +96,7 @@ pub(crate) fn pass_constants(pass: Pass, options: &GpuOptions) -> Vec<(&'static 
             ("WRITE_COMPONENT", flag(outputs.component)),
             columns,
             ("SINGLE_CLIP", flag(single_clips)),
+            ("SKIN_AT_COMPOSE", flag(options.skin_at_compose)),
             (
                 "OCCUPANCY_PAD_WORDS",
                 f64::from(options.occupancy_pad_words),
