@@ -202,30 +202,32 @@ def occupancy_table(work, copy):
     return lines
 
 
-def skin_table(rows, work):
-    """The fused pass's skinning matrices written at each bone's compose (--skin-at-compose)
-    against after the walk (the sweep's and repeats' median of the same cell)."""
-    status = read_text(work / "skin.status")
+def variants_table(rows, work):
+    """The fused pass's variants (variant-NAME-RUN-N.csv) against the default at the same cell
+    (the median of the sweep's run and its repeats)."""
+    status = read_text(work / "variants.status")
     if status:
         return [f"Not run ({status})."]
-    lines = ["| workload | instances × bones | after the walk ms | at compose ms | at compose / after |",
-             "|---|---|---:|---:|---:|"]
+    lines = ["| workload | instances × bones | variant | default ms | variant ms | variant / default |",
+             "|---|---|---|---:|---:|---:|"]
     what = {(run, n): w for run, n, w in HEADLINE}
     found = 0
-    for p in sorted(work.glob("skin-*.csv")):
-        m = re.fullmatch(r"skin-(.+)-(\d+)\.csv", p.name)
+    for p in sorted(work.glob("variant-*.csv")):
+        m = re.fullmatch(r"variant-(skin-at-compose|poses-\d+)-(.+)-(\d+)\.csv", p.name)
         r = read_csv(p)
         if not m or not r:
             continue
-        run, n = m.group(1), int(m.group(2))
-        at, after = num(r[0], "gpu_ms"), cell_ms(rows, work, run, n)
+        variant, run, n = m.group(1), m.group(2), int(m.group(3))
+        ms, default = num(r[0], "gpu_ms"), cell_ms(rows, work, run, n)
         found += 1
-        lines.append(f"| {what.get((run, n), run)} | {n:,} × 67 | {fmt(after)} | {fmt(at)} | "
-                     f"{fmt(at / after, '.2f')} |")
+        lines.append(f"| {what.get((run, n), run)} | {n:,} × 67 | {variant} | {fmt(default)} | {fmt(ms)} | "
+                     f"{fmt(ms / default, '.2f')} |")
     if not found:
-        return [f"No cell ran ({soft_note(work, 'skin-at-compose') or 'see bench.log'})."]
-    return lines + ["", "Below 1 favours `GpuOptions::skin_at_compose` (two barriers and a pass over the "
-                    "poses fewer, stores that coalesce less); above 1 keeps the default."]
+        return [f"No variant ran ({soft_note(work, 'fused-variants') or 'see bench.log'})."]
+    return lines + ["", "Below 1 favours the variant: `skin-at-compose` is `GpuOptions::skin_at_compose` "
+                    "(two barriers and a pass over the poses fewer, stores that coalesce less), `poses-N` is "
+                    "`GpuOptions::fused_poses` (more instances a workgroup fill more lanes a level; fewer "
+                    "workgroups fit an SM). A missing pose count was past the device's workgroup memory."]
 
 
 def peers_section(rows, work):
@@ -422,7 +424,7 @@ def main():
               f"copy): {smallest['instances'] + ' × ' + smallest['bones'] if smallest else 'none'}", ""]
 
     lines += ["## Occupancy probe", ""] + occupancy_table(work, copy) + [""]
-    lines += ["## Skinning matrices at each bone's compose", ""] + skin_table(rows, work) + [""]
+    lines += ["## The fused pass's variants", ""] + variants_table(rows, work) + [""]
 
     # Other workloads.
     lines += ["## Other workloads (GPU ms per frame)", "", "| run | instances × bones | GPU ms | of copy |",

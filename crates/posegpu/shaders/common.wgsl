@@ -35,7 +35,8 @@ struct Params {
     // Where each sample's resolved key search lies in the frame buffer (resolve.wgsl): entry
     // `e`'s at word `resolved_word + e`.
     resolved_word: u32,
-    pad1: u32,
+    // Instances per block of the fused pass's task table.
+    task_instances: u32,
 }
 
 const WORKGROUP_SIZE: u32 = 64u;

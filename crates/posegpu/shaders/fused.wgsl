@@ -1,6 +1,7 @@
 // Sampling, the layers that apply bone by bone, and the hierarchy in one pass, for batches that
 // need no stage in between (no mesh-space layers, IK or inertialization) on skeletons of at
-// most FUSED_BONES bones. A workgroup takes a block of `params.group_instances` instances:
+// most FUSED_BONES bones. A workgroup takes a block of `params.group_instances` instances, as
+// many whole skeletons as its FUSED_POSES poses hold:
 //   1. each bone's local pose (local_pose.wgsl) into workgroup memory, lanes over consecutive
 //      (instance, bone) pairs;
 //   2. the hierarchy level by level: the bones d steps below a root composed with their
@@ -37,6 +38,9 @@ override SKIN_COLUMNS: bool = false;
 override SKIN_AT_COMPOSE: bool = true;
 
 const FUSED_BONES: u32 = 320u;
+const FUSED_MAX_POSES: u32 = 1024u;
+// The poses a workgroup holds (GpuOptions::fused_poses): `params.group_instances` skeletons.
+override FUSED_POSES: u32 = FUSED_BONES;
 // A task word: the bone's pose index in the block, its parent's, and the bone
 // (src/library/tables.rs).
 const TASK_POSE_MASK: u32 = 0x7ffu;
@@ -51,7 +55,7 @@ var<workgroup> occupancy_pad: array<u32, OCCUPANCY_PAD_WORDS + 1u>;
 
 // The block's poses: local, then component space as the levels are walked, then (step 3)
 // the skinning matrices' rows in the same places.
-var<workgroup> poses: array<Xform, FUSED_BONES>;
+var<workgroup> poses: array<Xform, FUSED_POSES>;
 
 // Entry `k` of the u32 array packed four per word from word `w` of the retarget table.
 fn table_u32(w: u32, k: u32) -> u32 {
@@ -129,8 +133,9 @@ fn main(
     for (var d = 1u; d < params.levels; d++) {
         let lo = table_u32(params.level_starts_word, d);
         let n = table_u32(params.level_starts_word, d + 1u) - lo;
-        // The block's first `count` instances' tasks of this level come first.
-        let tasks = params.group_instances * lo;
+        // The level's tasks for a block of `task_instances`; this block's first `count`
+        // instances' come first.
+        let tasks = params.task_instances * lo;
         for (var k = local_index; k < count * n; k += WORKGROUP_SIZE) {
             let task = table_u32(params.tasks_word, tasks + k);
             let at = task & TASK_POSE_MASK;

@@ -344,12 +344,31 @@ enum IkChains {
 }
 
 /// The choices a backend makes for its frames.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct FrameOptions {
     /// Frames that can run as the fused pass do.
     pub(crate) fuse: bool,
     /// A crowd steps its players first; `Some(true)` when some instance extracts root motion.
     pub(crate) crowd: Option<bool>,
+    /// The poses a fused workgroup holds (`GpuOptions::fused_poses`).
+    pub(crate) fused_poses: u32,
+}
+
+impl FrameOptions {
+    /// Frames that fuse where they can (`fuse`), no crowd, the default fused workgroup.
+    pub(crate) const fn fusing(fuse: bool) -> Self {
+        Self {
+            fuse,
+            crowd: None,
+            fused_poses: FUSED_BONES,
+        }
+    }
+}
+
+impl Default for FrameOptions {
+    fn default() -> Self {
+        Self::fusing(false)
+    }
 }
 
 pub(crate) use crate::layout::fused_group_instances;
@@ -428,7 +447,7 @@ impl FramePlan {
         }
         push(Pass::Resolve, per(1));
         if fused {
-            let instances = fused_group_instances(bones);
+            let instances = fused_group_instances(bones, options.fused_poses);
             push(
                 Pass::Fused { single_clips },
                 Dispatch::InstanceGroups { instances },
@@ -566,10 +585,7 @@ mod tests {
     fn the_fuse_rule_and_the_stage_order() {
         use Stage::*;
         let lib = library(20, false);
-        let fuse = FrameOptions {
-            fuse: true,
-            crowd: None,
-        };
+        let fuse = FrameOptions::fusing(true);
         let separate = FrameOptions::default();
         let plain = FrameShape {
             single_clips: true,
@@ -594,8 +610,8 @@ mod tests {
         };
         // IK runs only where the library has chains; the random asset has none.
         let crowd = FrameOptions {
-            fuse: true,
             crowd: Some(true),
+            ..FrameOptions::fusing(true)
         };
         let plan = FramePlan::new(&lib, &everything, &crowd);
         assert_eq!(
@@ -629,6 +645,13 @@ mod tests {
         let groups = FramePlan::new(&lib, &plain, &fuse).passes()[1].dispatch;
         assert_eq!(groups, Dispatch::InstanceGroups { instances: 16 });
         assert_eq!(groups.workgroups(33), (3, 1));
+        // A workgroup of more poses takes more instances.
+        let wide = FrameOptions {
+            fused_poses: 1000,
+            ..fuse
+        };
+        let groups = FramePlan::new(&lib, &plain, &wide).passes()[1].dispatch;
+        assert_eq!(groups, Dispatch::InstanceGroups { instances: 50 });
     }
 
     #[test]

@@ -152,6 +152,11 @@ pub struct BenchArgs {
     /// (`GpuOptions::skin_at_compose`), instead of after the walk in consecutive words.
     #[arg(long)]
     skin_at_compose: bool,
+    /// The poses a fused workgroup holds (`GpuOptions::fused_poses`): more instances per
+    /// workgroup fill more lanes per level, fewer workgroups fit an SM. Default: the adapter's
+    /// (320 on GPUs, 640 on CPU adapters).
+    #[arg(long, value_name = "POSES")]
+    fused_poses: Option<u32>,
     /// Keep wgpu's runtime checks in the shaders (`GpuOptions::runtime_checks`): bounds
     /// clamps, loop counters, zero-filled workgroup memory. What they cost, measured.
     #[arg(long)]
@@ -234,6 +239,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, Error> {
         outputs,
         occupancy_pad_words: args.occupancy_pad,
         skin_at_compose: args.skin_at_compose,
+        fused_poses: args.fused_poses,
         runtime_checks: args.runtime_checks,
         ..Default::default()
     };

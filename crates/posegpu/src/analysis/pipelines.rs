@@ -5,6 +5,7 @@ use crate::batch::PoseBatch;
 use crate::error::Result;
 use crate::frame_plan::{FrameOptions, FramePlan, FrameShape, Pass};
 use crate::gpu::{pipeline_stats, FusePolicy, GpuOptions, Paths, ShaderStats};
+use crate::layout::FUSED_BONES;
 use crate::library::AnimLibrary;
 
 /// One pipeline a frame runs, named `stage/variant/paths` (`fused/single-clip/plain`: the
@@ -33,8 +34,8 @@ pub fn shader_stats(
     batch.validate(lib)?;
     let shape = FrameShape::of(batch);
     let frame = FrameOptions {
-        fuse: options.passes != FusePolicy::Separate,
-        crowd: None,
+        fused_poses: options.fused_poses.unwrap_or(FUSED_BONES),
+        ..FrameOptions::fusing(options.passes != FusePolicy::Separate)
     };
     let plan = FramePlan::new(lib, &shape, &frame);
     let paths = Paths::of(lib.data()).for_frame(&shape);
@@ -50,11 +51,20 @@ pub fn shader_stats(
                 Pass::Inertialize { starts: true } => "starting/",
                 _ => "",
             };
-            let skin = match pass {
-                Pass::Fused { .. } if options.skin_at_compose => "skin-at-compose/",
-                _ => "",
+            let fused = match pass {
+                Pass::Fused { .. } => {
+                    let poses = frame.fused_poses;
+                    let poses = (poses != FUSED_BONES).then(|| format!("poses-{poses}/"));
+                    let skin = if options.skin_at_compose {
+                        "skin-at-compose/"
+                    } else {
+                        ""
+                    };
+                    poses.unwrap_or_default() + skin
+                }
+                _ => String::new(),
             };
-            let name = format!("{}/{variant}{skin}{}", pass.stage().name(), paths.name());
+            let name = format!("{}/{variant}{fused}{}", pass.stage().name(), paths.name());
             Ok(PipelineStats { name, stats, spirv })
         })
         .collect()

@@ -53,14 +53,8 @@ const INSTANCES_PER_TASK: usize = 64;
 /// The evaluator runs each instance's passes back to back, fused where the plan allows (the
 /// hierarchy four instances at a time); the single-threaded one runs separate passes over the
 /// whole batch.
-const FUSED: FrameOptions = FrameOptions {
-    fuse: true,
-    crowd: None,
-};
-const SEPARATE: FrameOptions = FrameOptions {
-    fuse: false,
-    crowd: None,
-};
+const FUSED: FrameOptions = FrameOptions::fusing(true);
+const SEPARATE: FrameOptions = FrameOptions::fusing(false);
 
 /// Evaluates sampling and the hierarchy on the CPU, instance by instance, over all cores.
 pub struct CpuEvaluator<'a> {

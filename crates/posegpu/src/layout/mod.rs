@@ -91,22 +91,28 @@ pub(crate) struct Params {
     /// The frame buffer's word where the resolve pass writes each sample's key search
     /// (entry `e`'s at `resolved_word + e`): the chunk's heads and entries come before it.
     pub resolved_word: u32,
-    pub pad1: u32,
+    /// Instances per block of the fused pass's task table (`fused_group_instances` at
+    /// `FUSED_MAX_POSES`): a level's tasks start at `task_instances` times its first bone.
+    pub task_instances: u32,
 }
 
-/// Bones the fused pass holds in workgroup memory (48 bytes each, within WebGPU's 16 KiB):
-/// larger skeletons take the separate passes.
+/// The largest skeleton the fused pass takes, and the poses its workgroup holds by default
+/// (48 bytes each, within WebGPU's 16 KiB): larger skeletons take the separate passes.
 pub(crate) const FUSED_BONES: u32 = 320;
 
-/// Instances per workgroup of the fused pass: as many whole skeletons of `bones` bones as its
-/// workgroup memory holds.
-pub(crate) fn fused_group_instances(bones: u32) -> u32 {
-    (FUSED_BONES / bones.max(1)).max(1)
+/// The most poses a fused workgroup may hold (`GpuOptions::fused_poses`): 48 KiB of workgroup
+/// memory, what most Vulkan drivers give. The task table serves blocks of up to this many.
+pub(crate) const FUSED_MAX_POSES: u32 = 1024;
+
+/// Instances per workgroup of a fused pass whose workgroup holds `poses` poses: as many whole
+/// skeletons of `bones` bones as fit.
+pub(crate) fn fused_group_instances(bones: u32, poses: u32) -> u32 {
+    (poses / bones.max(1)).max(1)
 }
 
 /// A fused task word (`shaders/fused.wgsl`): a bone's pose index within the workgroup's block
 /// (bits 0–10), its parent's (11–21), and the bone itself (22–31), for its inverse bind
-/// matrix. A block holds at most `FUSED_BONES` poses, well within 11 bits.
+/// matrix. A block holds at most `FUSED_MAX_POSES` poses, within 11 bits.
 pub(crate) const TASK_POSE_MASK: u32 = 0x7ff;
 pub(crate) const TASK_PARENT_SHIFT: u32 = 11;
 pub(crate) const TASK_BONE_SHIFT: u32 = 22;

@@ -60,7 +60,7 @@ const STRUCTS: &[StructLayout] = &[
         tasks_word: tasks_word,
         level_starts_word: level_starts_word,
         resolved_word: resolved_word,
-        pad1: pad1
+        task_instances: task_instances
     }),
     layout!(Head {
         first: first,
@@ -248,6 +248,7 @@ const CONSTANTS: &[(&str, Constant)] = {
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
         ("BONE_BLOCK", U32(BONE_BLOCK)),
         ("FUSED_BONES", U32(FUSED_BONES)),
+        ("FUSED_MAX_POSES", U32(FUSED_MAX_POSES)),
         ("TASK_POSE_MASK", U32(TASK_POSE_MASK)),
         ("TASK_PARENT_SHIFT", U32(TASK_PARENT_SHIFT)),
         ("TASK_BONE_SHIFT", U32(TASK_BONE_SHIFT)),

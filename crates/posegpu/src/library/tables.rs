@@ -15,7 +15,7 @@
 
 use super::{packed, LibraryData};
 use crate::drive::TranslationMode;
-use crate::layout::{fused_group_instances, fused_task, FUSED_BONES};
+use crate::layout::{fused_group_instances, fused_task, FUSED_BONES, FUSED_MAX_POSES};
 use crate::layout::{
     BonePlan, BoneRetarget, ChannelData, ClipData, Entry, Mat3x4, Xform, CHANNEL_STEP,
     CHANNEL_STRIDE_SHIFT, CLIP_COMPRESSED, CLIP_SOURCES_SHIFT, KEYS_MOVING, KEYS_OWN_TIMES,
@@ -38,13 +38,15 @@ pub(crate) struct SkeletonSection {
     /// Inverse bind matrices' rows, row-major: row `r` of bone `b` at word `r * bones + b`
     /// ([`Self::inverse_bind_word`]).
     pub inverse_bind: u32,
-    /// The hierarchy's compose tasks for one block of the fused pass's `G` instances
-    /// ([`fused_group_instances`]), four per word, level by level and instance by instance
-    /// within a level: task `G * level_starts[d] + i * n + j` (`n` bones in level `d`) composes
-    /// the `j`-th bone of level `d` (by index) of the block's instance `i` with its parent, as
-    /// the indices of both in the block's poses, `child | parent << 16`. A lane finds its
-    /// bone and its parent in one load, without dividing by the level's size. Empty for
-    /// skeletons past [`FUSED_BONES`], which the fused pass does not run.
+    /// The hierarchy's tasks for one block of `G` instances, the most a fused workgroup may
+    /// hold ([`fused_group_instances`] at [`FUSED_MAX_POSES`]), four per word, level by level
+    /// (the roots' level too) and instance by instance within a level: task
+    /// `G * level_starts[d] + i * n + j` (`n` bones in level `d`) is the `j`-th bone of level
+    /// `d` (by index) of the block's instance `i`: its index in the block's poses, its
+    /// parent's (its own for a root) and the bone ([`crate::layout::fused_task`]). A smaller
+    /// block takes each level's first tasks. A lane finds its bone, its parent and its
+    /// inverse bind in one load, without dividing by the level's size or the skeleton's.
+    /// Empty for skeletons past [`FUSED_BONES`], which the fused pass does not run.
     pub tasks: u32,
     /// Where each level (bones `d` steps below a root, [`crate::Skeleton::depth_levels`])
     /// starts in the depth order, four per word; `levels + 1` of them.
@@ -101,7 +103,7 @@ fn fused_tasks(parents: &[i32], order: &[u32], starts: &[u32]) -> Vec<u32> {
     if bones > FUSED_BONES {
         return Vec::new();
     }
-    let g = fused_group_instances(bones);
+    let g = fused_group_instances(bones, FUSED_MAX_POSES);
     let mut tasks = vec![0; (g * bones) as usize];
     for level in starts.windows(2) {
         let (lo, n) = (level[0], level[1] - level[0]);
@@ -547,7 +549,7 @@ mod tests {
         assert_eq!(s.levels as usize, starts.len() - 1);
         // The block's last instance's tasks: each bone once, after its parent's level, the
         // roots first.
-        let g = fused_group_instances(bones as u32);
+        let g = fused_group_instances(bones as u32, FUSED_MAX_POSES);
         let last = (g - 1) * bones as u32;
         for level in starts.windows(2) {
             let (lo, n) = (level[0], level[1] - level[0]);

@@ -502,32 +502,71 @@ fn pipelines_without_runtime_checks_give_the_checked_bits() {
     }
 }
 
-/// The fused pass with each skinning matrix written at its bone's compose gives the default's
-/// bits, every output in both skinning layouts: random skeletons with several roots (whose
-/// matrices are written before level 1), partial blocks, 1 to 320 bones.
+/// The fused pass's variants give the default's bits, every output in both skinning layouts:
+/// each skinning matrix written at its bone's compose, and workgroups of more poses (more
+/// instances a workgroup than the task table's first blocks; as many as the device holds).
+/// Random skeletons with several roots (whose matrices are written before level 1), partial
+/// blocks, 1 to 320 bones.
 #[test]
-fn skinning_at_compose_gives_the_default_bits() {
+fn fused_variants_give_the_default_bits() {
     let Some(ctx) = gpu() else { return };
+    let room = (ctx.device.limits().max_compute_workgroup_storage_size - 4) / 48;
+    let most = room.min(1024);
     for (seed, bones, n) in [(3, 1, 5), (11, 67, 9), (29, 160, 7), (41, 320, 3)] {
         let asset = posegpu::procedural::random_asset(seed, bones, 2);
         let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
         let batch = PoseBatch::from_instances(&spread_instances(&lib, n));
         for layout in [SkinningLayout::Rows3x4, SkinningLayout::Columns4x4] {
-            let eval = |skin_at_compose: bool| {
+            let eval = |skin_at_compose: bool, fused_poses: Option<u32>| {
                 let options = GpuOptions {
                     passes: FusePolicy::Fused,
                     outputs: Outputs::ALL.with_skinning(layout),
                     skin_at_compose,
+                    fused_poses,
                     ..Default::default()
                 };
                 let mut gpu = GpuEvaluator::new(&ctx, &lib, batch.len(), &options).unwrap();
                 gpu.evaluate_timed(&batch).unwrap();
                 gpu.read_back().unwrap()
             };
-            let (after, at) = (eval(false), eval(true));
-            assert!(!after.skinning.is_empty());
-            assert_eq!(at, after, "seed {seed}, {bones} bones, {layout:?}");
+            let default = eval(false, Some(320));
+            assert!(!default.skinning.is_empty());
+            for (skin, poses) in [(true, Some(320)), (false, Some(most)), (true, Some(most))] {
+                let what = format!("seed {seed}, {bones} bones, {layout:?}, {poses:?}, {skin}");
+                assert_eq!(eval(skin, poses), default, "{what}");
+            }
         }
+    }
+}
+
+/// A fused workgroup of fewer poses than one skeleton, or more than the pass takes, is a
+/// typed error naming the option; one past the device's workgroup memory names the limit.
+#[test]
+fn fused_poses_out_of_range_are_typed_errors() {
+    let Some(ctx) = gpu() else { return };
+    let asset = posegpu::procedural::humanoid_asset();
+    let lib = AnimLibrary::new(&asset.skeleton, &asset.clips).unwrap();
+    let new = |fused_poses| {
+        let options = GpuOptions {
+            passes: FusePolicy::Fused,
+            fused_poses: Some(fused_poses),
+            ..Default::default()
+        };
+        GpuEvaluator::new(&ctx, &lib, 4, &options).map(|_| ())
+    };
+    for poses in [66, 1025] {
+        match new(poses) {
+            Err(Error::BadRequest { what }) => assert!(what.contains("fused_poses"), "{what}"),
+            other => panic!("{poses} poses: {other:?}"),
+        }
+    }
+    let limit = ctx.device.limits().max_compute_workgroup_storage_size;
+    match new(1024) {
+        Err(Error::TooLarge { limit_name, .. }) if 1024 * 48 > limit => {
+            assert_eq!(limit_name, "max_compute_workgroup_storage_size")
+        }
+        Ok(()) if 1024 * 48 + 4 <= limit => {}
+        other => panic!("1024 poses within {limit} bytes: {other:?}"),
     }
 }
 

@@ -209,10 +209,7 @@ fn the_replay_models_every_storage_access_of_the_passes_it_replays() {
     for (what, lib, batch) in workloads() {
         for policy in [FusePolicy::Fused, FusePolicy::Separate] {
             for kept in outputs {
-                let options = FrameOptions {
-                    fuse: policy == FusePolicy::Fused,
-                    crowd: None,
-                };
+                let options = FrameOptions::fusing(policy == FusePolicy::Fused);
                 let plan = FramePlan::of_batch(&lib, &batch, &options);
                 let traffic = replay_traffic(&lib, &batch, policy, kept);
                 let traffic = traffic.unwrap_or_else(|| panic!("{what}: not replayed"));

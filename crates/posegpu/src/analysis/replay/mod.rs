@@ -33,7 +33,7 @@ use crate::batch::{self, LayerKind, PoseBatch};
 use crate::frame_plan::{fused_group_instances, Dispatch, FrameOptions, FramePlan, Pass};
 use crate::gpu::{FusePolicy, Outputs};
 use crate::layout::ZERO_WEIGHT;
-use crate::layout::{Entry, LAYER_SAMPLES_SHIFT, WORKGROUP_SIZE};
+use crate::layout::{Entry, FUSED_MAX_POSES, LAYER_SAMPLES_SHIFT, WORKGROUP_SIZE};
 use crate::library::{table_u32_at, AnimLibrary};
 use crate::model::AdditiveSpace;
 use warp::{read, read_xform, replay, write, write_xform};
@@ -132,10 +132,7 @@ pub fn replay_traffic(
     if unmodelled {
         return None;
     }
-    let options = FrameOptions {
-        fuse: passes != FusePolicy::Separate,
-        crowd: None,
-    };
+    let options = FrameOptions::fusing(passes != FusePolicy::Separate);
     let r = Replay::new(lib, batch, outputs);
     let plan = FramePlan::of_batch(lib, batch, &options);
     let traffic = plan
@@ -354,7 +351,7 @@ impl<'a> Replay<'a> {
                 }
                 let lo = data.table_u32(s.level_starts, d);
                 let level = (data.table_u32(s.level_starts, d + 1) - lo) as usize;
-                let g = fused_group_instances(bones as u32);
+                let g = fused_group_instances(bones as u32, FUSED_MAX_POSES);
                 for k in strided.clone().take_while(|&k| k < count * level) {
                     read_table_u32(out, 912, s.tasks, g * lo + k as u32);
                 }

@@ -20,12 +20,14 @@ use super::specialize::Paths;
 use super::util::{fits_binding, ErrorScope, FrameScope, PassTimer, StagePipeline};
 use crate::error::{Error, Result};
 use crate::frame_plan::{FrameOptions, FramePlan, FrameShape, Pass};
-use crate::layout::{Entry, Xform, WORKGROUP_SIZE};
+use crate::layout::{Entry, Xform, FUSED_BONES, FUSED_MAX_POSES, WORKGROUP_SIZE};
 use crate::library::{AnimLibrary, SkeletonSection};
 use resources::Assets;
 
 const XFORM_BYTES: u64 = std::mem::size_of::<Xform>() as u64;
 const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
+/// The poses a fused workgroup holds by default on a CPU adapter (`GpuOptions::fused_poses`).
+const CPU_FUSED_POSES: u32 = 640;
 
 /// Limits below the device's, to force the splitting paths (tests use them), or to keep
 /// buffers small.
@@ -61,6 +63,14 @@ pub struct GpuOptions {
     /// 1.40x the compulsory sectors instead of 1.17x). Off by default until a GPU's timings
     /// say otherwise (BENCHMARKS.md); the outputs are the same bits either way.
     pub skin_at_compose: bool,
+    /// The poses a workgroup of the fused pass holds in workgroup memory (48 bytes each); it
+    /// takes as many whole skeletons as fit, so that each level of the hierarchy keeps more
+    /// of its 64 lanes busy, at the cost of fewer workgroups resident at once. Default: 320
+    /// on GPUs (15 KiB, within WebGPU's 16 KiB), 640 on CPU adapters (lavapipe measured
+    /// 0.89x the time: BENCHMARKS.md), at most what the device's workgroup memory holds. At
+    /// most 1,024; at least one skeleton. Past the device's limit,
+    /// [`GpuEvaluator::new`] refuses it ([`Error::TooLarge`](crate::Error::TooLarge)).
+    pub fused_poses: Option<u32>,
 }
 
 /// The fuse policy: how batches with no stage between sampling and the hierarchy are evaluated
@@ -165,14 +175,20 @@ impl GpuEvaluator {
             .min(options.max_workgroups_per_dimension.unwrap_or(u32::MAX))
             .max(1);
         let bones = lib.bone_count() as u64;
+        let cpu = device.adapter_info().device_type == wgpu::DeviceType::Cpu;
+        let explicit = options.fused_poses.is_some();
+        let options = &GpuOptions {
+            fused_poses: Some(fused_poses(options, bones as u32, &limits, cpu)?),
+            ..*options
+        };
         let outputs = options.outputs;
         let per_instance = bones * XFORM_BYTES.max(outputs.skinning.bytes());
         let what = || format!("one instance's output ({bones} bones)");
         fits_binding(what, per_instance, max_binding)?;
-        // The fused pass's workgroup memory with the occupancy probe's padding, as its
-        // specialised module declares it: past the device's limit, refused here, as drivers
-        // differ on whether a pipeline past it fails.
-        if options.occupancy_pad_words > 0 {
+        // The fused pass's workgroup memory as a caller set it (its poses, the occupancy
+        // probe's padding), as its specialised module declares it: past the device's limit,
+        // refused here, as drivers differ on whether a pipeline past it fails.
+        if options.occupancy_pad_words > 0 || explicit {
             let fused = Pass::Fused {
                 single_clips: false,
             };
@@ -182,7 +198,9 @@ impl GpuEvaluator {
             if size > limit {
                 return Err(Error::TooLarge {
                     what: format!(
-                        "the fused pass's workgroup memory with an occupancy pad of {} words",
+                        "the fused pass's workgroup memory ({} poses, an occupancy pad of {} \
+                         words)",
+                        options.fused_poses.unwrap_or_default(),
                         options.occupancy_pad_words
                     ),
                     size,
@@ -214,7 +232,10 @@ impl GpuEvaluator {
             FusePolicy::Fused => true,
             FusePolicy::Separate => false,
         };
-        let frame_options = FrameOptions { fuse, crowd: None };
+        let frame_options = FrameOptions {
+            fused_poses: options.fused_poses.unwrap_or(FUSED_BONES),
+            ..FrameOptions::fusing(fuse)
+        };
         let shape = FrameShape::default();
         let mut evaluator = Self {
             device,
@@ -372,5 +393,30 @@ impl GpuEvaluator {
             self.chunks.push(chunk);
         }
         scope.pop()
+    }
+}
+
+/// The poses a fused workgroup of `options` holds, on a device of `limits` (a CPU adapter's
+/// if `cpu`), for skeletons of `bones`: as set, if within the pass's range, or the default
+/// for the adapter within the device's workgroup memory.
+fn fused_poses(options: &GpuOptions, bones: u32, limits: &wgpu::Limits, cpu: bool) -> Result<u32> {
+    match options.fused_poses {
+        Some(poses) if poses > FUSED_MAX_POSES || (poses < bones && bones <= FUSED_BONES) => {
+            Err(Error::BadRequest {
+                what: format!(
+                    "GpuOptions::fused_poses is {poses}: a fused workgroup holds from one \
+                     skeleton ({bones} bones) to {FUSED_MAX_POSES} poses"
+                ),
+            })
+        }
+        Some(poses) => Ok(poses),
+        None => {
+            let pad = 4 * (options.occupancy_pad_words + 1);
+            let room = limits
+                .max_compute_workgroup_storage_size
+                .saturating_sub(pad);
+            let preferred = if cpu { CPU_FUSED_POSES } else { FUSED_BONES };
+            Ok(preferred.min(room / XFORM_BYTES as u32).max(FUSED_BONES))
+        }
     }
 }

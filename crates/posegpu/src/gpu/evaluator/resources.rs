@@ -9,7 +9,7 @@ use super::super::util::{fits_binding, StagePipeline};
 use super::{GpuEvaluator, GpuOptions, XFORM_BYTES};
 use crate::error::Result;
 use crate::frame_plan::{Binding, Pass};
-use crate::layout::Params;
+use crate::layout::{Params, FUSED_BONES};
 use crate::library::AnimLibrary;
 
 /// One value per pass the evaluator records (a pipeline, a bind group), named fields looked up
@@ -97,6 +97,10 @@ pub(crate) fn pass_constants(pass: Pass, options: &GpuOptions) -> Vec<(&'static 
             columns,
             ("SINGLE_CLIP", flag(single_clips)),
             ("SKIN_AT_COMPOSE", flag(options.skin_at_compose)),
+            (
+                "FUSED_POSES",
+                f64::from(options.fused_poses.unwrap_or(FUSED_BONES)),
+            ),
             (
                 "OCCUPANCY_PAD_WORDS",
                 f64::from(options.occupancy_pad_words),

@@ -7,7 +7,7 @@ use super::{GpuEvaluator, OutputChunk, ENTRY_BYTES, XFORM_BYTES};
 use crate::batch::{FrameInput, PoseBatch};
 use crate::error::Result;
 use crate::frame_plan::{fused_group_instances, FramePlan, FrameShape};
-use crate::layout::{Head, Params};
+use crate::layout::{Head, Params, FUSED_MAX_POSES};
 
 impl GpuEvaluator {
     /// Uploads what every instance of `frame` (a [`PoseBatch`] or [`ClipSample`](crate::ClipSample)s) plays this
@@ -70,7 +70,8 @@ impl GpuEvaluator {
                 || inertia_bytes(c) > c.buffers.inertia.size()
         });
         let scope = grows.then(|| FrameScope::push(&self.device));
-        let group_instances = fused_group_instances(bones as u32);
+        let group_instances = fused_group_instances(bones as u32, self.frame_options.fused_poses);
+        let task_instances = fused_group_instances(bones as u32, FUSED_MAX_POSES);
         for (k, (rebased, own, frame_bytes, delta_bytes)) in frames.into_iter().enumerate() {
             let inertia = inertia_bytes(&self.chunks[k]);
             self.fit_chunk(k, frame_bytes, delta_bytes, inertia);
@@ -99,7 +100,7 @@ impl GpuEvaluator {
                 tasks_word: self.skeleton.tasks,
                 level_starts_word: self.skeleton.level_starts,
                 resolved_word: (frame_bytes / ENTRY_BYTES / 2) as u32,
-                pad1: 0,
+                task_instances,
             };
             self.queue
                 .write_buffer(&chunk.buffers.params, 0, bytemuck::bytes_of(&params));
