@@ -502,7 +502,8 @@ fn print_traffic(w: &Workload, n: usize, outputs: Outputs) {
         for p in &passes {
             println!(
                 "  {:<9} {:<9} sectors/bone {:>6.2}  lines/bone {:>6.2}  compulsory {:>6.2}  \
-                 x{:.2}  DRAM {:>6.1} B/bone  loads/bone {:>5.1}",
+                 x{:.2}  DRAM {:>6.1} B/bone  loads/bone {:>5.1}  key depth {:.2} (at most \
+                 {})",
                 format!("{plan:?}").to_lowercase(),
                 p.pass,
                 p.sectors as f64 / bones,
@@ -510,7 +511,9 @@ fn print_traffic(w: &Workload, n: usize, outputs: Outputs) {
                 p.compulsory_sectors as f64 / bones,
                 p.sector_ratio(),
                 p.dram_bytes as f64 / bones,
-                p.loads as f64 / bones
+                p.loads as f64 / bones,
+                p.mean_key_depth(),
+                p.key_depth_max
             );
         }
         println!(

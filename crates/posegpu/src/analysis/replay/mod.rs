@@ -72,7 +72,9 @@ enum Buffer {
 /// A key search's result: the time array (offset, count) and the keys found.
 type Search = (u32, u32, u32, u32);
 
-/// One lane's access: a buffer, a byte range, and the site it comes from.
+/// One lane's access: a buffer, a byte range, the site it comes from, and, for a load on a
+/// bone's chain from its sample's frame entry to its keys, its depth on that chain
+/// ([`warp::read_after`]).
 #[derive(Clone, Copy, Debug)]
 struct Access {
     site: u32,
@@ -80,6 +82,7 @@ struct Access {
     offset: u64,
     bytes: u64,
     write: bool,
+    depth: Option<u32>,
 }
 
 /// One pass's traffic, summed over its warps.
@@ -99,6 +102,16 @@ pub struct PassTraffic {
     /// Loads the lanes issue (each lane's load of a word of 4 or 16 bytes): a latency-bound
     /// pass's cost grows with them, however well they coalesce.
     pub loads: u64,
+    /// Key loads on a modelled chain (plain keys, UE's modes and plans; compressed keys are
+    /// not modelled), and their dependent-load depth summed and at most: the loads from a
+    /// bone's sample entry in the frame to its keys, each addressed by a value the one before
+    /// returned, the keys' own included and the entry's not. A latency-bound pass waits for
+    /// each in turn.
+    pub key_loads: u64,
+    /// The depths of the key loads, summed ([`PassTraffic::mean_key_depth`]).
+    pub key_depth_sum: u64,
+    /// The deepest key load.
+    pub key_depth_max: u32,
     /// The buffers the lanes read and wrote (bits of [`Buffer::read_bit`] and
     /// [`Buffer::write_bit`]), which a test holds against the shader's bindings.
     pub(crate) accessed: u32,
@@ -108,6 +121,12 @@ impl PassTraffic {
     /// Sectors touched over compulsory sectors (1 is perfect coalescing).
     pub fn sector_ratio(&self) -> f64 {
         self.sectors as f64 / self.compulsory_sectors.max(1) as f64
+    }
+
+    /// The mean dependent-load depth of a key load ([`PassTraffic::key_loads`]); 0 where the
+    /// pass loads no modelled keys.
+    pub fn mean_key_depth(&self) -> f64 {
+        self.key_depth_sum as f64 / self.key_loads.max(1) as f64
     }
 }
 
@@ -158,6 +177,9 @@ struct Replay<'a> {
     lib: &'a AnimLibrary,
     batch: &'a PoseBatch,
     outputs: Outputs,
+    /// Where the bone a lane samples now starts in its accesses (`bone_pose`), so that a
+    /// chain's loads look back no further.
+    bone_start: std::cell::Cell<usize>,
 }
 
 impl<'a> Replay<'a> {
@@ -166,7 +188,20 @@ impl<'a> Replay<'a> {
             lib,
             batch,
             outputs,
+            bone_start: std::cell::Cell::new(0),
         }
+    }
+
+    /// A load on the chain of the bone sampled now ([`warp::read_after`]).
+    fn chain(
+        &self,
+        out: &mut Vec<Access>,
+        after: &[u32],
+        site: u32,
+        buffer: Buffer,
+        range: (u64, u64),
+    ) {
+        warp::read_after(out, (self.bone_start.get(), after), site, buffer, range);
     }
 
     fn bones(&self) -> usize {

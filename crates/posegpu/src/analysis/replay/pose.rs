@@ -1,7 +1,7 @@
 //! What one lane of the sampling or fused pass reads for its bone's local pose:
 //! `bone_pose` in `local_pose.wgsl`, and the clip sampling of `clip.wgsl` beneath it.
 
-use super::warp::{read, write_xform};
+use super::warp::{read, read_depth, write_xform};
 use super::{read_table_u32, Access, Buffer, Replay, Search};
 use crate::batch::{self, LayerKind};
 use crate::drive::TranslationMode;
@@ -18,13 +18,21 @@ use crate::layout::{
 use crate::library::{bone_keys_word, clip_channel_word, reference_word};
 use crate::model::{map_time, AdditiveSpace};
 
+/// What a key load's address comes from (`Replay::chain`): its bone-keys word (its value
+/// offsets) and its sample's search, resolved (site 9) or its own (sites 60 to 64).
+const KEYS_AFTER_BONE_KEYS: &[u32] = &[22, 9, 60, 61, 63, 64];
+/// The same for a channel's keys: its channel word (UE's modes, a plan's path) and the search.
+const KEYS_AFTER_CHANNELS: &[u32] = &[25, 26, 27, 91, 92, 93, 9, 60, 61, 63, 64];
+
 impl Replay<'_> {
     /// `bone_pose` in `local_pose.wgsl`: what invocation `index` reads; deferred layers' delta
     /// writes go to `deltas`. Each sample starts from the key search the resolve pass wrote
     /// for it (`seed` in `sample.wgsl` and `fused.wgsl`: one load).
     pub(super) fn bone_pose(&self, index: usize, out: &mut Vec<Access>, deltas: &mut Vec<Access>) {
+        // Each sample's chain to its keys starts at its frame entry and its resolved search.
+        self.bone_start.set(out.len());
         let seed = |entry: u32, out: &mut Vec<Access>| {
-            read(out, 9, Buffer::Frame, self.resolved_at(entry), 16);
+            self.chain(out, &[], 9, Buffer::Frame, (self.resolved_at(entry), 16));
             self.sample_search(self.entry(entry), None)
         };
         let bones = self.bones();
@@ -32,7 +40,8 @@ impl Replay<'_> {
         let head = &self.batch.heads[instance];
         read(out, 1, Buffer::Frame, instance as u64 * 16, 16);
         if self.batch.is_single_clips() {
-            read(out, 2, Buffer::Frame, u64::from(head.first + 1) * 16, 16);
+            let entry = u64::from(head.first + 1) * 16;
+            self.chain(out, &[], 2, Buffer::Frame, (entry, 16));
             let seed = seed(head.first + 1, out);
             self.sample_clip(self.entry(head.first + 1), bone, seed, out);
             return;
@@ -59,7 +68,8 @@ impl Replay<'_> {
                 self.record_words(out, 5, (0, bone), 4, 3);
             }
             for (k, &sample) in layer.samples.iter().enumerate() {
-                read(out, 8, Buffer::Frame, (first + k as u64) * 16, 16);
+                let entry = (first + k as u64) * 16;
+                self.chain(out, &[], 8, Buffer::Frame, (entry, 16));
                 let dynamic_local = layer.kind == LayerKind::Dynamic(AdditiveSpace::Local);
                 if !dynamic_local && f32::from_bits(sample[2]) <= ZERO_WEIGHT {
                     continue;
@@ -121,7 +131,8 @@ impl Replay<'_> {
             self.record_words(out, 20, (0, bone), 4, 3);
         }
         let clip_index = sample[0] & !INSTANCE_LOOP;
-        read(out, 23, Buffer::ClipTable, u64::from(clip_index) * 16, 16);
+        let clip_word = u64::from(clip_index) * 16;
+        self.chain(out, &[2, 8], 23, Buffer::ClipTable, (clip_word, 16));
         if locked && lock != ROOT_LOCK_FIRST_FRAME && axes == 0 {
             return;
         }
@@ -157,13 +168,20 @@ impl Replay<'_> {
                 // key times of its own.
                 let word = bone_keys_word(&clip, bone as u32);
                 keys = data.bone_keys(&clip, bone as u32);
-                read(out, 22, Buffer::ClipTable, u64::from(word) * 16, 16);
+                self.chain(
+                    out,
+                    &[23],
+                    22,
+                    Buffer::ClipTable,
+                    (u64::from(word) * 16, 16),
+                );
                 keyed = keys[3] & (KEYS_PRESENT * 7) != 0;
                 if let Some(source) = source.filter(|_| keys[3] & KEYS_OWN_TIMES != 0) {
                     for (k, ch) in (0..).zip(channels.iter_mut()) {
                         let word = clip_channel_word(&clip, source, k);
                         *ch = data.channel_data(word);
-                        read(out, 25 + k, Buffer::ClipTable, u64::from(word) * 16, 16);
+                        let word = (u64::from(word) * 16, 16);
+                        self.chain(out, &[22], 25 + k, Buffer::ClipTable, word);
                     }
                 }
             }
@@ -216,7 +234,13 @@ impl Replay<'_> {
         let (base, bone) = (clip.retarget_base, bone as u32);
         for k in 0..PLAN_WORDS {
             let word = data.plan_word(base, bone, k);
-            read(out, 70 + k, Buffer::Retarget, u64::from(word) * 16, 16);
+            self.chain(
+                out,
+                &[23],
+                70 + k,
+                Buffer::Retarget,
+                (u64::from(word) * 16, 16),
+            );
         }
         let r = data.bone_plan(base, bone);
         let driven = r.modes & PLAN_DRIVEN != 0;
@@ -236,8 +260,11 @@ impl Replay<'_> {
             // The channels sampled: T, R, S, or R alone.
             let kinds = if full { 0..3 } else { 1..2 };
             for i in first..first + len {
-                // A path entry: `table_u32(0, i)`.
-                read_table_u32(out, 90, 0, i);
+                // A path entry: `table_u32(0, i)`, where the record's words put it.
+                let (word, lane) = crate::library::table_u32_at(0, i);
+                let entry = (u64::from(word) * 16 + lane as u64 * 4, 4);
+                let record: Vec<u32> = (70..70 + PLAN_WORDS).collect();
+                self.chain(out, &record, 90, Buffer::Retarget, entry);
                 let source = data.table_u32(0, i) & PATH_BONE;
                 if clip.flags & CLIP_COMPRESSED != 0 {
                     // `source_local`: `packed_local`, its fill the source's reference local
@@ -262,7 +289,8 @@ impl Replay<'_> {
                     .clone()
                     .map(|k| {
                         let word = clip_channel_word(&clip, source, k);
-                        read(out, 91 + k, Buffer::ClipTable, u64::from(word) * 16, 16);
+                        let at = (u64::from(word) * 16, 16);
+                        self.chain(out, &[90], 91 + k, Buffer::ClipTable, at);
                         data.channel_data(word)
                     })
                     .collect();
@@ -295,7 +323,13 @@ impl Replay<'_> {
         let (mut lo, mut hi) = (0, 0);
         if flags & (KEYS_MOVING * 7) != 0 {
             let word = reference_word(clip);
-            read(out, 21, Buffer::ClipTable, u64::from(word) * 16, 16);
+            self.chain(
+                out,
+                &[23],
+                21,
+                Buffer::ClipTable,
+                (u64::from(word) * 16, 16),
+            );
             let reference = self.lib.data().channel_data(word);
             (lo, hi) = self.search_keys(search, &reference, t, out);
         }
@@ -304,13 +338,9 @@ impl Replay<'_> {
             let moving = flags & (KEYS_MOVING << k) != 0;
             for (j, key) in [lo, hi].into_iter().enumerate() {
                 let at = keys[k] + if moving { key * stride } else { 0 };
-                read(
-                    out,
-                    40 + (k * 2 + j) as u32,
-                    Buffer::Values,
-                    u64::from(at) * 16,
-                    16,
-                );
+                let site = 40 + (k * 2 + j) as u32;
+                let value = (u64::from(at) * 16, 16);
+                self.chain(out, KEYS_AFTER_BONE_KEYS, site, Buffer::Values, value);
             }
         }
     }
@@ -336,7 +366,8 @@ impl Replay<'_> {
             let stride = ch.flags >> CHANNEL_STRIDE_SHIFT;
             for (j, key) in [lo, hi].into_iter().enumerate() {
                 let at = u64::from(ch.value_offset + key * stride) * 16;
-                read(out, site + (k * 2 + j) as u32, Buffer::Values, at, 16);
+                let site = site + (k * 2 + j) as u32;
+                self.chain(out, KEYS_AFTER_CHANNELS, site, Buffer::Values, (at, 16));
             }
         }
     }
@@ -358,27 +389,31 @@ impl Replay<'_> {
         let times = &self.lib.data().times;
         let first = ch.time_offset;
         let end = ch.count - 1;
-        let at = |k: u32| u64::from(first + k) * 4;
-        read(out, 60, Buffer::Times, at(0), 4);
+        let at = |k: u32| (u64::from(first + k) * 4, 4);
+        // The ends after the channel word; each halving after the one before (`read_depth`).
+        let ends = &[21, 25, 26, 27, 91, 92, 93];
+        self.chain(out, ends, 60, Buffer::Times, at(0));
         let found = if t <= times[first as usize] {
             (0, 0)
         } else {
-            read(out, 61, Buffer::Times, at(end), 4);
+            self.chain(out, ends, 61, Buffer::Times, at(end));
+            let mut depth = out.last().and_then(|a| a.depth).unwrap_or(0);
             if t >= times[(first + end) as usize] {
                 (end, end)
             } else {
                 let (mut lo, mut hi) = (0, end);
                 while hi - lo > 1 {
                     let mid = (lo + hi) / 2;
-                    read(out, 62, Buffer::Times, at(mid), 4);
+                    depth += 1;
+                    read_depth(out, depth, 62, Buffer::Times, at(mid));
                     if times[(first + mid) as usize] <= t {
                         lo = mid;
                     } else {
                         hi = mid;
                     }
                 }
-                read(out, 63, Buffer::Times, at(lo), 4);
-                read(out, 64, Buffer::Times, at(hi), 4);
+                read_depth(out, depth + 1, 63, Buffer::Times, at(lo));
+                read_depth(out, depth + 1, 64, Buffer::Times, at(hi));
                 (lo, hi)
             }
         };

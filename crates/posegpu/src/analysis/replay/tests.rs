@@ -222,3 +222,76 @@ fn compressed_clips_replay_with_fewer_key_bytes() {
     eprintln!("compressed plan, fused: x{:.2}", f.sector_ratio());
     assert!(f.compulsory_sectors > 0, "{f:?}");
 }
+
+/// `two_bones` with a rotation on bone b keyed at 0, 0.5 and 1, and its translation on bone a
+/// keyed at the same times where `shared`, else at 0 and 1.
+fn two_bones_turning(shared: bool) -> AnimLibrary {
+    let skeleton = two_bones().skeleton().clone();
+    let (times, moves) = if shared {
+        (vec![0.0, 0.5, 1.0], vec![Vec3::ZERO, Vec3::X, Vec3::Y])
+    } else {
+        (vec![0.0, 1.0], vec![Vec3::ZERO, Vec3::X])
+    };
+    let turn = vec![
+        Quat::IDENTITY,
+        Quat::from_rotation_z(0.5),
+        Quat::from_rotation_z(1.0),
+    ];
+    let tracks = vec![
+        BoneTrack {
+            translation: Some(Channel::new(times, moves, Interpolation::Linear)),
+            ..Default::default()
+        },
+        BoneTrack {
+            rotation: Some(Channel::new(
+                vec![0.0, 0.5, 1.0],
+                turn,
+                Interpolation::Linear,
+            )),
+            ..Default::default()
+        },
+    ];
+    let clip = Clip::new("c", &skeleton, tracks).unwrap();
+    AnimLibrary::new(&skeleton, &[clip]).unwrap()
+}
+
+/// The dependent-load depth of the keys, counted by hand. `two_bones_turning` with its two
+/// channels on different times: one bone moves on the clip's reference times and one does
+/// not. From its sample's frame entry (depth 0), the first reads the clip word (1), its
+/// bone-keys word (2), then its keys (3), the search coming from the resolve pass. The other
+/// reads its channel words after the bone-keys word (3), the ends of its times (4), one
+/// halving at t = 0.25 (5), the two keys found (6), then its keys (7). Each bone loads two
+/// keys: a mean of 5. With both channels on the same times (their ends shared), every key is
+/// three loads from its sample (the aim of issue 38), alone or blended.
+#[test]
+fn key_loads_are_as_deep_as_counted_by_hand() {
+    let depths = |lib: &AnimLibrary, batch: &PoseBatch, policy| {
+        let passes = replay_traffic(lib, batch, policy, Outputs::ALL).unwrap();
+        let p = passes.iter().find(|p| p.key_loads > 0).unwrap();
+        (p.key_loads, p.key_depth_max, p.mean_key_depth())
+    };
+    let single = PoseBatch::from_instances(&[crate::ClipSample::new(0, 0.25, true); 3]);
+    let mut blended = PoseBatch::new();
+    for _ in 0..3 {
+        blended.push_blend(&[
+            crate::ClipSample::new(0, 0.25, true),
+            crate::ClipSample::new(0, 0.75, true).with_weight(0.5),
+        ]);
+    }
+    let (own_times, shared) = (two_bones_turning(false), two_bones_turning(true));
+    for policy in [FusePolicy::Fused, FusePolicy::Separate] {
+        let what = format!("{policy:?}");
+        assert_eq!(
+            depths(&own_times, &single, policy),
+            (3 * 4, 7, 5.0),
+            "{what}"
+        );
+        assert_eq!(
+            depths(&own_times, &blended, policy),
+            (3 * 8, 7, 5.0),
+            "{what}"
+        );
+        assert_eq!(depths(&shared, &single, policy), (3 * 4, 3, 3.0), "{what}");
+        assert_eq!(depths(&shared, &blended, policy), (3 * 8, 3, 3.0), "{what}");
+    }
+}

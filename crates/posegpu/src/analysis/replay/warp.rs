@@ -12,7 +12,51 @@ pub(super) fn read(out: &mut Vec<Access>, site: u32, buffer: Buffer, offset: u64
         offset,
         bytes,
         write: false,
+        depth: None,
     });
+}
+
+/// A load on a bone's chain from its sample's frame entry to its keys, whose address comes
+/// from what the loads at sites `after` returned: one deeper than the deepest of them, each
+/// the last this lane made from `from` on (its bone's accesses) at that site on the chain.
+/// With `after` empty, a chain's start (the sample's entry, its resolved search) at depth 0.
+pub(super) fn read_after(
+    out: &mut Vec<Access>,
+    (from, after): (usize, &[u32]),
+    site: u32,
+    buffer: Buffer,
+    (offset, bytes): (u64, u64),
+) {
+    let bone = out.get(from..).unwrap_or_default();
+    let deepest = after
+        .iter()
+        .filter_map(|s| {
+            bone.iter()
+                .rev()
+                .filter(|a| a.site == *s)
+                .find_map(|a| a.depth)
+        })
+        .max();
+    let depth = match (after.is_empty(), deepest) {
+        (true, _) => 0,
+        (false, d) => d.map_or(1, |d| d + 1),
+    };
+    read_depth(out, depth, site, buffer, (offset, bytes));
+}
+
+/// A load on a chain at a depth the caller counts (a binary search's halvings, each after the
+/// one before).
+pub(super) fn read_depth(
+    out: &mut Vec<Access>,
+    depth: u32,
+    site: u32,
+    buffer: Buffer,
+    (offset, bytes): (u64, u64),
+) {
+    read(out, site, buffer, offset, bytes);
+    if let Some(last) = out.last_mut() {
+        last.depth = Some(depth);
+    }
 }
 
 pub(super) fn write(out: &mut Vec<Access>, site: u32, buffer: Buffer, offset: u64, bytes: u64) {
@@ -22,6 +66,7 @@ pub(super) fn write(out: &mut Vec<Access>, site: u32, buffer: Buffer, offset: u6
         offset,
         bytes,
         write: true,
+        depth: None,
     });
 }
 
@@ -91,6 +136,12 @@ pub(super) fn replay(
             total.lines += lines;
             total.compulsory_sectors += compulsory;
             total.loads += accesses.iter().filter(|a| !a.write).count() as u64;
+            let keys = accesses.iter().filter(|a| a.buffer == Buffer::Values);
+            for depth in keys.filter_map(|a| a.depth) {
+                total.key_loads += 1;
+                total.key_depth_sum += u64::from(depth);
+                total.key_depth_max = total.key_depth_max.max(depth);
+            }
             for a in accesses {
                 total.accessed |= if a.write {
                     a.buffer.write_bit()
