@@ -243,6 +243,8 @@ impl Replay<'_> {
             );
         }
         let r = data.bone_plan(base, bone);
+        // The record's words, which the path entries' addresses come from.
+        let record: Vec<u32> = (70..70 + PLAN_WORDS).collect();
         let driven = r.modes & PLAN_DRIVEN != 0;
         if r.modes & PLAN_ROTATION == PLAN_REFERENCE && !driven {
             return;
@@ -263,7 +265,6 @@ impl Replay<'_> {
                 // A path entry: `table_u32(0, i)`, where the record's words put it.
                 let (word, lane) = crate::library::table_u32_at(0, i);
                 let entry = (u64::from(word) * 16 + lane as u64 * 4, 4);
-                let record: Vec<u32> = (70..70 + PLAN_WORDS).collect();
                 self.chain(out, &record, 90, Buffer::Retarget, entry);
                 let source = data.table_u32(0, i) & PATH_BONE;
                 if clip.flags & CLIP_COMPRESSED != 0 {
