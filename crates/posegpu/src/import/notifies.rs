@@ -14,7 +14,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::model::{Asset, Channel, Clip, Interpolation};
+use crate::model::{Asset, Clip};
+#[cfg(feature = "gltf")]
+use crate::model::{Channel, Interpolation};
 
 /// One notify as files write it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -25,6 +27,7 @@ pub(crate) struct NotifyRecord {
 }
 
 /// A glTF animation's `extras`: its notifies and curves, other keys left alone.
+#[cfg(feature = "gltf")]
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct AnimationExtras {
     #[serde(default)]
@@ -34,6 +37,7 @@ pub(crate) struct AnimationExtras {
 }
 
 /// One curve as the exporter writes it.
+#[cfg(feature = "gltf")]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CurveRecord {
@@ -45,6 +49,7 @@ pub(crate) struct CurveRecord {
 }
 
 /// The extras the exporter writes for `clip`: its notifies and curves.
+#[cfg(feature = "gltf")]
 pub(crate) fn clip_extras(clip: &Clip) -> serde_json::Value {
     let notifies: Vec<NotifyRecord> = clip
         .notifies()
@@ -77,6 +82,7 @@ pub(crate) fn with_notifies(mut clip: Clip, records: &[NotifyRecord]) -> Result<
 
 /// `clip` with an animation's extras: its curves (replacing morph curves of the same name),
 /// then its notifies.
+#[cfg(feature = "gltf")]
 pub(crate) fn with_extras(mut clip: Clip, extras: &AnimationExtras) -> Result<Clip> {
     for c in &extras.curves {
         let interpolation = if c.step {
