@@ -9,7 +9,9 @@ use crate::layout::FUSED_BONES;
 use crate::library::AnimLibrary;
 
 /// One pipeline a frame runs, named `stage/variant/paths` (`fused/single-clip/plain`: the
-/// fused stage, every instance playing one clip, no optional path), and its statistics.
+/// fused stage, every instance playing one clip, no optional path; a fused pass's variant
+/// also names a workgroup of other than 320 poses, `poses-640/`, and `skin-at-compose/`), and
+/// its statistics.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PipelineStats {
     /// The stage's name, then its variant, then the paths it can take.
