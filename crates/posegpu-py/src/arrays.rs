@@ -152,6 +152,16 @@ pub enum ClipRef {
     Name(String),
 }
 
+/// One clip: an index or a name (looked up in a library later).
+pub fn clip_ref(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ClipRef> {
+    if let Ok(i) = obj.extract::<i64>() {
+        return Ok(ClipRef::Index(i));
+    }
+    obj.extract::<String>()
+        .map(ClipRef::Name)
+        .map_err(|_| arg_error(format!("{what}: the clip is an index or a name")))
+}
+
 /// An int, a str, or a 1-D array of ints or strs.
 pub fn clip_refs(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Arg<ClipRef>> {
     if let Ok(a) = obj.cast::<PyArray1<i32>>() {

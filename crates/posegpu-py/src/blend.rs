@@ -5,18 +5,8 @@ use glam::Vec2;
 use posegpu::blend::space::{BlendGrid, BlendSpace, BlendSpace1D as Space1D, BlendTriangulation};
 use pyo3::prelude::*;
 
-use crate::arrays::ClipRef;
+use crate::arrays::{clip_ref, ClipRef};
 use crate::errors::{arg_error, guard, to_py};
-
-/// A sample's clip: an index or a name (looked up in the crowd's library).
-fn clip_ref(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ClipRef> {
-    if let Ok(i) = obj.extract::<i64>() {
-        return Ok(ClipRef::Index(i));
-    }
-    obj.extract::<String>()
-        .map(ClipRef::Name)
-        .map_err(|_| arg_error(format!("{what}: the clip is an index or a name")))
-}
 
 /// What both kinds share: the space, and each of its samples' place in the caller's order.
 pub struct Space {

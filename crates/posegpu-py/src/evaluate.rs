@@ -18,29 +18,39 @@ use crate::gpu::{self, Backend};
 use crate::library::{ik_arg, Library};
 use crate::recycle::Recycler;
 
-/// Clip references checked against `lib`: indices in range, names found (each name once).
-pub fn resolve_clips(lib: &AnimLibrary, refs: Vec<ClipRef>, name: &str) -> PyResult<Vec<u32>> {
+/// A clip reference checked against `lib` (`what` names it in an error): an index in range,
+/// or a name found.
+pub fn resolve_clip(lib: &AnimLibrary, r: &ClipRef, what: &str) -> PyResult<u32> {
     let count = lib.clip_count();
+    match r {
+        ClipRef::Index(c) if (0..count as i64).contains(c) => Ok(*c as u32),
+        ClipRef::Index(c) => Err(arg_error(format!(
+            "{what} is {c}: the library has {count} clips (0..{})",
+            count.saturating_sub(1)
+        ))),
+        ClipRef::Name(n) => lib
+            .find_clip(n)
+            .map(|c| c.0)
+            .map_err(|e| arg_error(format!("{what}: {e}"))),
+    }
+}
+
+/// Clip references checked against `lib` ([`resolve_clip`]), each name looked up once.
+pub fn resolve_clips(lib: &AnimLibrary, refs: Vec<ClipRef>, name: &str) -> PyResult<Vec<u32>> {
     let mut names: HashMap<String, u32> = HashMap::new();
     refs.into_iter()
         .enumerate()
-        .map(|(i, r)| match r {
-            ClipRef::Index(c) if (0..count as i64).contains(&c) => Ok(c as u32),
-            ClipRef::Index(c) => Err(arg_error(format!(
-                "{name}[{i}] is {c}: the library has {count} clips (0..{})",
-                count.saturating_sub(1)
-            ))),
-            ClipRef::Name(n) => {
-                if let Some(&c) = names.get(&n) {
+        .map(|(i, r)| {
+            if let ClipRef::Name(n) = &r {
+                if let Some(&c) = names.get(n) {
                     return Ok(c);
                 }
-                let c = lib
-                    .find_clip(&n)
-                    .map_err(|e| arg_error(format!("{name}[{i}]: {e}")))?
-                    .0;
-                names.insert(n, c);
-                Ok(c)
             }
+            let c = resolve_clip(lib, &r, &format!("{name}[{i}]"))?;
+            if let ClipRef::Name(n) = r {
+                names.insert(n, c);
+            }
+            Ok(c)
         })
         .collect()
 }

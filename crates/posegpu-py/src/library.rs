@@ -10,9 +10,10 @@ use posegpu::{AnimLibrary, Clip, IkWeights, RestPose};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
 
-use crate::arrays::f32_vector;
+use crate::arrays::{clip_ref, f32_vector};
 use crate::asset::Asset;
 use crate::errors::{arg_error, detached, guard};
+use crate::evaluate::resolve_clip;
 use crate::retarget::{quality_report, QualityReport, RetargetPlanPy};
 
 /// How another character's clips play on the target.
@@ -427,15 +428,7 @@ impl Library {
         frames: usize,
         ik: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<QualityReport> {
-        let index = match clip.extract::<u32>() {
-            Ok(i) => i,
-            Err(_) => self.find_clip(
-                &clip
-                    .extract::<String>()
-                    .map_err(|_| arg_error("clip: expected a clip index or name"))?,
-                None,
-            )?,
-        } as usize;
+        let index = resolve_clip(&self.lib, &clip_ref(clip, "clip")?, "clip")? as usize;
         let (k, s) = self
             .sources
             .iter()

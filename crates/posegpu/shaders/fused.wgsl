@@ -62,18 +62,27 @@ fn table_u32(w: u32, k: u32) -> u32 {
     return retarget[w + k / 4u][k % 4u];
 }
 
+// Bone `bone`'s inverse bind matrix. Row-major rows: lanes of neighbouring bones read
+// neighbouring words.
+fn inverse_bind(bone: u32) -> Mat3x4 {
+    let r = params.inverse_bind_word + bone;
+    let bones = params.bone_count;
+    return Mat3x4(retarget_f32(r), retarget_f32(r + bones), retarget_f32(r + 2u * bones));
+}
+
+// Column `c` of the mat4x4 whose top three rows are `m` (SKIN_COLUMNS).
+fn skinning_column(m: Mat3x4, c: u32) -> vec4<f32> {
+    return vec4<f32>(m.r0[c], m.r1[c], m.r2[c], select(0.0, 1.0, c == 3u));
+}
+
 // The skinning matrix of the bone of `task`, in the block from pose `base`, posed at `pose`
 // (component space), written where the batch's pose index puts it.
 fn write_skinning(base: u32, task: u32, pose: Xform) {
-    let bones = params.bone_count;
-    // Row-major rows: lanes of neighbouring bones read neighbouring words.
-    let r = params.inverse_bind_word + (task >> TASK_BONE_SHIFT);
-    let b = Mat3x4(retarget_f32(r), retarget_f32(r + bones), retarget_f32(r + 2u * bones));
-    let m = skinning_matrix(pose, b);
+    let m = skinning_matrix(pose, inverse_bind(task >> TASK_BONE_SHIFT));
     let at = base + (task & TASK_POSE_MASK);
     if (SKIN_COLUMNS) {
         for (var c = 0u; c < 4u; c++) {
-            skinning[at * 4u + c] = vec4<f32>(m.r0[c], m.r1[c], m.r2[c], select(0.0, 1.0, c == 3u));
+            skinning[at * 4u + c] = skinning_column(m, c);
         }
     } else {
         skinning[at * 3u] = m.r0;
@@ -163,10 +172,7 @@ fn main(
     let step = WORKGROUP_SIZE % bones;
     var bone = local_index % bones;
     for (var k = local_index; k < total; k += WORKGROUP_SIZE) {
-        // Row-major rows: lanes of neighbouring bones read neighbouring words.
-        let r = params.inverse_bind_word + bone;
-        let b = Mat3x4(retarget_f32(r), retarget_f32(r + bones), retarget_f32(r + 2u * bones));
-        let m = skinning_matrix(poses[k], b);
+        let m = skinning_matrix(poses[k], inverse_bind(bone));
         poses[k] = Xform(m.r0, m.r1, m.r2);
         bone += step;
         if (bone >= bones) {
@@ -177,8 +183,7 @@ fn main(
     if (SKIN_COLUMNS) {
         for (var w = local_index; w < total * 4u; w += WORKGROUP_SIZE) {
             let m = poses[w / 4u];
-            let c = w % 4u;
-            skinning[base * 4u + w] = vec4<f32>(m.r[c], m.t[c], m.s[c], select(0.0, 1.0, c == 3u));
+            skinning[base * 4u + w] = skinning_column(Mat3x4(m.r, m.t, m.s), w % 4u);
         }
     } else {
         for (var w = local_index; w < total * 3u; w += WORKGROUP_SIZE) {
